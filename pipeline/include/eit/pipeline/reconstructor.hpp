@@ -1,0 +1,55 @@
+#pragma once
+// Reconstructor: the backend interface every compute path implements (CPU/Eigen here, CUDA in gpu/).
+//
+//   image_i = H · w ⊙ (v_i − v_ref)      w = 1, or 1/|v_ref| when normalising
+//
+// (the caller negates nothing: H is stored with pyEIT's sign folded in, see recon/model.hpp).
+// Work is asynchronous so several batches can be in flight: submit() starts a batch of frames
+// whose values and image buffers live in FramePool slots; complete() hands batches back in
+// submission order. One thread (the reconstructor stage) calls every method. submit() and
+// complete() never allocate, lock or log; set-up and set_reference() may.
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "eit/pipeline/frame.hpp"
+
+namespace eit::pipeline {
+
+// A backend fault on the per-frame path (e.g. a CUDA error), naming the failing call. The stage
+// catches it, counts it and falls back or stops cleanly; it never escapes a stage thread.
+class BackendError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Reconstructor {
+ public:
+  virtual ~Reconstructor() = default;
+
+  virtual std::string_view name() const noexcept = 0;
+  virtual size_t n_meas() const noexcept = 0;
+  virtual size_t n_out() const noexcept = 0;
+  // Largest batch submit() accepts, and most batches pending at once.
+  virtual size_t max_batch() const noexcept = 0;
+  virtual size_t max_in_flight() const noexcept = 0;
+
+  // Sets v_ref (n_meas values) and whether to divide by |v_ref|. Not on the per-frame path.
+  // Only while nothing is in flight.
+  virtual void set_reference(std::span<const double> v_ref, bool normalize) = 0;
+
+  // Starts a batch (1..max_batch frames). False, doing nothing, when max_in_flight batches pend.
+  // Frames with kFlagNonFinite set are still passed; their image is written as zeros.
+  virtual bool submit(std::span<FrameSlot* const> batch) = 0;
+
+  // Completes the oldest pending batch: writes its frames to `out` (which must hold max_batch)
+  // in submission order and returns how many; 0 when nothing is pending, or when the oldest batch
+  // is not finished and `wait` is false.
+  virtual size_t complete(std::span<FrameSlot*> out, bool wait) = 0;
+
+  virtual size_t in_flight() const noexcept = 0;
+};
+
+}  // namespace eit::pipeline

@@ -1,0 +1,52 @@
+#pragma once
+// Model: everything the streaming path needs to turn frames into images, computed once by recon/
+// (or imported) and stored in the Model file (see model_file.hpp and docs/formats.md).
+//
+//   image = H · w ⊙ (v − v_ref),  w = 1/|v_ref| if normalize else 1
+//
+// H already carries pyEIT's sign (ds = −H_pyeit · dv), so the streaming path only multiplies.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "eit/recon/mesh.hpp"
+#include "eit/recon/protocol.hpp"
+
+namespace eit::recon {
+
+using MatrixRowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Output on the mesh: one value per element (JAC) or per node (back-projection).
+struct MeshGeometry {
+  NodeMatrix nodes;
+  ElementMatrix elements;
+  std::vector<int> electrode_nodes;
+  enum class OutputOn { kElements, kNodes } output_on = OutputOn::kElements;
+};
+
+// Output on a regular grid (GREIT): row-major ny × nx image, row index = y ascending.
+// Pixel (row r, col c) sits at (x0 + c·dx, y0 + r·dy). mask[i] = 1 where outside the body.
+struct GridGeometry {
+  int nx = 0, ny = 0;
+  double x0 = 0, y0 = 0, dx = 0, dy = 0;
+  std::vector<uint8_t> mask;
+};
+
+struct Model {
+  std::string algorithm;        // "jac", "bp", "greit", "imported", …
+  std::string parameters_json;  // the algorithm's parameters, as given
+  MatrixRowMajorF H;            // n_out × n_meas, sign folded in (image = H · dv)
+  Eigen::VectorXd v_ref;        // n_meas reference frame (may be empty: capture from the stream)
+  bool normalize = false;       // divide dv by |v_ref| element-wise
+  Protocol protocol;            // fixes the measurement order
+  std::variant<MeshGeometry, GridGeometry> geometry;
+  std::string id;               // content hash of H, v_ref, protocol and geometry
+
+  size_t n_out() const noexcept { return static_cast<size_t>(H.rows()); }
+  size_t n_meas() const noexcept { return static_cast<size_t>(H.cols()); }
+};
+
+}  // namespace eit::recon

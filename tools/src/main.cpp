@@ -1,0 +1,42 @@
+// eitstream: real-time EIT reconstruction. Subcommands come from src/cmd_*.cpp.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+
+namespace eit::cli {
+std::vector<RegisteredCommand>& command_registry() {
+  static std::vector<RegisteredCommand> registry;
+  return registry;
+}
+}  // namespace eit::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "eitstream: real-time electrical impedance tomography reconstruction.\n"
+      "Frames from a device, a recording or a synthetic phantom are reconstructed with a\n"
+      "precomputed matrix (CPU or CUDA) and published over ZeroMQ.\n"
+      "Run `eitstream run` with no arguments to stream the built-in phantom."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "eitstream 0.1.0");
+  auto& registry = eit::cli::command_registry();
+  std::sort(registry.begin(), registry.end(),
+            [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& command : registry) command.attach(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const eit::cli::CommandError& e) {
+    fmt::print(stderr, "eitstream: {}\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "eitstream: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
