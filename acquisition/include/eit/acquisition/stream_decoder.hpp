@@ -1,0 +1,48 @@
+#pragma once
+// StreamDecoder: a codec for byte streams (TCP, serial, a file read sequentially, one UDP
+// datagram at a time). Bytes go in as they arrive, in chunks of any size; whole frames come out,
+// already mapped to the model's measurement order. A decoder keeps partial frames in a bounded
+// buffer allocated at construction, so decode() never allocates. On garbage it resynchronises
+// (on a magic number, a line end, …) and counts what it skipped rather than throwing.
+//
+// Usage by a transport:
+//   size_t pos = 0;
+//   while (pos < chunk.size()) {
+//     auto r = decoder.decode(chunk.subspan(pos), slot);
+//     pos += r.consumed;
+//     if (r.frame) { deliver(slot); slot = next_slot(); }
+//   }
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "eit/pipeline/frame.hpp"
+
+namespace eit::acquisition {
+
+struct DecodeResult {
+  size_t consumed = 0;  // bytes of the input used (always > 0 when the input is not empty)
+  bool frame = false;   // the slot now holds a complete frame (values, seq, device_time_ns)
+};
+
+struct DecoderStats {
+  uint64_t frames = 0;
+  uint64_t bad_frames = 0;     // complete but rejected (wrong value count, unparsable token, …)
+  uint64_t bytes_skipped = 0;  // discarded while resynchronising
+};
+
+class StreamDecoder {
+ public:
+  virtual ~StreamDecoder() = default;
+  virtual std::string_view name() const noexcept = 0;
+  // Values per decoded frame, in the model's order.
+  virtual size_t n_values() const noexcept = 0;
+  // Consumes bytes from `in` until it ends or one frame completes. Does not stamp times.
+  virtual DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept = 0;
+  // Drops any partial frame (after a reconnect or a UDP datagram boundary).
+  virtual void reset() noexcept = 0;
+  virtual DecoderStats stats() const noexcept = 0;
+};
+
+}  // namespace eit::acquisition
