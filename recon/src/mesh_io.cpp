@@ -1,5 +1,7 @@
 #include "eit/recon/mesh_io.hpp"
 
+#include "eit/recon/mesh_boundary.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -73,17 +75,6 @@ int to_index(double value, const std::filesystem::path& path, int line_no) {
 }
 
 }  // namespace
-
-int pyeit_ref_node(const std::vector<int>& electrode_nodes) {
-  const auto is_electrode = [&](int node) {
-    return std::find(electrode_nodes.begin(), electrode_nodes.end(), node) != electrode_nodes.end();
-  };
-  if (!is_electrode(0)) return 0;
-  const int n_el = static_cast<int>(electrode_nodes.size());
-  for (int node = 0; node <= n_el; ++node)
-    if (!is_electrode(node)) return node;
-  return n_el + 1;  // unreachable: n_el + 1 candidates, at most n_el electrodes
-}
 
 Mesh load_mesh_csv_folder(const std::filesystem::path& folder) {
   const auto nodes_path = folder / "nodes.csv";

@@ -16,7 +16,6 @@ namespace eit::recon {
 
 Mesh load_mesh_csv_folder(const std::filesystem::path& folder);
 
-// pyEIT's grounded node: 0 unless that is an electrode node, else the first of 0..n_el that is not.
-int pyeit_ref_node(const std::vector<int>& electrode_nodes);
+// pyEIT's grounded node: pyeit_ref_node() in mesh_boundary.hpp.
 
 }  // namespace eit::recon
