@@ -1,11 +1,32 @@
 #pragma once
-// Boundary of a 2-D triangular mesh and electrode placement on it. Pure functions over a Mesh;
-// they allocate their results and share nothing.
+// Boundary of a 2-D triangle mesh and electrode placement on it: the edges that belong to exactly
+// one triangle, the outer loop, and pyEIT's electrode placement. With counter-clockwise triangles
+// each boundary edge is oriented so that the domain lies on its left. Pure functions; they
+// allocate their results and share nothing.
 #include <vector>
 
 #include "eit/recon/mesh.hpp"
 
 namespace eit::recon {
+
+
+struct BoundaryEdge {
+  int from;
+  int to;
+  int element;  // the triangle the edge belongs to
+};
+
+// Boundary edges in element order. Throws std::invalid_argument for an edge in > 2 triangles.
+std::vector<BoundaryEdge> boundary_edges(const Mesh& mesh);
+
+// Sorted, unique node indices on the boundary.
+std::vector<int> boundary_nodes(const Mesh& mesh);
+
+// For every node: the next node along the boundary (edge from→to), or -1 for interior nodes.
+// Throws std::invalid_argument naming the node where the boundary is not a simple closed curve
+// (a node with two outgoing boundary edges).
+std::vector<int> boundary_successors(const Mesh& mesh);
+
 
 // The outer boundary as a closed loop of node indices in counter-clockwise order (edges used by
 // exactly one triangle; with CCW triangles the loop follows their orientation). The first node is
