@@ -164,9 +164,7 @@ class MatReader final : public RecordingReader {
     info_.bytes_total = fs::file_size(path);
     info_.raw_values = values;
     info_.n_frames = frames;
-    info_.warnings.push_back(fmt::format(
-        "{}: a .mat file carries no frame rate; replay uses --fps or runs unpaced", name));
-    variable_ = chosen->name;
+        variable_ = chosen->name;
     set_map(generic_layout(path, values, complex, o, model), model);
 
     MatVar var{Mat_VarRead(f.mat, chosen->name.c_str())};
