@@ -79,7 +79,7 @@ class CsvReader final : public RecordingReader {
     if (text.too_long > 0)
       info_.warnings.push_back(
           fmt::format("{}: {} rows over {} bytes skipped", name, text.too_long, kMaxLine));
-        set_map(generic_layout(path, values, false, o, model), model);
+    set_map(generic_layout(path, values, false, o, model), model);
   }
 
  protected:

@@ -113,7 +113,7 @@ class NpyReader final : public RecordingReader {
     }
     if (info_.n_frames == 0)
       throw std::runtime_error(fmt::format("{}: no whole frame of {} values", name, values));
-        set_map(generic_layout(path, values, false, o, model), model);
+    set_map(generic_layout(path, values, false, o, model), model);
     bytes_.resize(frame_bytes_);
   }
 

@@ -60,7 +60,7 @@ class OpenEitTextReader final : public RecordingReader {
       info_.warnings.push_back(
           fmt::format("{}: {} lines over {} bytes skipped", name, text.too_long, kMaxLine));
 
-        DeviceLayout l = o.layout.empty() ? openeit_layout(values) : DeviceLayout{};
+    DeviceLayout l = o.layout.empty() ? openeit_layout(values) : DeviceLayout{};
     if (!o.layout.empty()) l = generic_layout(path, values, false, o, model);
     l.raw_values = values;
     set_map(o.layout.empty() ? with_overrides(l, o, model) : l, model);

@@ -41,7 +41,7 @@ class RawFrameReader final : public RecordingReader {
           "{}: frame {} is truncated ({} of {} bytes); delivering the {} whole frames", name,
           info_.n_frames + 1, info_.truncated_bytes, frame_bytes_, info_.n_frames));
     }
-        set_map(generic_layout(path, values, false, o, model), model);
+    set_map(generic_layout(path, values, false, o, model), model);
     bytes_.resize(frame_bytes_);
   }
 
