@@ -112,8 +112,8 @@ class CollectingSink final : public pipeline::ImageSink {
     while (stalled_.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (slow_us_) std::this_thread::sleep_for(std::chrono::microseconds(slow_us_));
     std::lock_guard lock(mutex_);
-    frames_.push_back({f.seq, f.flags, f.dropped_before,
-                       std::vector<float>(f.image, f.image + n_out_)});
+    frames_.push_back(
+        {f.seq, f.flags, f.dropped_before, std::vector<float>(f.image, f.image + n_out_)});
     for (int s = 0; s < static_cast<int>(pipeline::kStageCount); ++s)
       if (s > 0 && f.stamp_ns[s] && f.stamp_ns[s - 1] && f.stamp_ns[s] < f.stamp_ns[s - 1])
         ++stamps_out_of_order_;

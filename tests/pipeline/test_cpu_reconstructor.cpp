@@ -76,7 +76,8 @@ TEST_CASE("CPU reconstructor normalises by |v_ref| when asked") {
   const auto frames = random_frames(m, 16);
   CpuReconstructor r(m, {8});
   r.set_reference({m.v_ref.data(), static_cast<size_t>(m.v_ref.size())}, true);
-  for (size_t batch : {1, 3, 8}) CHECK(max_error_for_batch(r, m, frames, batch, m.v_ref, true) < 2e-5);
+  for (size_t batch : {1, 3, 8})
+    CHECK(max_error_for_batch(r, m, frames, batch, m.v_ref, true) < 2e-5);
 }
 
 TEST_CASE("CPU reconstructor gives a NaN frame a zero image and leaves its batch mates intact") {

@@ -48,7 +48,9 @@ class FailingReconstructor final : public Reconstructor {
     frames_ += batch.size();
     return inner_.submit(batch);
   }
-  size_t complete(std::span<FrameSlot*> out, bool wait) override { return inner_.complete(out, wait); }
+  size_t complete(std::span<FrameSlot*> out, bool wait) override {
+    return inner_.complete(out, wait);
+  }
   size_t in_flight() const noexcept override { return inner_.in_flight(); }
 
  private:
@@ -172,11 +174,12 @@ TEST_CASE("reference first:N is the mean of the first N frames; those frames car
   const auto frames = random_frames(m, 60);
   Eigen::VectorXd mean = Eigen::VectorXd::Zero(m.v_ref.size());
   for (size_t i = 0; i < 10; ++i)
-    for (Eigen::Index k = 0; k < mean.size(); ++k) mean[k] += frames[i][static_cast<size_t>(k)] / 10.0;
+    for (Eigen::Index k = 0; k < mean.size(); ++k)
+      mean[k] += frames[i][static_cast<size_t>(k)] / 10.0;
   VectorSource source(frames);
   CollectingSink sink(m.n_out());
   PipelineOptions o;
-  o.reference = {ReferenceMode::kCapture, 10};
+  o.reference = {ReferenceMode::kCapture, 10, {}};
   o.normalize = 1;
   Pipeline p(m, source, cpu(m), {&sink}, o);
   p.start();
@@ -187,8 +190,8 @@ TEST_CASE("reference first:N is the mean of the first N frames; those frames car
   double worst = 0;
   for (size_t i = 10; i < 60; ++i) {
     CHECK((got[i].flags & kFlagReference) == 0);
-    worst = std::max(worst,
-                     eit::test::relative_error(got[i].image, expected_image(m, frames[i], mean, true)));
+    worst = std::max(
+        worst, eit::test::relative_error(got[i].image, expected_image(m, frames[i], mean, true)));
   }
   CHECK(worst < 1e-4);
   CHECK(p.stats().reference_captures == 1);
