@@ -21,13 +21,13 @@ echo "build: $(($(date +%s) - t0)) s; warnings: $(grep -c 'warning' "$OUT/build.
 # GPU tests one at a time (each owns the GPU); the rest in parallel.
 ctest --test-dir build-gpu -R "${EIT_TESTS:-.}" -E '^test_gpu' -j8 --output-on-failure \
   >"$OUT/ctest.log" 2>&1
-ctest --test-dir build-gpu -R '^test_gpu' -j1 --output-on-failure -V >"$OUT/ctest-gpu.log" 2>&1
+ctest --test-dir build-gpu -R '^test_gpu' -j1 --timeout 90 --output-on-failure -V >"$OUT/ctest-gpu.log" 2>&1
 rc=$?
 grep -E "tests passed|tests failed|Failed|SKIPPED" "$OUT/ctest.log" | tail -5
 grep -E "MESSAGE|relative error|device:|tests passed|tests failed|Failed|SKIPPED|ERROR" \
   "$OUT/ctest-gpu.log" | sed 's/^[0-9]*: //' | head -60
 if [ "${EIT_SKIP_BENCH:-0}" != 1 ] && [ -x build-gpu/bench_cuda ]; then
-  timeout 400 build-gpu/bench_cuda --out "$OUT/bench.md" ${EIT_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+  timeout 300 build-gpu/bench_cuda --out "$OUT/bench.md" ${EIT_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
   echo "bench_cuda exit $?"
   cat "$OUT/bench.md" 2>/dev/null || tail -40 "$OUT/bench.log"
 fi
