@@ -49,10 +49,11 @@ eit::bench::StampRecorder synthetic_run(size_t n, uint64_t first_seq, std::mt199
     std::array<int64_t, kStageCount> t{};
     t[0] = 1'000'000'000 + static_cast<int64_t>(seq - first_seq) * 1'000'000;
     for (size_t c = 1; c < kStageCount; ++c) t[c] = t[c - 1] + step(rng);
+    const int64_t sent = t[kStageCount - 1] + step(rng);
     if (seq == skip_publish) t[kStageCount - 1] = 0;
-    rec.record(seq, t);
+    rec.record(seq, t, seq == skip_publish ? 0 : sent);
     if (seq != skip_subscriber && seq != skip_publish)
-      rec.record_subscriber(seq, t[kStageCount - 1] + step(rng) + 1);
+      rec.record_subscriber(seq, sent + step(rng) + 1);
   }
   return rec;
 }
@@ -110,18 +111,19 @@ TEST_CASE("stamp recorder counts frames outside its preallocated range instead o
   eit::bench::StampRecorder rec(4, 10);
   std::array<int64_t, kStageCount> t{};
   t.fill(5);
-  CHECK(rec.record(10, t));
-  CHECK(rec.record(13, t));
-  CHECK_FALSE(rec.record(14, t));
-  CHECK_FALSE(rec.record(9, t));
+  CHECK(rec.record(10, t, 6));
+  CHECK(rec.record(13, t, 6));
+  CHECK_FALSE(rec.record(14, t, 6));
+  CHECK_FALSE(rec.record(9, t, 6));
   CHECK_FALSE(rec.record_subscriber(99, 1));
-  CHECK(rec.record(13, t));
+  CHECK(rec.record(13, t, 6));
+  CHECK(rec.stamp(13, eit::bench::kSentColumn) == 6);
   CHECK(rec.out_of_range() == 2);
   CHECK(rec.subscriber_out_of_range() == 1);
   CHECK(rec.duplicates() == 1);
   CHECK(rec.has_row(10));
   CHECK_FALSE(rec.has_row(11));
-  CHECK(rec.stamp(13, kStageCount) == 0);
+  CHECK(rec.stamp(13, eit::bench::kSubscriberColumn) == 0);
 }
 
 TEST_CASE("stage intervals add up exactly to each frame's end-to-end latency") {
@@ -163,7 +165,7 @@ TEST_CASE("frames whose stamps go backwards are counted, not measured") {
   for (size_t c = 0; c < kStageCount; ++c) t[c] = rec.stamp(30, c);
   std::swap(t[2], t[4]);
   if (t[2] == t[4]) t[2] += 1;
-  rec.record(30, t);
+  rec.record(30, t, rec.stamp(30, eit::bench::kSentColumn));
   const auto run = eit::bench::analyze_run(rec, 0, config_for(100, 20), {});
   CHECK(run.inconsistent == 1);
   CHECK(run.measured == 99);

@@ -67,7 +67,7 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
     std::array<int64_t, kStampColumns> t{};
     for (size_t c = 0; c < kStampColumns; ++c) t[c] = recorder.stamp(seq, c);
     if (t[kScheduled] == 0) t[kScheduled] = t[kReceived];  // unpaced source: schedule = arrival
-    if (t[kPublished] == 0) {
+    if (t[kPublished] == 0 || t[kSentColumn] == 0) {
       ++r.not_published;
       continue;
     }
@@ -90,7 +90,7 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
     r.max_sum_error_ns = std::max<int64_t>(r.max_sum_error_ns, std::llabs(sum - total));
     e2e.push_back(total);
     pipe.push_back(t[kPublished] - t[kScheduled]);
-    own.push_back(t[kPublished] - t[kReceived]);
+    own.push_back(t[kSentColumn] - t[kReceived]);
     if (r.measured == 0) {
       t0 = first_sched = t[kScheduled];
       first_recv = t[kSubscriberColumn];
@@ -119,7 +119,7 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
         make_interval(std::string(interval_name(c)), c, c + 1, std::move(samples[c])));
   r.end_to_end = make_interval("end_to_end", kScheduled, kSubscriberColumn, std::move(e2e));
   r.pipeline = make_interval("pipeline", kScheduled, kPublished, std::move(pipe));
-  r.frame_to_image = make_interval("frame_to_image", kReceived, kPublished, std::move(own));
+  r.frame_to_image = make_interval("frame_to_image", kReceived, kSentColumn, std::move(own));
   return r;
 }
 

@@ -3,7 +3,7 @@
 // per-frame stamps into per-interval latency summaries.
 //
 // Intervals are the differences of *consecutive* stamps of one frame (scheduled→received,
-// received→enqueued, …, published→subscribed), so for every frame they add up exactly to its
+// received→enqueued, …, sent→subscribed), so for every frame they add up exactly to its
 // end-to-end latency (subscribed − scheduled): the sum telescopes. Means therefore add up too.
 // Percentiles do not: the p99 of a sum is neither the sum of the p99s nor bounded by it in
 // general (the slowest frames of one stage are rarely the slowest of another), which is why the
@@ -52,7 +52,7 @@ struct PipelineCounters {
 };
 
 struct IntervalResult {
-  std::string name;  // "source", "enqueue", "queue", "batch", "compute", "publish", "transport"
+  std::string name;  // "source", "enqueue", "queue", "batch", "compute", "out_queue", "send", …
   size_t from = 0, to = 0;  // StampRecorder columns
   LatencySummary summary;
   std::vector<int64_t> sorted_ns;  // every sample, ascending (for CDFs)
@@ -77,7 +77,7 @@ struct RunResult {
   std::vector<IntervalResult> intervals;  // consecutive-stamp intervals, in stage order
   IntervalResult end_to_end;              // scheduled → subscribed
   IntervalResult pipeline;                // scheduled → published (without the transport)
-  IntervalResult frame_to_image;          // received → published: a frame's own path through
+  IntervalResult frame_to_image;          // received → sent: a frame's own path through
                                           // eitstream (what the pyEIT comparison measures)
 
   // Per measured frame in seq order: seconds since the window's first scheduled time, and its
