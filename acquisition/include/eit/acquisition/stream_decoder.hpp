@@ -40,6 +40,13 @@ class StreamDecoder {
   virtual size_t n_values() const noexcept = 0;
   // Consumes bytes from `in` until it ends or one frame completes. Does not stamp times.
   virtual DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept = 0;
+  // End of stream (a file's end, a peer's orderly close): completes a frame whose terminator
+  // never came, e.g. a text file whose last line has no newline. Returns true when the slot now
+  // holds a frame; a partial frame that cannot complete is dropped and counted. Then as reset().
+  virtual bool flush(pipeline::FrameSlot& slot) noexcept {
+    reset();
+    return false;
+  }
   // Drops any partial frame (after a reconnect or a UDP datagram boundary).
   virtual void reset() noexcept = 0;
   virtual DecoderStats stats() const noexcept = 0;

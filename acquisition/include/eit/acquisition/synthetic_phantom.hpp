@@ -1,0 +1,90 @@
+#pragma once
+// SyntheticPhantomSource: a 2-D body with a conductive anomaly moving on a circle, measured with
+// the model's protocol. Voltages come from recon's FEM ForwardModel on a mesh: K anomaly
+// positions are solved once at construction (PhantomTable); each frame interpolates linearly
+// between the two nearest positions and adds Gaussian noise of the given SNR.
+//
+// Pacing: rate_hz > 0 — open loop on a schedule, frame i is due at t0 + i/rate (stamped
+// kScheduled; a late frame is produced at once, never skipped); rate_hz = 0 — as fast as read()
+// is called. frames > 0 ends the stream after that many frames (kEnd).
+//
+// Threads: read() on the acquisition thread; stop() and stats() from any thread. read() never
+// allocates (table, noise generator and scratch are built in the constructor).
+#include <atomic>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "eit/acquisition/source.hpp"
+#include "eit/recon/mesh.hpp"
+#include "eit/recon/protocol.hpp"
+
+namespace eit::acquisition {
+
+struct PhantomOptions {
+  int positions = 64;                // K precomputed anomaly positions on the orbit
+  double orbit_radius = 0.5;         // centre of the anomaly, fraction of the body radius
+  double anomaly_radius = 0.2;       // fraction of the body radius
+  double anomaly_conductivity = 10;  // background is 1
+  double revolution_s = 4.0;         // one orbit per this many seconds (paced)
+  int frames_per_revolution = 200;   // one orbit per this many frames (unpaced)
+  double snr_db = 60;                // noise σ = rms(v_homogeneous) · 10^(−snr/20); inf: none
+  double rate_hz = 50;               // 0: as fast as possible
+  uint64_t frames = 0;               // 0: unlimited
+  uint64_t seed = 1;
+};
+
+// Noiseless voltages: one row per anomaly position (K × n_meas), and the homogeneous body.
+struct PhantomTable {
+  Eigen::MatrixXd frames;
+  Eigen::VectorXd homogeneous;
+};
+
+// Solves the forward model for the K positions (allocates; milliseconds per position).
+// Throws std::invalid_argument for bad options or a protocol that does not fit the mesh.
+PhantomTable make_phantom_table(const recon::Mesh& mesh, const recon::Protocol& protocol,
+                                const PhantomOptions& options);
+
+class SyntheticPhantomSource final : public Source {
+ public:
+  SyntheticPhantomSource(const recon::Mesh& mesh, const recon::Protocol& protocol,
+                         PhantomOptions options = {});
+  // From a table computed elsewhere (tests, or a cached table).
+  SyntheticPhantomSource(PhantomTable table, PhantomOptions options = {});
+
+  std::string describe() const override;
+  size_t n_values() const noexcept override { return static_cast<size_t>(table_.frames.cols()); }
+  double nominal_rate_hz() const noexcept override { return options_.rate_hz; }
+  ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
+  void stop() noexcept override { stopped_.store(true, std::memory_order_release); }
+  SourceStats stats() const override;
+
+  const PhantomTable& table() const noexcept { return table_; }
+  const PhantomOptions& options() const noexcept { return options_; }
+  // The noiseless values of frame `seq` (what read() delivers before noise), for checks.
+  void noiseless(uint64_t seq, double* out) const noexcept;
+  double noise_sigma() const noexcept { return sigma_; }
+
+ private:
+  struct Blend {
+    Eigen::Index k0 = 0, k1 = 0;
+    double a = 0;  // weight of k1
+  };
+  Blend blend(uint64_t seq) const noexcept;
+
+  PhantomTable table_;
+  PhantomOptions options_;
+  double sigma_ = 0;
+  int64_t period_ns_ = 0;
+  int64_t t0_ns_ = 0;
+  uint64_t next_seq_ = 0;
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+  std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> frames_{0};
+};
+
+}  // namespace eit::acquisition

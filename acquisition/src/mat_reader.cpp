@@ -1,0 +1,230 @@
+// EIDORS-style MATLAB .mat frame matrices through libmatio: a 2-D numeric variable with one frame
+// per column (EIDORS' convention; one per row is accepted when only the row length fits), real or
+// complex, any numeric class. IIRC (iirc_data_2006.mat: v_reference, v_rotate, complex) and
+// Montreal (montreal_data_1995.mat: zc_* sets, int16) store 16×16 tables, index 16·drive + m,
+// with the entries on driven electrodes present. The whole variable is read at set-up.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "file_handle.hpp"
+#include "recording_formats.hpp"
+
+#ifdef EIT_HAVE_MATIO
+#include <matio.h>
+#endif
+
+namespace eit::acquisition::detail {
+
+#ifdef EIT_HAVE_MATIO
+namespace {
+
+struct VarInfo {
+  std::string name;
+  size_t rows = 0, cols = 0;
+  bool numeric = false;
+  bool complex = false;
+};
+
+bool is_numeric(matio_classes c) { return c >= MAT_C_DOUBLE && c <= MAT_C_UINT64; }
+
+template <typename T>
+void copy_as_double(const void* src, size_t count, double* dst, size_t dst_stride) {
+  const T* s = static_cast<const T*>(src);
+  for (size_t i = 0; i < count; ++i) dst[i * dst_stride] = static_cast<double>(s[i]);
+}
+
+// Converts `count` elements of class `c` at src into doubles at dst[i·dst_stride].
+bool convert(matio_classes c, const void* src, size_t count, double* dst, size_t dst_stride) {
+  switch (c) {
+    case MAT_C_DOUBLE:
+      copy_as_double<double>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_SINGLE:
+      copy_as_double<float>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_INT8:
+      copy_as_double<int8_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_UINT8:
+      copy_as_double<uint8_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_INT16:
+      copy_as_double<int16_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_UINT16:
+      copy_as_double<uint16_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_INT32:
+      copy_as_double<int32_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_UINT32:
+      copy_as_double<uint32_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_INT64:
+      copy_as_double<int64_t>(src, count, dst, dst_stride);
+      return true;
+    case MAT_C_UINT64:
+      copy_as_double<uint64_t>(src, count, dst, dst_stride);
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct MatFile {
+  mat_t* mat = nullptr;
+  explicit MatFile(const fs::path& p) : mat(Mat_Open(p.c_str(), MAT_ACC_RDONLY)) {}
+  ~MatFile() {
+    if (mat) Mat_Close(mat);
+  }
+};
+struct MatVar {
+  matvar_t* var = nullptr;
+  ~MatVar() {
+    if (var) Mat_VarFree(var);
+  }
+};
+
+std::vector<VarInfo> list_variables(mat_t* mat) {
+  std::vector<VarInfo> out;
+  for (;;) {
+    MatVar v{Mat_VarReadNextInfo(mat)};
+    if (!v.var) break;
+    VarInfo i;
+    i.name = v.var->name ? v.var->name : "";
+    i.numeric = is_numeric(v.var->class_type) && v.var->rank == 2 && !v.var->isLogical;
+    i.complex = v.var->isComplex != 0;
+    if (v.var->rank == 2) {
+      i.rows = v.var->dims[0];
+      i.cols = v.var->dims[1];
+    }
+    out.push_back(i);
+  }
+  return out;
+}
+
+std::string describe(const std::vector<VarInfo>& vars) {
+  std::string s;
+  for (const auto& v : vars)
+    s += fmt::format("{}{} ({}×{}{}{})", s.empty() ? "" : ", ", v.name, v.rows, v.cols,
+                     v.complex ? " complex" : "", v.numeric ? "" : ", not numeric");
+  return s.empty() ? "none" : s;
+}
+
+class MatReader final : public RecordingReader {
+ public:
+  MatReader(const fs::path& path, const RecordingOptions& o, const recon::Protocol& model) {
+    const std::string name = file_label(path);
+    { FileHandle exists(path); }  // a clear error for a missing or unreadable file
+    MatFile f(path);
+    if (!f.mat)
+      throw std::runtime_error(fmt::format("{}: not a MATLAB .mat file libmatio can read", name));
+    const std::vector<VarInfo> vars = list_variables(f.mat);
+
+    const size_t n = static_cast<size_t>(model.n_electrodes);
+    std::vector<size_t> fits = {model.n_meas(), n * n};
+    if (!o.layout.empty()) fits.push_back(parse_layout(o.layout, model).n_measurements());
+    auto fitting = [&](size_t len) {
+      return std::find(fits.begin(), fits.end(), len) != fits.end();
+    };
+
+    const VarInfo* chosen = nullptr;
+    if (!o.variable.empty()) {
+      for (const auto& v : vars)
+        if (v.name == o.variable) chosen = &v;
+      if (!chosen)
+        throw std::invalid_argument(
+            fmt::format("{}: no variable '{}'; it holds {}", name, o.variable, describe(vars)));
+      if (!chosen->numeric)
+        throw std::invalid_argument(
+            fmt::format("{}: variable '{}' is not a 2-D numeric matrix", name, o.variable));
+    } else {
+      for (const auto& v : vars) {
+        if (!v.numeric || !(fitting(v.rows) || fitting(v.cols))) continue;
+        if (!chosen || v.rows * v.cols > chosen->rows * chosen->cols) chosen = &v;
+      }
+      if (!chosen)
+        throw std::invalid_argument(
+            fmt::format("{}: no 2-D numeric variable with {} or {} values per frame; it holds {}",
+                        name, model.n_meas(), n * n, describe(vars)));
+    }
+    // Frames are columns (EIDORS), unless only the row length fits.
+    const bool by_row = !fitting(chosen->rows) && fitting(chosen->cols);
+    const size_t values = by_row ? chosen->cols : chosen->rows;
+    const size_t frames = by_row ? chosen->rows : chosen->cols;
+    const bool complex = chosen->complex;
+
+    info_.path = path;
+    info_.format = fmt::format("MATLAB .mat variable '{}'", chosen->name);
+    info_.bytes_total = fs::file_size(path);
+    info_.raw_values = values;
+    info_.n_frames = frames;
+    info_.warnings.push_back(fmt::format(
+        "{}: a .mat file carries no frame rate; replay uses --fps or runs unpaced", name));
+    variable_ = chosen->name;
+    set_map(generic_layout(path, values, complex, o, model), model);
+
+    MatVar var{Mat_VarRead(f.mat, chosen->name.c_str())};
+    if (!var.var || !var.var->data)
+      throw std::runtime_error(fmt::format("{}: cannot read variable '{}'", name, chosen->name));
+    const size_t scalars = complex ? 2 * values : values;
+    data_.assign(frames * scalars, 0.0);
+    const size_t count = chosen->rows * chosen->cols;
+    // Element (r, c) of the column-major matrix is at r + c·rows; it lands at
+    // frame·scalars + value·(complex ? 2 : 1) (+1 for the imaginary part).
+    auto scatter = [&](const void* src, size_t part) {
+      std::vector<double> tmp(count);
+      if (!convert(var.var->class_type, src, count, tmp.data(), 1))
+        throw std::runtime_error(
+            fmt::format("{}: variable '{}' has an unsupported class", name, chosen->name));
+      const size_t step = complex ? 2 : 1;
+      for (size_t c = 0; c < chosen->cols; ++c)
+        for (size_t r = 0; r < chosen->rows; ++r) {
+          const size_t frame = by_row ? r : c, value = by_row ? c : r;
+          data_[frame * scalars + value * step + part] = tmp[r + c * chosen->rows];
+        }
+    };
+    if (complex) {
+      const auto* split = static_cast<const mat_complex_split_t*>(var.var->data);
+      scatter(split->Re, 0);
+      scatter(split->Im, 1);
+    } else {
+      scatter(var.var->data, 0);
+    }
+  }
+
+ protected:
+  bool read_raw(size_t i, std::span<double> raw) noexcept override {
+    const size_t scalars = raw.size();
+    std::memcpy(raw.data(), data_.data() + i * scalars, scalars * sizeof(double));
+    return true;
+  }
+
+ private:
+  std::string variable_;
+  std::vector<double> data_;
+};
+
+}  // namespace
+
+ReaderPtr open_mat(const fs::path& path, const RecordingOptions& o, const recon::Protocol& m) {
+  return std::make_unique<MatReader>(path, o, m);
+}
+
+#else
+
+ReaderPtr open_mat(const fs::path& path, const RecordingOptions&, const recon::Protocol&) {
+  throw std::runtime_error(
+      fmt::format("{}: this eitstream was built without libmatio, so .mat files cannot be read "
+                  "(install libmatio-dev and reconfigure)",
+                  file_label(path)));
+}
+
+#endif
+
+}  // namespace eit::acquisition::detail

@@ -1,0 +1,39 @@
+#pragma once
+// ImageSink: where finished images go (ZeroMQ publisher, recorder, a benchmark's collector).
+// The publish stage hands each frame, in order, to every sink; the frame is only borrowed for the
+// call and goes back to the pool right after, so a sink copies what it keeps. A sink never
+// modifies a frame.
+//
+// Threads: begin(), publish(), tick() and end() are called on the publish-stage thread only;
+// stats() and abort() from any thread. publish() must not throw, allocate or log; a sink with a
+// lossless policy may block in publish() until its consumer takes the frame or abort() is called.
+#include <cstdint>
+#include <string_view>
+
+#include "eit/pipeline/frame.hpp"
+
+namespace eit::pipeline {
+
+struct SinkStats {
+  uint64_t sent = 0;     // frames handed on
+  uint64_t dropped = 0;  // frames not handed on (consumer too slow, no peer, aborted)
+  uint64_t errors = 0;   // sends that failed for another reason
+};
+
+class ImageSink {
+ public:
+  virtual ~ImageSink() = default;
+  virtual std::string_view name() const noexcept = 0;
+  // Before the first frame (e.g. announce the series).
+  virtual void begin() noexcept {}
+  virtual void publish(const FrameSlot& frame) noexcept = 0;
+  // Called every ~100 ms by the publish stage, busy or idle (periodic announcements).
+  virtual void tick(int64_t now_ns) noexcept {}
+  // After the last frame (e.g. announce the end of the series).
+  virtual void end() noexcept {}
+  virtual SinkStats stats() const noexcept = 0;
+  // Makes a publish() blocked on a consumer give up (counted as dropped) from now on.
+  virtual void abort() noexcept {}
+};
+
+}  // namespace eit::pipeline

@@ -1,0 +1,73 @@
+#pragma once
+// FEM forward model of 2-D EIT on a triangle mesh: linear (P1) elements, unit drive currents.
+//
+// Point electrodes (default) are pyEIT's model exactly: electrode = one boundary node, node
+// `mesh.ref_node` grounded (its row and column of K zeroed, diagonal 1). The complete electrode
+// model (CEM) adds one unknown per electrode (its voltage U_l) and a contact impedance z:
+//   [K + B   C] [u]   [0]     B_ij = Σ_l 1/z ∫_{e_l} φ_i φ_j,  C_il = −1/z ∫_{e_l} φ_i,
+//   [C^T     D] [U] = [I],    D_ll = |e_l| / z,
+// grounded at the same node. Electrode patches come from mesh.electrode_patches (whole boundary
+// edges between consecutive patch nodes) or, when the mesh has none, are derived: an arc of
+// `electrode_width` centred on each electrode node (partial edges at the ends).
+//
+// The system is assembled sparse and factorised once per conductivity (Eigen SimplicialLDLT, AMD
+// ordering); one solve per electrode gives the unit-injection fields, from which every drive field,
+// every measurement and the Jacobian (adjoint method, no dense inverse) follow. Results for the
+// last conductivity are cached, so solve() then jacobian() at the same perm factorise once.
+//
+// Not thread-safe (the cache is mutable state); no I/O; allocates. Throws std::invalid_argument for
+// a protocol that does not fit the mesh, a bad perm (size, non-positive, non-finite) or options.
+#include <memory>
+
+#include <Eigen/Core>
+
+#include "eit/recon/mesh.hpp"
+#include "eit/recon/protocol.hpp"
+
+namespace eit::recon {
+
+struct ForwardOptions {
+  enum class Electrodes { kPoint, kComplete };
+  Electrodes electrodes = Electrodes::kPoint;
+  double contact_impedance = 0.01;  // z (CEM), in Ω·length for unit sheet conductivity
+  double electrode_width = 0.1;     // arc length of derived CEM patches (mesh units)
+};
+
+class ForwardModel {
+ public:
+  ForwardModel(const Mesh& mesh, const Protocol& protocol, ForwardOptions options = {});
+  ~ForwardModel();
+  ForwardModel(ForwardModel&&) noexcept;
+  ForwardModel& operator=(ForwardModel&&) noexcept;
+
+  // Measurements v (n_meas) in protocol order; empty perm = conductivity 1 in every element.
+  Eigen::VectorXd solve(const Eigen::VectorXd& perm = {});
+
+  // J (n_meas × n_elems) = −∂v/∂σ_e (pyEIT's sign); normalize divides row k by |v_k|.
+  Eigen::MatrixXd jacobian(const Eigen::VectorXd& perm = {}, bool normalize = false);
+
+  // Node potentials, one column per drive (n_nodes × n_drives), ground at mesh.ref_node.
+  Eigen::MatrixXd drive_potentials(const Eigen::VectorXd& perm = {});
+
+  // Transfer impedances Z (n_el × n_el): voltage of electrode i for unit current into electrode
+  // j (returning through the ground). Symmetric (reciprocity).
+  Eigen::MatrixXd transfer_impedance(const Eigen::VectorXd& perm = {});
+
+  // CEM only: current through the contact of each electrode for every drive (n_el × n_drives),
+  // computed from the solved fields (Σ_l must be 0, source +1, sink −1).
+  Eigen::MatrixXd electrode_currents(const Eigen::VectorXd& perm = {});
+
+  // Voltages of every electrode for every drive (n_el × n_drives).
+  Eigen::MatrixXd electrode_voltages(const Eigen::VectorXd& perm = {});
+
+  const Mesh& mesh() const noexcept;
+  const Protocol& protocol() const noexcept;
+  const ForwardOptions& options() const noexcept;
+  const Eigen::VectorXd& element_areas() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace eit::recon

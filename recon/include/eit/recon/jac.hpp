@@ -1,0 +1,36 @@
+#pragma once
+// One-step Gauss–Newton ("JAC"), pyEIT's JAC.setup:  H = (JᵀJ + λR)⁻¹ Jᵀ,  ds = −H·dv.
+// Priors R: kotre diag(JᵀJ)^p, tikhonov I (pyEIT 'dgn'), lm diag(JᵀJ), noser diag(JᵀJ)^0.5
+// (EIDORS prior_noser with its default exponent; p is ignored), laplacian LᵀL with L the
+// element-adjacency graph Laplacian (edge-sharing neighbours).
+// Diagonal R: H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ through an n_meas × n_meas Cholesky (exact; no
+// n_elem × n_elem matrix). Laplacian: exact through a sparse factorisation of LᵀL + e₀e₀ᵀ and a
+// Woodbury correction of size n_meas + 1 (memory O(n_elem · n_meas)).
+// Output on elements. Allocates; no state; throws std::invalid_argument for bad options or a J
+// with an all-zero column under a kotre/lm/noser prior (singular R).
+#include <string_view>
+
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/reconstruction_matrix.hpp"
+
+namespace eit::recon {
+
+struct JacOptions {
+  enum class Prior { kKotre, kTikhonov, kLm, kNoser, kLaplacian };
+  Prior prior = Prior::kKotre;
+  double p = 0.2;               // kotre exponent
+  double lambda = 1e-3;         // regularisation weight
+  bool jac_normalized = false;  // build from J / |v0| (pyEIT setup(jac_normalized=True))
+  bool normalize = false;       // the model divides dv by |v_ref| (pyEIT solve(normalize=True))
+  Eigen::VectorXd perm;         // linearisation point; empty = 1 everywhere
+};
+
+std::string_view to_string(JacOptions::Prior prior) noexcept;
+JacOptions::Prior parse_jac_prior(std::string_view text);  // kotre|tikhonov|dgn|lm|noser|laplacian
+
+// H from a given Jacobian (n_meas × n_elems); mesh needed only for the Laplacian prior.
+Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& options, const Mesh& mesh);
+
+ReconstructionMatrix build_jac(ForwardModel& forward, const JacOptions& options = {});
+
+}  // namespace eit::recon

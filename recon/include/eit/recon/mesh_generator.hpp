@@ -1,0 +1,36 @@
+#pragma once
+// Triangular meshes of a body outline (circle, ellipse, polygon) with N electrodes on boundary
+// nodes, made by Gmsh (its C++ API, Frontal-Delaunay, one thread, fixed options: the same inputs
+// give the same mesh).
+//
+// Electrodes: equal arc length clockwise from 9 o'clock (outline.hpp); on the circle exactly
+// pyEIT's (−cos θk, sin θk). Each electrode point is a vertex of the boundary geometry, so it is
+// a mesh node, with its exact coordinates. With electrode_width > 0 the electrode's two edges
+// (±width/2 in arc length) are boundary vertices too, and Mesh::electrode_patches lists the
+// boundary nodes between them (complete electrode model). Node order: electrode nodes first (node k
+// = electrode k, as in pyEIT), then the others in Gmsh's order; ref_node = N (pyEIT's choice).
+// Triangles counter-clockwise.
+//
+// Threads: Gmsh is a process-wide singleton; calls are serialised by an internal mutex. Gmsh is
+// initialised on first use (General.Terminal = 0: nothing printed) and finalised at exit.
+// Built without Gmsh (EIT_HAVE_GMSH undefined), generate_mesh throws std::runtime_error.
+#include "eit/recon/mesh.hpp"
+#include "eit/recon/outline.hpp"
+
+namespace eit::recon {
+
+struct MeshOptions {
+  Outline outline = CircleOutline{};
+  int n_electrodes = 16;
+  double h0 = 0.1;               // target edge length (Gmsh mesh size)
+  double electrode_width = 0.0;  // arc length of each electrode; 0 = point electrodes
+};
+
+// Throws std::invalid_argument for bad options (naming the option, value and range) and
+// std::runtime_error when Gmsh fails or is not built in.
+Mesh generate_mesh(const MeshOptions& options);
+
+// True when this build has Gmsh (generate_mesh works).
+bool mesh_generator_available() noexcept;
+
+}  // namespace eit::recon

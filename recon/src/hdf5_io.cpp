@@ -1,0 +1,221 @@
+#include "hdf5_io.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace eit::recon::h5 {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+void write_any(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
+               const void* data, const std::vector<hsize_t>& dims, const std::string& file) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  if (!space.valid()) fail(fmt::format("{}: cannot create dataspace for {}", file, name));
+  Handle set(
+      H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
+  if (!set.valid()) fail(fmt::format("{}: cannot create dataset {}", file, name));
+  hsize_t n = 1;
+  for (hsize_t d : dims) n *= d;
+  if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    fail(fmt::format("{}: cannot write dataset {}", file, name));
+}
+
+template <typename T>
+std::vector<T> read_any(hid_t loc, const std::string& name, hid_t mem_type,
+                        const std::string& where) {
+  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
+  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
+  Handle space(H5Dget_space(set.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) fail(fmt::format("{}: cannot read its shape", where));
+  Handle type(H5Dget_type(set.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    fail(fmt::format("{}: not a numeric dataset, expected integers or floats", where));
+  std::vector<T> out(static_cast<size_t>(n));
+  if (n > 0 && H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    fail(fmt::format("{}: cannot read dataset", where));
+  return out;
+}
+
+Handle open_attr(hid_t loc, const std::string& name, const std::string& where) {
+  if (!has_attr(loc, name)) fail(fmt::format("{}: attribute '{}' missing", where, name));
+  Handle a(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!a.valid()) fail(fmt::format("{}: cannot open attribute '{}'", where, name));
+  return a;
+}
+
+void write_scalar_attr(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
+                       const void* value, const std::string& file) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  if (!a.valid() || H5Awrite(a.get(), mem_type, value) < 0)
+    fail(fmt::format("{}: cannot write attribute '{}'", file, name));
+}
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    if (valid() && close_) close_(id_);
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  if (valid() && close_) close_(id_);
+}
+
+QuietErrors::QuietErrors() {
+  H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+Handle create_file(const std::string& path) {
+  Handle f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) fail(fmt::format("{}: cannot create HDF5 file", path));
+  return f;
+}
+
+Handle create_group(hid_t loc, const std::string& name, const std::string& file) {
+  Handle g(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) fail(fmt::format("{}: cannot create group {}", file, name));
+  return g;
+}
+
+void write_float32(hid_t loc, const std::string& name, const float* data,
+                   const std::vector<hsize_t>& dims, const std::string& file) {
+  write_any(loc, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data, dims, file);
+}
+void write_float64(hid_t loc, const std::string& name, const double* data,
+                   const std::vector<hsize_t>& dims, const std::string& file) {
+  write_any(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, data, dims, file);
+}
+void write_int32(hid_t loc, const std::string& name, const int32_t* data,
+                 const std::vector<hsize_t>& dims, const std::string& file) {
+  write_any(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, data, dims, file);
+}
+void write_uint8(hid_t loc, const std::string& name, const uint8_t* data,
+                 const std::vector<hsize_t>& dims, const std::string& file) {
+  write_any(loc, name, H5T_STD_U8LE, H5T_NATIVE_UINT8, data, dims, file);
+}
+
+void write_attr(hid_t loc, const std::string& name, const std::string& value,
+                const std::string& file) {
+  // Variable-length UTF-8: h5py reads it as str, MATLAB's h5readatt as char.
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* p = value.c_str();
+  write_scalar_attr(loc, name, type.get(), type.get(), &p, file);
+}
+void write_attr(hid_t loc, const std::string& name, int64_t value, const std::string& file) {
+  write_scalar_attr(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, file);
+}
+void write_attr(hid_t loc, const std::string& name, double value, const std::string& file) {
+  write_scalar_attr(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, file);
+}
+
+Handle open_file(const std::string& path) {
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail(fmt::format("{}: not an HDF5 file", path));
+  Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) fail(fmt::format("{}: cannot open HDF5 file", path));
+  return f;
+}
+
+Handle open_group(hid_t loc, const std::string& name, const std::string& where) {
+  if (!exists(loc, name)) fail(fmt::format("{}: group missing", where));
+  Handle g(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) fail(fmt::format("{}: cannot open group", where));
+  return g;
+}
+
+bool exists(hid_t loc, const std::string& name) {
+  return H5Lexists(loc, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+bool has_attr(hid_t loc, const std::string& name) { return H5Aexists(loc, name.c_str()) > 0; }
+
+std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std::string& where) {
+  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
+  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
+  Handle space(H5Dget_space(set.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) fail(fmt::format("{}: cannot read its shape", where));
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return dims;
+}
+
+std::vector<float> read_float32(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<float>(loc, name, H5T_NATIVE_FLOAT, where);
+}
+std::vector<double> read_float64(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<double>(loc, name, H5T_NATIVE_DOUBLE, where);
+}
+std::vector<int32_t> read_int32(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<int32_t>(loc, name, H5T_NATIVE_INT32, where);
+}
+std::vector<uint8_t> read_uint8(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<uint8_t>(loc, name, H5T_NATIVE_UINT8, where);
+}
+
+std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where) {
+  Handle a = open_attr(loc, name, where);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    fail(fmt::format("{}: attribute '{}' is not a string", where, name));
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    char* p = nullptr;
+    if (H5Aread(a.get(), mem.get(), &p) < 0)
+      fail(fmt::format("{}: cannot read attribute '{}'", where, name));
+    std::string out = p ? p : "";
+    H5free_memory(p);
+    return out;
+  }
+  const size_t size = H5Tget_size(type.get());
+  std::string out(size, '\0');
+  if (H5Aread(a.get(), type.get(), out.data()) < 0)
+    fail(fmt::format("{}: cannot read attribute '{}'", where, name));
+  out.resize(out.find('\0') == std::string::npos ? size : out.find('\0'));
+  return out;
+}
+
+int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where) {
+  Handle a = open_attr(loc, name, where);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_INTEGER)
+    fail(fmt::format("{}: attribute '{}' is not an integer", where, name));
+  int64_t v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0)
+    fail(fmt::format("{}: cannot read attribute '{}'", where, name));
+  return v;
+}
+
+double read_attr_double(hid_t loc, const std::string& name, const std::string& where) {
+  Handle a = open_attr(loc, name, where);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    fail(fmt::format("{}: attribute '{}' is not a number", where, name));
+  double v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0)
+    fail(fmt::format("{}: cannot read attribute '{}'", where, name));
+  return v;
+}
+
+}  // namespace eit::recon::h5

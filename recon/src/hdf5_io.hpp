@@ -1,0 +1,72 @@
+#pragma once
+// Small RAII layer over the HDF5 C API for the Model file (private to eit_recon). Every failure
+// throws std::runtime_error naming the file and the dataset or attribute.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eit::recon::h5 {
+
+// Owns one HDF5 identifier and closes it with the matching H5*close.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle();
+  hid_t get() const noexcept { return id_; }
+  bool valid() const noexcept { return id_ >= 0; }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+// Silences HDF5's error printing for the lifetime of the object, restoring it afterwards.
+class QuietErrors {
+ public:
+  QuietErrors();
+  ~QuietErrors();
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// Writing. `dims` gives the dataset shape (row-major); data holds the product of dims values.
+Handle create_file(const std::string& path);
+Handle create_group(hid_t loc, const std::string& name, const std::string& file);
+void write_float32(hid_t loc, const std::string& name, const float* data,
+                   const std::vector<hsize_t>& dims, const std::string& file);
+void write_float64(hid_t loc, const std::string& name, const double* data,
+                   const std::vector<hsize_t>& dims, const std::string& file);
+void write_int32(hid_t loc, const std::string& name, const int32_t* data,
+                 const std::vector<hsize_t>& dims, const std::string& file);
+void write_uint8(hid_t loc, const std::string& name, const uint8_t* data,
+                 const std::vector<hsize_t>& dims, const std::string& file);
+void write_attr(hid_t loc, const std::string& name, const std::string& value,
+                const std::string& file);
+void write_attr(hid_t loc, const std::string& name, int64_t value, const std::string& file);
+void write_attr(hid_t loc, const std::string& name, double value, const std::string& file);
+
+// Reading. `where` names the object in messages, e.g. "model.h5: /protocol/drives".
+Handle open_file(const std::string& path);
+Handle open_group(hid_t loc, const std::string& name, const std::string& where);
+bool exists(hid_t loc, const std::string& name);
+bool has_attr(hid_t loc, const std::string& name);
+std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std::string& where);
+// Reads the whole dataset converted to the requested type (HDF5 converts numeric types).
+std::vector<float> read_float32(hid_t loc, const std::string& name, const std::string& where);
+std::vector<double> read_float64(hid_t loc, const std::string& name, const std::string& where);
+std::vector<int32_t> read_int32(hid_t loc, const std::string& name, const std::string& where);
+std::vector<uint8_t> read_uint8(hid_t loc, const std::string& name, const std::string& where);
+std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where);
+int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where);
+double read_attr_double(hid_t loc, const std::string& name, const std::string& where);
+
+}  // namespace eit::recon::h5

@@ -1,0 +1,278 @@
+// Mesh generation through Gmsh's C++ API (compiled only when Gmsh is found: EIT_HAVE_GMSH).
+#include <gmsh.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_generator.hpp"
+
+namespace eit::recon {
+namespace {
+
+// A vertex of the boundary geometry at arc position s.
+struct BoundaryVertex {
+  double s;
+  Eigen::Vector2d p;
+  enum Kind { kElectrode, kEdge, kCorner, kHelper } kind;
+  int electrode = -1;
+};
+
+// Owns Gmsh's process-wide state: initialised once, silent, finalised at exit.
+class GmshSession {
+ public:
+  static GmshSession& instance() {
+    static GmshSession session;
+    return session;
+  }
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  GmshSession() {
+    gmsh::initialize(0, nullptr, /*readConfigFiles=*/false);
+    gmsh::option::setNumber("General.Terminal", 0);
+    gmsh::option::setNumber("General.Verbosity", 0);
+  }
+  ~GmshSession() { gmsh::finalize(); }
+  std::mutex mutex_;
+};
+
+void set_fixed_options(double h0) {
+  gmsh::option::setNumber("General.Terminal", 0);
+  gmsh::option::setNumber("General.NumThreads", 1);
+  gmsh::option::setNumber("Mesh.MaxNumThreads2D", 1);
+  gmsh::option::setNumber("Mesh.Algorithm", 6);  // Frontal-Delaunay
+  gmsh::option::setNumber("Mesh.RandomFactor", 1e-9);
+  gmsh::option::setNumber("Mesh.CharacteristicLengthMin", 0);
+  gmsh::option::setNumber("Mesh.CharacteristicLengthMax", h0);
+  gmsh::option::setNumber("Mesh.CharacteristicLengthFromPoints", 1);
+  gmsh::option::setNumber("Mesh.CharacteristicLengthFromCurvature", 0);
+  gmsh::option::setNumber("Mesh.CharacteristicLengthExtendFromBoundary", 1);
+  gmsh::option::setNumber("Mesh.ElementOrder", 1);
+  gmsh::option::setNumber("Mesh.Optimize", 0);
+  gmsh::option::setNumber("Mesh.Smoothing", 1);
+}
+
+std::vector<BoundaryVertex> boundary_vertices(const OutlinePath& path, const MeshOptions& o) {
+  const double P = path.perimeter(), tol = 1e-9 * P;
+  const auto electrodes = electrode_positions(path.outline(), o.n_electrodes);
+  std::vector<BoundaryVertex> v;
+  for (int k = 0; k < o.n_electrodes; ++k) {
+    const double s = P * k / o.n_electrodes;
+    v.push_back({s, electrodes[k], BoundaryVertex::kElectrode, k});
+    if (o.electrode_width > 0)
+      for (double side : {-0.5, 0.5}) {
+        const double se = std::fmod(s + side * o.electrode_width + P, P);
+        v.push_back({se, path.point_at(se), BoundaryVertex::kEdge, k});
+      }
+  }
+  for (double s : path.corner_positions()) {
+    const bool near = std::any_of(v.begin(), v.end(), [&](const BoundaryVertex& x) {
+      return std::abs(std::remainder(x.s - s, P)) < tol;
+    });
+    if (!near) v.push_back({s, path.point_at(s), BoundaryVertex::kCorner});
+  }
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.s < b.s; });
+  if (!path.is_curved()) return v;
+  // Gmsh's circle and ellipse arcs must span less than π: split long gaps in the parameter.
+  std::vector<BoundaryVertex> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    out.push_back(v[i]);
+    const double s0 = v[i].s, s1 = i + 1 < v.size() ? v[i + 1].s : v[0].s + P;
+    double t0 = path.parameter_at(s0), t1 = path.parameter_at(s1);
+    if (t1 <= t0) t1 += 2 * std::numbers::pi;
+    const int pieces = static_cast<int>(std::ceil((t1 - t0) / (std::numbers::pi / 4)));
+    for (int j = 1; j < pieces; ++j) {
+      const double s = s0 + (s1 - s0) * j / pieces;
+      out.push_back({s, path.point_at(s), BoundaryVertex::kHelper});
+    }
+  }
+  return out;
+}
+
+void validate(const OutlinePath& path, const MeshOptions& o) {
+  if (o.n_electrodes < 3 || o.n_electrodes > 1024)
+    throw std::invalid_argument(
+        fmt::format("mesh: {} electrodes, expected 3..1024", o.n_electrodes));
+  if (!(o.h0 > 0) || !std::isfinite(o.h0))
+    throw std::invalid_argument(fmt::format("mesh: h0 {}, expected > 0", o.h0));
+  const double scale = path.perimeter() / (2 * std::numbers::pi);  // equivalent radius
+  if (o.h0 < scale * 1e-3)
+    throw std::invalid_argument(fmt::format(
+        "mesh: h0 {} would give millions of triangles, expected ≥ {:.3g}", o.h0, scale * 1e-3));
+  const double spacing = path.perimeter() / o.n_electrodes;
+  if (o.electrode_width < 0 || !(o.electrode_width < spacing))
+    throw std::invalid_argument(
+        fmt::format("mesh: electrode width {}, expected 0 ≤ width < electrode spacing {:.6g}",
+                    o.electrode_width, spacing));
+}
+
+std::string gmsh_error_text() {
+  std::string last;
+  try {
+    gmsh::logger::getLastError(last);
+  } catch (...) {
+  }
+  return last.empty() ? std::string("unknown Gmsh error") : last;
+}
+
+// Builds the geometry and meshes it; returns node tags per electrode (centre, then edges).
+Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
+  const std::vector<BoundaryVertex> verts = boundary_vertices(path, o);
+  namespace geo = gmsh::model::geo;
+  std::vector<int> tags;
+  for (const auto& v : verts) tags.push_back(geo::addPoint(v.p.x(), v.p.y(), 0, o.h0));
+  int centre = 0, major = 0;
+  if (path.is_curved()) {
+    centre = geo::addPoint(0, 0, 0, o.h0);
+    const auto* e = std::get_if<EllipseOutline>(&o.outline);
+    if (e && e->semi_x != e->semi_y)
+      major = e->semi_x > e->semi_y ? geo::addPoint(e->semi_x, 0, 0, o.h0)
+                                    : geo::addPoint(0, e->semi_y, 0, o.h0);
+  }
+  std::vector<int> curves;
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const int a = tags[i], b = tags[(i + 1) % tags.size()];
+    if (!path.is_curved())
+      curves.push_back(geo::addLine(a, b));
+    else if (major == 0)
+      curves.push_back(geo::addCircleArc(a, centre, b));
+    else
+      curves.push_back(geo::addEllipseArc(a, centre, major, b));
+  }
+  const int loop = geo::addCurveLoop(curves);
+  geo::addPlaneSurface({loop});
+  geo::synchronize();
+  gmsh::model::mesh::generate(2);
+
+  std::vector<std::size_t> node_tags, elem_tags, tri_nodes;
+  std::vector<double> coords, params;
+  gmsh::model::mesh::getNodes(node_tags, coords, params, -1, -1, false, false);
+  std::map<std::size_t, Eigen::Vector2d> xy;
+  for (size_t i = 0; i < node_tags.size(); ++i)
+    xy[node_tags[i]] = {coords[3 * i], coords[3 * i + 1]};
+  gmsh::model::mesh::getElementsByType(2, elem_tags, tri_nodes);
+  if (tri_nodes.empty()) throw std::runtime_error("mesh: Gmsh produced no triangles");
+
+  auto node_of_point = [&](int point_tag) {
+    std::vector<std::size_t> t;
+    std::vector<double> c, p;
+    gmsh::model::mesh::getNodes(t, c, p, 0, point_tag, false, false);
+    if (t.size() != 1)
+      throw std::runtime_error(
+          fmt::format("mesh: boundary point {} has {} nodes, expected 1", point_tag, t.size()));
+    return t[0];
+  };
+  // Electrodes first, then the other referenced nodes in tag order.
+  std::map<std::size_t, int> index;
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> electrode_tags(o.n_electrodes);
+  std::vector<std::vector<std::size_t>> edge_tags(o.n_electrodes);
+  for (size_t i = 0; i < verts.size(); ++i) {
+    if (verts[i].kind == BoundaryVertex::kElectrode)
+      electrode_tags[verts[i].electrode] = node_of_point(tags[i]);
+    else if (verts[i].kind == BoundaryVertex::kEdge)
+      edge_tags[verts[i].electrode].push_back(node_of_point(tags[i]));
+  }
+  for (std::size_t t : electrode_tags) {
+    index[t] = static_cast<int>(order.size());
+    order.push_back(t);
+  }
+  std::vector<std::size_t> rest(tri_nodes.begin(), tri_nodes.end());
+  std::sort(rest.begin(), rest.end());
+  rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
+  for (std::size_t t : rest)
+    if (index.emplace(t, static_cast<int>(order.size())).second) order.push_back(t);
+
+  Mesh mesh;
+  mesh.nodes.resize(static_cast<Eigen::Index>(order.size()), 2);
+  for (size_t i = 0; i < order.size(); ++i) mesh.nodes.row(i) = xy.at(order[i]).transpose();
+  const auto electrodes = electrode_positions(o.outline, o.n_electrodes);
+  for (int k = 0; k < o.n_electrodes; ++k) mesh.nodes.row(k) = electrodes[k].transpose();
+  const Eigen::Index n_tri = static_cast<Eigen::Index>(tri_nodes.size() / 3);
+  mesh.elements.resize(n_tri, 3);
+  for (Eigen::Index e = 0; e < n_tri; ++e) {
+    int a = index.at(tri_nodes[3 * e]), b = index.at(tri_nodes[3 * e + 1]),
+        c = index.at(tri_nodes[3 * e + 2]);
+    const Eigen::Vector2d pa = mesh.nodes.row(a), pb = mesh.nodes.row(b), pc = mesh.nodes.row(c);
+    const double area2 =
+        (pb.x() - pa.x()) * (pc.y() - pa.y()) - (pb.y() - pa.y()) * (pc.x() - pa.x());
+    if (area2 < 0) std::swap(b, c);
+    mesh.elements.row(e) << a, b, c;
+  }
+  for (int k = 0; k < o.n_electrodes; ++k) mesh.electrode_nodes.push_back(k);
+  mesh.ref_node = pyeit_ref_node(mesh.electrode_nodes);
+
+  if (o.electrode_width > 0) {
+    // The patch runs along the CCW boundary from the edge at s_k + w/2 to the edge at s_k − w/2.
+    const std::vector<int> loop = outer_boundary_loop(mesh);
+    const int n = static_cast<int>(loop.size());
+    auto pos = [&](int node) {
+      const auto it = std::find(loop.begin(), loop.end(), node);
+      if (it == loop.end())
+        throw std::runtime_error(fmt::format("mesh: node {} not on the boundary loop", node));
+      return static_cast<int>(it - loop.begin());
+    };
+    for (int k = 0; k < o.n_electrodes; ++k) {
+      const int left = index.at(edge_tags[k][0]), right = index.at(edge_tags[k][1]);
+      const int from = pos(right), to = pos(left);
+      auto walk = [&](int a, int b) {
+        std::vector<int> p;
+        for (int i = a;; i = (i + 1) % n) {
+          p.push_back(loop[i]);
+          if (i == b) break;
+        }
+        return p;
+      };
+      // The two edge nodes may be listed either way round (across s = 0): take the walk that
+      // passes the electrode's centre node.
+      std::vector<int> patch = walk(from, to);
+      if (std::find(patch.begin(), patch.end(), k) == patch.end()) patch = walk(to, from);
+      mesh.electrode_patches.push_back(std::move(patch));
+    }
+  }
+  return mesh;
+}
+
+}  // namespace
+
+bool mesh_generator_available() noexcept { return true; }
+
+Mesh generate_mesh(const MeshOptions& options) {
+  const OutlinePath path(options.outline);
+  validate(path, options);
+  GmshSession& session = GmshSession::instance();
+  std::lock_guard lock(session.mutex());
+  try {
+    gmsh::clear();
+    gmsh::model::add("eitstream");
+    set_fixed_options(options.h0);
+    gmsh::logger::start();
+    Mesh mesh = mesh_with_gmsh(path, options);
+    gmsh::logger::stop();
+    gmsh::clear();
+    return mesh;
+  } catch (const std::invalid_argument&) {
+    gmsh::logger::stop();
+    gmsh::clear();
+    throw;
+  } catch (const std::runtime_error&) {
+    gmsh::logger::stop();
+    gmsh::clear();
+    throw;
+  } catch (...) {
+    const std::string why = gmsh_error_text();
+    gmsh::logger::stop();
+    gmsh::clear();
+    throw std::runtime_error(fmt::format("mesh: Gmsh failed: {}", why));
+  }
+}
+
+}  // namespace eit::recon

@@ -1,0 +1,32 @@
+#pragma once
+// The JSON messages on `eit/<stream>/series` (docs/protocol.md): what a subscriber needs to
+// interpret images — image shape and geometry (grid + mask, or mesh), electrodes, protocol,
+// model id, units — and the series-end message sent on stop. Built once, off the per-frame path.
+#include <cstdint>
+#include <string>
+
+#include "eit/recon/model.hpp"
+
+namespace eit::sinks {
+
+struct SeriesInfo {
+  std::string stream = "default";
+  uint64_t series_id = 0;
+  std::string source;   // the source's description
+  double rate_hz = 0;   // nominal frame rate, 0 when unknown
+  std::string policy;   // "live" | "lossless"
+  double interval_s = 2.0;  // how often the series message is repeated
+  bool normalized = false;  // images are H·(dv / |v_ref|)
+};
+
+// The image shape a model produces: {ny, nx} for a grid, {n_out, 1} for mesh values.
+struct ImageShape {
+  uint32_t ndim = 1;
+  uint32_t dims[2] = {0, 1};
+};
+ImageShape image_shape(const recon::Model& model);
+
+std::string series_json(const recon::Model& model, const SeriesInfo& info);
+std::string series_end_json(const SeriesInfo& info, uint64_t frames_sent, uint64_t frames_dropped);
+
+}  // namespace eit::sinks

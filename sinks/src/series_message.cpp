@@ -1,0 +1,93 @@
+#include "eit/sinks/series_message.hpp"
+
+#include <variant>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace eit::sinks {
+
+ImageShape image_shape(const recon::Model& model) {
+  ImageShape s;
+  if (const auto* grid = std::get_if<recon::GridGeometry>(&model.geometry);
+      grid && static_cast<size_t>(grid->nx) * static_cast<size_t>(grid->ny) == model.n_out()) {
+    s.ndim = 2;
+    s.dims[0] = static_cast<uint32_t>(grid->ny);
+    s.dims[1] = static_cast<uint32_t>(grid->nx);
+  } else {
+    s.ndim = 1;
+    s.dims[0] = static_cast<uint32_t>(model.n_out());
+    s.dims[1] = 1;
+  }
+  return s;
+}
+
+std::string series_json(const recon::Model& model, const SeriesInfo& info) {
+  using nlohmann::json;
+  const ImageShape shape = image_shape(model);
+  json image = {{"dtype", "float32"}, {"byte_order", "little"}};
+  if (shape.ndim == 2)
+    image["shape"] = {shape.dims[0], shape.dims[1]};
+  else
+    image["shape"] = {shape.dims[0]};
+  json geometry;
+  std::visit(
+      [&](const auto& g) {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, recon::GridGeometry>) {
+          geometry = {{"kind", "grid"}, {"nx", g.nx}, {"ny", g.ny}, {"x0", g.x0}, {"y0", g.y0},
+                      {"dx", g.dx}, {"dy", g.dy}, {"row_order", "y ascending"},
+                      {"mask", g.mask}, {"mask_meaning", "1 = outside the body"}};
+        } else {
+          json nodes = json::array(), elements = json::array();
+          for (Eigen::Index i = 0; i < g.nodes.rows(); ++i)
+            nodes.push_back({g.nodes(i, 0), g.nodes(i, 1)});
+          for (Eigen::Index i = 0; i < g.elements.rows(); ++i)
+            elements.push_back({g.elements(i, 0), g.elements(i, 1), g.elements(i, 2)});
+          geometry = {{"kind", "mesh"},
+                      {"output_on", g.output_on == recon::MeshGeometry::OutputOn::kNodes
+                                        ? "nodes" : "elements"},
+                      {"nodes", nodes}, {"elements", elements},
+                      {"electrode_nodes", g.electrode_nodes}};
+        }
+      },
+      model.geometry);
+  const auto& p = model.protocol;
+  json protocol = {{"n_electrodes", p.n_electrodes},
+                   {"drive_distance", p.options.drive_distance},
+                   {"measure_step", p.options.measure_step},
+                   {"order", std::string(recon::to_string(p.options.order))},
+                   {"measure_on_driven", p.options.measure_on_driven},
+                   {"n_meas", p.n_meas()}};
+  json msg = {{"type", "series"},
+              {"version", 1},
+              {"stream", info.stream},
+              {"series_id", fmt::format("{:016x}", info.series_id)},
+              {"model_id", model.id},
+              {"algorithm", model.algorithm},
+              {"electrodes", p.n_electrodes},
+              {"protocol", protocol},
+              {"image", image},
+              {"geometry", geometry},
+              {"normalized", info.normalized},
+              {"units", info.normalized ? "relative conductivity change (dv/|v_ref|, arbitrary scale)"
+                                        : "conductivity change (arbitrary scale)"},
+              {"clock", "CLOCK_MONOTONIC ns (t_acquired_ns, t_published_ns); same host only"},
+              {"source", info.source},
+              {"rate_hz", info.rate_hz},
+              {"policy", info.policy},
+              {"repeat_interval_s", info.interval_s}};
+  return msg.dump();
+}
+
+std::string series_end_json(const SeriesInfo& info, uint64_t frames_sent, uint64_t frames_dropped) {
+  nlohmann::json msg = {{"type", "series-end"},
+                        {"version", 1},
+                        {"stream", info.stream},
+                        {"series_id", fmt::format("{:016x}", info.series_id)},
+                        {"frames_sent", frames_sent},
+                        {"frames_dropped", frames_dropped}};
+  return msg.dump();
+}
+
+}  // namespace eit::sinks

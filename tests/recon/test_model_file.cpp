@@ -1,0 +1,204 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "eit/recon/model_file.hpp"
+#include "test_data.hpp"
+
+using namespace eit::recon;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / fmt::format("eit_model_{}_{}", ::getpid(), name);
+}
+
+Model grid_model() {
+  Model m;
+  m.algorithm = "greit";
+  m.parameters_json = R"({"p":0.5,"lambda":0.01})";
+  m.protocol = make_protocol({.n_electrodes = 8});
+  const auto n_meas = static_cast<Eigen::Index>(m.protocol.n_meas());
+  GridGeometry g;
+  g.nx = 4;
+  g.ny = 3;
+  g.x0 = -1;
+  g.y0 = -1;
+  g.dx = 0.5;
+  g.dy = 2.0 / 3;
+  g.mask = {1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1};
+  m.geometry = g;
+  m.H = MatrixRowMajorF::Random(12, n_meas);
+  m.v_ref = Eigen::VectorXd::LinSpaced(n_meas, 0.5, 1.5);
+  m.normalize = true;
+  return m;
+}
+
+Model mesh_model() {
+  Model m;
+  m.algorithm = "jac";
+  m.parameters_json = R"({"method":"kotre"})";
+  m.protocol = make_protocol({.n_electrodes = 4});
+  MeshGeometry g;
+  g.nodes.resize(5, 2);
+  g.nodes << -1, 0, 0, 1, 1, 0, 0, -1, 0, 0;
+  g.elements.resize(4, 3);
+  g.elements << 0, 4, 1, 1, 4, 2, 2, 4, 3, 3, 4, 0;
+  g.electrode_nodes = {0, 1, 2, 3};
+  m.geometry = g;
+  m.H = MatrixRowMajorF::Random(4, static_cast<Eigen::Index>(m.protocol.n_meas()));
+  return m;
+}
+
+bool have_h5py() { return std::system("python3 -c 'import h5py' >/dev/null 2>&1") == 0; }
+
+int run_python(const fs::path& script_file, const std::string& script) {
+  std::ofstream(script_file) << script;
+  return std::system(fmt::format("python3 {}", script_file.string()).c_str());
+}
+
+}  // namespace
+
+TEST_CASE("model file round trip keeps every field and the id") {
+  for (Model m : {grid_model(), mesh_model()}) {
+    const fs::path file = temp_path("roundtrip.h5");
+    save_model(file, m);
+    CHECK(m.id.size() == 16);
+    const Model r = load_model(file);
+    CHECK(r.id == m.id);
+    CHECK(r.H == m.H);
+    CHECK(r.v_ref == m.v_ref);
+    CHECK(r.normalize == m.normalize);
+    CHECK(r.algorithm == m.algorithm);
+    CHECK(r.parameters_json == m.parameters_json);
+    CHECK(r.protocol.n_electrodes == m.protocol.n_electrodes);
+    REQUIRE(r.protocol.n_meas() == m.protocol.n_meas());
+    for (size_t i = 0; i < m.protocol.n_meas(); ++i) {
+      CHECK(r.protocol.measurements[i].drive == m.protocol.measurements[i].drive);
+      CHECK(r.protocol.measurements[i].positive == m.protocol.measurements[i].positive);
+      CHECK(r.protocol.measurements[i].negative == m.protocol.measurements[i].negative);
+    }
+    CHECK(r.geometry.index() == m.geometry.index());
+    if (const auto* g = std::get_if<GridGeometry>(&m.geometry)) {
+      const auto& rg = std::get<GridGeometry>(r.geometry);
+      CHECK(rg.nx == g->nx);
+      CHECK(rg.dy == g->dy);
+      CHECK(rg.mask == g->mask);
+    } else {
+      const auto& g0 = std::get<MeshGeometry>(m.geometry);
+      const auto& rg = std::get<MeshGeometry>(r.geometry);
+      CHECK(rg.nodes == g0.nodes);
+      CHECK(rg.elements == g0.elements);
+      CHECK(rg.electrode_nodes == g0.electrode_nodes);
+    }
+    fs::remove(file);
+  }
+}
+
+TEST_CASE("model id is stable for the same content and changes with H, v_ref or parameters") {
+  Model a = grid_model();
+  Model b = a;
+  CHECK(model_content_hash(a) == model_content_hash(b));
+  b.H(3, 7) += 1e-6f;
+  CHECK(model_content_hash(a) != model_content_hash(b));
+  b = a;
+  b.v_ref[0] = 0.25;
+  CHECK(model_content_hash(a) != model_content_hash(b));
+  b = a;
+  b.parameters_json = R"({"p":0.5,"lambda":0.02})";
+  CHECK(model_content_hash(a) != model_content_hash(b));
+  b = a;
+  b.normalize = false;
+  CHECK(model_content_hash(a) != model_content_hash(b));
+  // Saving twice gives the same id; the id is not hashed into itself.
+  const fs::path f1 = temp_path("id1.h5"), f2 = temp_path("id2.h5");
+  save_model(f1, a);
+  const std::string first = a.id;
+  save_model(f2, a);
+  CHECK(a.id == first);
+  fs::remove(f1);
+  fs::remove(f2);
+}
+
+TEST_CASE("inconsistent models are refused before writing, naming the field") {
+  Model m = grid_model();
+  m.v_ref.resize(5);
+  CHECK_THROWS_WITH_AS(save_model(temp_path("bad.h5"), m),
+                       doctest::Contains("v_ref has 5 values, expected 40"), std::invalid_argument);
+  m = grid_model();
+  std::get<GridGeometry>(m.geometry).nx = 5;
+  CHECK_THROWS_WITH_AS(save_model(temp_path("bad.h5"), m),
+                       doctest::Contains("H has 12 rows, the grid has 3 × 5 = 15 pixels"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("loading a missing or non-HDF5 file names the file") {
+  CHECK_THROWS_WITH_AS(load_model(temp_path("nope.h5")), doctest::Contains("not found"),
+                       std::runtime_error);
+  const fs::path text = temp_path("text.h5");
+  std::ofstream(text) << "not hdf5\n";
+  CHECK_THROWS_WITH_AS(load_model(text), doctest::Contains("not an HDF5 file"), std::runtime_error);
+  fs::remove(text);
+}
+
+TEST_CASE("h5py reads the model file without eitstream, and edits are caught on load") {
+  if (!have_h5py()) {
+    eit::test::report_skip("h5py model file check", "python3 h5py not installed");
+    return;
+  }
+  Model m = grid_model();
+  const fs::path file = temp_path("h5py.h5"), script = temp_path("check.py");
+  save_model(file, m);
+  const std::string check = fmt::format(R"(
+import h5py, json, numpy as np, sys
+f = h5py.File("{file}", "r")
+H = f["H"]
+assert H.dtype == np.float32 and H.shape == (12, 40), (H.dtype, H.shape)
+assert abs(float(H[3, 7]) - {h37}) < 1e-6, H[3, 7]
+assert f["v_ref"].shape == (40,) and f["v_ref"].dtype == np.float64
+assert f["protocol/measurements"].shape == (40, 3)
+assert f["protocol/drives"].shape == (8, 2)
+assert f["protocol"].attrs["n_electrodes"] == 8
+assert f["protocol"].attrs["order"] == "std"
+assert f["geometry"].attrs["kind"] == "grid"
+assert f["geometry/mask"].shape == (3, 4) and f["geometry/mask"].dtype == np.uint8
+assert f.attrs["algorithm"] == "greit"
+assert json.loads(f.attrs["parameters"])["lambda"] == 0.01
+assert f.attrs["model_id"] == "{id}"
+assert f.attrs["format_version"] == 1
+print("h5py ok")
+)",
+                                        fmt::arg("file", file.string()), fmt::arg("h37", m.H(3, 7)),
+                                        fmt::arg("id", m.id));
+  CHECK(run_python(script, check) == 0);
+
+  // Change v_ref's length with h5py: the loader names the dataset and both shapes.
+  CHECK(run_python(script, fmt::format(R"(
+import h5py, numpy as np
+with h5py.File("{}", "r+") as f:
+    del f["v_ref"]
+    f["v_ref"] = np.ones(39)
+)",
+                                       file.string())) == 0);
+  CHECK_THROWS_WITH_AS(load_model(file), doctest::Contains("/v_ref: shape 39, expected 40"),
+                       std::runtime_error);
+  // Change one value of H: the stored id no longer matches.
+  save_model(file, m);
+  CHECK(run_python(script, fmt::format(R"(
+import h5py
+with h5py.File("{}", "r+") as f:
+    f["H"][0, 0] = 42.0
+)",
+                                       file.string())) == 0);
+  CHECK_THROWS_WITH_AS(load_model(file), doctest::Contains("does not match its content"),
+                       std::runtime_error);
+  fs::remove(file);
+  fs::remove(script);
+}
