@@ -156,6 +156,10 @@ Eigen::MatrixXd ForwardModel::electrode_currents(const Eigen::VectorXd& perm) {
 }
 
 Eigen::MatrixXd ForwardModel::jacobian(const Eigen::VectorXd& perm, bool normalize) {
+  return jacobian_transposed(perm, normalize).transpose();
+}
+
+Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, bool normalize) {
   Impl& m = *impl_;
   const Eigen::MatrixXd& x = m.prepare(perm);
   const Mesh& mesh = m.mesh;
@@ -164,23 +168,22 @@ Eigen::MatrixXd ForwardModel::jacobian(const Eigen::VectorXd& perm, bool normali
   const int n_el = m.n_el();
   const auto& g = m.geometry;
 
-  // Gradient (times 2A, rotated) of every electrode field on every element: G = Σ_i x(n_i) s_i.
-  Eigen::MatrixXd gx(n_e, n_el), gy(n_e, n_el);
-  {
-    Eigen::MatrixXd xa(n_e, n_el), xb(n_e, n_el), xc(n_e, n_el);
-    for (int e = 0; e < n_e; ++e) {
-      xa.row(e) = x.row(mesh.elements(e, 0));
-      xb.row(e) = x.row(mesh.elements(e, 1));
-      xc.row(e) = x.row(mesh.elements(e, 2));
-    }
-    gx = g.sx.col(0).asDiagonal() * xa + g.sx.col(1).asDiagonal() * xb +
-         g.sx.col(2).asDiagonal() * xc;
-    gy = g.sy.col(0).asDiagonal() * xa + g.sy.col(1).asDiagonal() * xb +
-         g.sy.col(2).asDiagonal() * xc;
+  // Gradient (times 2A, rotated) of every electrode field on every element: G = Σ_i x(n_i) s_i,
+  // one column per electrode, contiguous over elements. Node rows are gathered from a row-major
+  // copy so each element reads three contiguous rows.
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const RowMajor xr = x.topRows(mesh.n_nodes());
+  RowMajor gxr(n_e, n_el), gyr(n_e, n_el);
+  for (int e = 0; e < n_e; ++e) {
+    const auto a = xr.row(mesh.elements(e, 0)), b = xr.row(mesh.elements(e, 1)),
+               c = xr.row(mesh.elements(e, 2));
+    gxr.row(e) = g.sx(e, 0) * a + g.sx(e, 1) * b + g.sx(e, 2) * c;
+    gyr.row(e) = g.sy(e, 0) * a + g.sy(e, 1) * b + g.sy(e, 2) * c;
   }
+  const Eigen::MatrixXd gx = gxr, gy = gyr;
   const Eigen::ArrayXd inv4a = (4.0 * g.area.array()).inverse();
 
-  // J[k, e] = r_kᵀ K_e f_d = (G_r · G_f) / 4A, with f the drive field and r the adjoint field of
+  // Jᵀ[e, k] = r_kᵀ K_e f_d = (G_r · G_f) / 4A, with f the drive field and r the adjoint field of
   // measurement k (unit current into its positive electrode, out of its negative one).
   Eigen::MatrixXd jt(n_e, static_cast<Eigen::Index>(p.n_meas()));
   Eigen::ArrayXd fx(n_e), fy(n_e);
@@ -197,12 +200,11 @@ Eigen::MatrixXd ForwardModel::jacobian(const Eigen::VectorXd& perm, bool normali
         (gx.col(meas.positive) - gx.col(meas.negative)).array() * fx +
         (gy.col(meas.positive) - gy.col(meas.negative)).array() * fy;
   }
-  Eigen::MatrixXd J = jt.transpose();
   if (normalize) {
     const Eigen::VectorXd v = solve(perm);
-    J = v.cwiseAbs().cwiseInverse().asDiagonal() * J;
+    for (Eigen::Index k = 0; k < jt.cols(); ++k) jt.col(k) /= std::abs(v(k));
   }
-  return J;
+  return jt;
 }
 
 const Mesh& ForwardModel::mesh() const noexcept { return impl_->mesh; }

@@ -103,24 +103,27 @@ WeightInputs weight_inputs(const Mesh& mesh, const GridGeometry& grid) {
   return w;
 }
 
-// Sigmoid weights of grid points [g0, g0 + count) as columns, each normalised to sum 1.
-Eigen::MatrixXd weight_block(const WeightInputs& w, int g0, int count, double ratio, double s) {
-  Eigen::MatrixXd block(w.cx.size(), count);
+// Sigmoid weights of grid points [g0, g0 + block.cols()) into block's columns, each normalised to
+// sum 1. Evaluated in place: no temporaries of n_elems size.
+void weight_block(const WeightInputs& w, int g0, double ratio, double s,
+                  Eigen::Ref<Eigen::MatrixXd> block) {
   const double scale = 5.0 / w.d_max, r0 = 5.0 * ratio;
-  for (int j = 0; j < count; ++j) {
-    const Eigen::ArrayXd d =
-        ((w.cx - w.gx(g0 + j)).square() + (w.cy - w.gy(g0 + j)).square()).sqrt();
-    Eigen::ArrayXd col = 1.0 / (1.0 + (s * (d * scale - r0)).exp());
-    block.col(j) = (col / col.sum()).matrix();
+  for (Eigen::Index j = 0; j < block.cols(); ++j) {
+    auto col = block.col(j).array();
+    const double x = w.gx(g0 + j), y = w.gy(g0 + j);
+    col =
+        1.0 / (1.0 + (s * (((w.cx - x).square() + (w.cy - y).square()).sqrt() * scale - r0)).exp());
+    col /= col.sum();
   }
-  return block;
 }
 
 }  // namespace
 
 Eigen::MatrixXd greit_weights(const Mesh& mesh, const GridGeometry& grid, double ratio, double s) {
   const WeightInputs w = weight_inputs(mesh, grid);
-  return weight_block(w, 0, grid.nx * grid.ny, ratio, s);
+  Eigen::MatrixXd out(mesh.n_elems(), grid.nx * grid.ny);
+  weight_block(w, 0, ratio, s, out);
+  return out;
 }
 
 ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
@@ -131,29 +134,31 @@ ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
         fmt::format("greit: s = {} and ratio = {} must both be > 0", o.s, o.ratio));
   const Mesh& mesh = forward.mesh();
   GridGeometry grid = greit_grid(mesh, o.n);
-  const Eigen::MatrixXd J = forward.jacobian(o.perm, o.jac_normalized);
+  const Eigen::MatrixXd jt = forward.jacobian_transposed(o.perm, o.jac_normalized);
 
   // X = Jᵀ (JJᵀ + λ diag(JJᵀ)^p)⁻¹  (n_elems × n_meas)
-  const Eigen::Index n_meas = J.rows();
+  const Eigen::Index n_meas = jt.cols();
   Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n_meas, n_meas);
-  m.selfadjointView<Eigen::Lower>().rankUpdate(J);
+  m.selfadjointView<Eigen::Lower>().rankUpdate(jt.transpose());
   m.triangularView<Eigen::StrictlyUpper>() = m.transpose();
   m.diagonal() += o.lambda * m.diagonal().array().pow(o.p).matrix();
   const Eigen::LLT<Eigen::MatrixXd> llt(m);
   if (llt.info() != Eigen::Success)
     throw std::runtime_error("greit: JJᵀ + λ diag(JJᵀ)^p is not positive definite");
-  const Eigen::MatrixXd X = llt.solve(J).transpose();
+  Eigen::MatrixXd X(jt.rows(), n_meas);
+  X.noalias() = jt * llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
 
   // H = Wᵀ X, built in blocks of grid points so W (n_elems × n²) is never held whole.
   const WeightInputs w = weight_inputs(mesh, grid);
   const int n_grid = grid.nx * grid.ny;
   ReconstructionMatrix out;
   out.H.resize(n_grid, n_meas);
-  constexpr int kBlock = 64;
+  constexpr int kBlock = 32;
+  Eigen::MatrixXd block(mesh.n_elems(), kBlock);
   for (int g0 = 0; g0 < n_grid; g0 += kBlock) {
     const int count = std::min(kBlock, n_grid - g0);
-    out.H.middleRows(g0, count).noalias() =
-        weight_block(w, g0, count, o.ratio, o.s).transpose() * X;
+    weight_block(w, g0, o.ratio, o.s, block.leftCols(count));
+    out.H.middleRows(g0, count).noalias() = block.leftCols(count).transpose() * X;
   }
 
   const std::string params = fmt::format(
