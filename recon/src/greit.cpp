@@ -103,17 +103,16 @@ WeightInputs weight_inputs(const Mesh& mesh, const GridGeometry& grid) {
   return w;
 }
 
-// Sigmoid weights of grid points [g0, g0 + block.cols()) into block's columns, each normalised to
-// sum 1. Evaluated in place: no temporaries of n_elems size.
-void weight_block(const WeightInputs& w, int g0, double ratio, double s,
+// Unnormalised sigmoid weights of elements [e0, e0 + block.rows()) (rows) for every grid point
+// (columns), evaluated in place.
+void weight_block(const WeightInputs& w, Eigen::Index e0, double ratio, double s,
                   Eigen::Ref<Eigen::MatrixXd> block) {
   const double scale = 5.0 / w.d_max, r0 = 5.0 * ratio;
-  for (Eigen::Index j = 0; j < block.cols(); ++j) {
-    auto col = block.col(j).array();
-    const double x = w.gx(g0 + j), y = w.gy(g0 + j);
-    col =
-        1.0 / (1.0 + (s * (((w.cx - x).square() + (w.cy - y).square()).sqrt() * scale - r0)).exp());
-    col /= col.sum();
+  const auto cx = w.cx.segment(e0, block.rows()), cy = w.cy.segment(e0, block.rows());
+  for (Eigen::Index g = 0; g < block.cols(); ++g) {
+    const double x = w.gx(g), y = w.gy(g);
+    block.col(g).array() =
+        1.0 / (1.0 + (s * (((cx - x).square() + (cy - y).square()).sqrt() * scale - r0)).exp());
   }
 }
 
@@ -123,6 +122,7 @@ Eigen::MatrixXd greit_weights(const Mesh& mesh, const GridGeometry& grid, double
   const WeightInputs w = weight_inputs(mesh, grid);
   Eigen::MatrixXd out(mesh.n_elems(), grid.nx * grid.ny);
   weight_block(w, 0, ratio, s, out);
+  out.array().rowwise() /= out.colwise().sum().array();
   return out;
 }
 
@@ -150,16 +150,24 @@ ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
 
   // H = Wᵀ X, built in blocks of grid points so W (n_elems × n²) is never held whole.
   const WeightInputs w = weight_inputs(mesh, grid);
+  // H = Wᵀ X with W's columns normalised to sum 1: accumulate the unnormalised product and the
+  // column sums over blocks of elements, then scale each row of H once. W (n_elems × n²) is
+  // never held whole and X is read (packed) once.
   const int n_grid = grid.nx * grid.ny;
   ReconstructionMatrix out;
-  out.H.resize(n_grid, n_meas);
-  constexpr int kBlock = 32;
-  Eigen::MatrixXd block(mesh.n_elems(), kBlock);
-  for (int g0 = 0; g0 < n_grid; g0 += kBlock) {
-    const int count = std::min(kBlock, n_grid - g0);
-    weight_block(w, g0, o.ratio, o.s, block.leftCols(count));
-    out.H.middleRows(g0, count).noalias() = block.leftCols(count).transpose() * X;
+  out.H = Eigen::MatrixXd::Zero(n_grid, n_meas);
+  Eigen::VectorXd column_sums = Eigen::VectorXd::Zero(n_grid);
+  constexpr Eigen::Index kBlock = 1024;
+  const Eigen::Index n_e = mesh.n_elems();
+  Eigen::MatrixXd block(std::min(kBlock, n_e), n_grid);
+  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
+    const Eigen::Index count = std::min(kBlock, n_e - e0);
+    auto w_block = block.topRows(count);
+    weight_block(w, e0, o.ratio, o.s, w_block);
+    column_sums += w_block.colwise().sum().transpose();
+    out.H.noalias() += w_block.transpose() * X.middleRows(e0, count);
   }
+  out.H = column_sums.cwiseInverse().asDiagonal() * out.H;
 
   const std::string params = fmt::format(
       R"({{"n": {}, "s": {}, "ratio": {}, "p": {}, "lambda": {}, "jac_normalized": {}, )"
