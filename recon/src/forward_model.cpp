@@ -185,20 +185,27 @@ Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, b
 
   // Jᵀ[e, k] = r_kᵀ K_e f_d = (G_r · G_f) / 4A, with f the drive field and r the adjoint field of
   // measurement k (unit current into its positive electrode, out of its negative one).
+  // Tiled over elements so the tile's gradient columns stay in cache across all measurements.
   Eigen::MatrixXd jt(n_e, static_cast<Eigen::Index>(p.n_meas()));
-  Eigen::ArrayXd fx(n_e), fy(n_e);
-  int current_drive = -1;
-  for (size_t k = 0; k < p.n_meas(); ++k) {
-    const Measurement& meas = p.measurements[k];
-    if (meas.drive != current_drive) {
-      const Drive& d = p.drives[static_cast<size_t>(meas.drive)];
-      fx = (gx.col(d.source) - gx.col(d.sink)).array() * inv4a;
-      fy = (gy.col(d.source) - gy.col(d.sink)).array() * inv4a;
-      current_drive = meas.drive;
+  constexpr Eigen::Index kTile = 2048;
+  Eigen::ArrayXd fx(std::min<Eigen::Index>(kTile, n_e)), fy(fx.size());
+  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kTile) {
+    const Eigen::Index count = std::min<Eigen::Index>(kTile, n_e - e0);
+    const auto inv = inv4a.segment(e0, count);
+    const auto gxt = gx.middleRows(e0, count), gyt = gy.middleRows(e0, count);
+    int current_drive = -1;
+    for (size_t k = 0; k < p.n_meas(); ++k) {
+      const Measurement& meas = p.measurements[k];
+      if (meas.drive != current_drive) {
+        const Drive& d = p.drives[static_cast<size_t>(meas.drive)];
+        fx.head(count) = (gxt.col(d.source) - gxt.col(d.sink)).array() * inv;
+        fy.head(count) = (gyt.col(d.source) - gyt.col(d.sink)).array() * inv;
+        current_drive = meas.drive;
+      }
+      jt.col(static_cast<Eigen::Index>(k)).segment(e0, count) =
+          (gxt.col(meas.positive) - gxt.col(meas.negative)).array() * fx.head(count) +
+          (gyt.col(meas.positive) - gyt.col(meas.negative)).array() * fy.head(count);
     }
-    jt.col(static_cast<Eigen::Index>(k)) =
-        (gx.col(meas.positive) - gx.col(meas.negative)).array() * fx +
-        (gy.col(meas.positive) - gy.col(meas.negative)).array() * fy;
   }
   if (normalize) {
     const Eigen::VectorXd v = solve(perm);

@@ -25,9 +25,10 @@ import numpy as np
 
 
 def timed(fn):
-    t0 = time.perf_counter()
+    """(wall seconds, process CPU seconds over all threads), result"""
+    t0, c0 = time.perf_counter(), time.process_time()
     result = fn()
-    return time.perf_counter() - t0, result
+    return (time.perf_counter() - t0, time.process_time() - c0), result
 
 
 def write_mesh(mesh_obj, folder):
@@ -40,7 +41,11 @@ def write_mesh(mesh_obj, folder):
 def run_ours(binary, folder, repeat, laplacian=True):
     cmd = [binary, folder, "--repeat", str(repeat)] + ([] if laplacian else ["--no-laplacian"])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return {k: float(v) for k, v in (line.split() for line in out.splitlines() if line.strip())}
+    values = {}
+    for line in out.splitlines():
+        key, *numbers = line.split()
+        values[key] = tuple(float(x) for x in numbers) if len(numbers) > 1 else float(numbers[0])
+    return values
 
 
 def run_pyeit(mesh_obj):
@@ -66,10 +71,15 @@ def run_pyeit(mesh_obj):
     return t
 
 
-def fmt_s(x):
-    if x is None:
-        return "—"
+def fmt_1(x):
     return f"{x * 1e3:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def fmt_s(t):
+    """(wall, cpu) -> 'wall (cpu)'"""
+    if t is None:
+        return "—"
+    return f"{fmt_1(t[0])} ({fmt_1(t[1])})"
 
 
 def main():
@@ -108,14 +118,15 @@ def main():
             ("jac_kotre", "JAC (kotre)"), ("greit", "GREIT"), ("bp", "BP")]
     print(f"pyEIT {version('pyeit')}, numpy {np.__version__}, Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} cores; eitstream best of {args.repeat} "
-          f"(fresh ForwardModel each run), pyEIT one run.\n")
-    print("| mesh | nodes | triangles | pyEIT mesh | step | eitstream | pyEIT | ratio |")
+          f"(fresh ForwardModel each run), pyEIT one run. Cells: wall-clock (process CPU time, all "
+          f"threads); load average at start {os.getloadavg()[0]:.1f}.\n")
+    print("| mesh | nodes | triangles | pyEIT mesh | step | eitstream | pyEIT | pyEIT / eitstream |")
     print("|---|---:|---:|---:|---|---:|---:|---:|")
     for label, n_nodes, n_elems, t_mesh, ours, theirs in rows:
         for i, (key, name) in enumerate(keys):
             mine = ours[key]
             ref = theirs[key] if theirs else None
-            ratio = f"{ref / mine:.0f}×" if ref else "not run"
+            ratio = f"{ref[0] / mine[0]:.0f}× ({ref[1] / mine[1]:.0f}×)" if ref else "not run"
             head = (f"| {label} | {n_nodes} | {n_elems} | {fmt_s(t_mesh)} " if i == 0
                     else "| | | | ")
             print(f"{head}| {name} | {fmt_s(mine)} | {fmt_s(ref)} | {ratio} |")
