@@ -8,6 +8,7 @@
 
 #include "eit/recon/mesh_check.hpp"
 #include "fem_assembly.hpp"
+#include "sparse_ldlt_solve.hpp"
 
 namespace eit::recon {
 
@@ -46,15 +47,14 @@ struct ForwardModel::Impl {
     if (cached && perm.size() == cached_perm.size() && perm == cached_perm) return fields;
     const Eigen::SparseMatrix<double> A = detail::assemble_system(
         mesh, geometry, perm, segments, options.contact_impedance, /*grounded=*/true);
-    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt(
-        A);
+    const detail::SparseLdlt ldlt(A);
     if (ldlt.info() != Eigen::Success)
       throw std::runtime_error(
           "forward model: factorisation of the FEM system failed (is the "
           "mesh connected?)");
     Eigen::MatrixXd rhs = Eigen::MatrixXd::Zero(A.rows(), n_el());
     for (int l = 0; l < n_el(); ++l) rhs(electrode_row[static_cast<size_t>(l)], l) = 1.0;
-    fields = ldlt.solve(rhs);
+    fields = detail::solve_many(ldlt, rhs);
     cached_perm = std::move(perm);
     cached = true;
     return fields;

@@ -11,6 +11,7 @@
 
 #include "element_laplacian.hpp"
 #include "model_assembly.hpp"
+#include "sparse_ldlt_solve.hpp"
 
 namespace eit::recon {
 namespace {
@@ -76,8 +77,8 @@ Eigen::MatrixXd laplacian_prior_matrix(const Eigen::MatrixXd& jt, const JacOptio
   Eigen::SparseMatrix<double> P = L.transpose() * L;
   const double gamma = P.diagonal().mean();
   P.coeffRef(0, 0) += gamma;
-  Eigen::SimplicialLLT<Eigen::SparseMatrix<double>, Eigen::Lower, Eigen::AMDOrdering<int>> llt(
-      P * o.lambda);
+  const Eigen::SparseMatrix<double> scaled_p = P * o.lambda;
+  const detail::SparseLdlt llt(scaled_p);
   if (llt.info() != Eigen::Success)
     throw std::runtime_error(
         "jac laplacian prior: LᵀL + γe₀e₀ᵀ is not positive definite (is the "
@@ -87,7 +88,7 @@ Eigen::MatrixXd laplacian_prior_matrix(const Eigen::MatrixXd& jt, const JacOptio
   U.leftCols(m) = jt;
   U.col(m).setZero();
   U(0, m) = 1.0;
-  const Eigen::MatrixXd Y = llt.solve(U);
+  const Eigen::MatrixXd Y = detail::solve_many(llt, U);
   Eigen::MatrixXd S = U.transpose() * Y;
   S.topLeftCorner(m, m).diagonal().array() += 1.0;
   S(m, m) += -1.0 / (o.lambda * gamma);
