@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
 
 namespace eit::recon {
@@ -258,6 +259,7 @@ Mesh generate_mesh(const MeshOptions& options) {
     Mesh mesh = mesh_with_gmsh(path, options);
     gmsh::logger::stop();
     gmsh::clear();
+    check_mesh(mesh, "generated mesh");
     return mesh;
   } catch (const std::invalid_argument&) {
     gmsh::logger::stop();

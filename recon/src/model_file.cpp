@@ -187,8 +187,8 @@ void validate_model(const Model& m, const std::string& what) {
     if (grid.nx <= 0 || grid.ny <= 0)
       bad(fmt::format("grid is {} × {}, expected positive sizes", grid.nx, grid.ny));
     if (static_cast<Eigen::Index>(grid.nx) * grid.ny != m.H.rows())
-      bad(fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(), grid.ny, grid.nx,
-                      static_cast<long long>(grid.nx) * grid.ny));
+      bad(fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(), grid.ny,
+                      grid.nx, static_cast<long long>(grid.nx) * grid.ny));
     if (grid.mask.size() != static_cast<size_t>(grid.nx) * grid.ny)
       bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(),
                       static_cast<long long>(grid.nx) * grid.ny));
