@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "eit/recon/forward_model.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/mesh_boundary.hpp"
 #include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
@@ -209,4 +210,17 @@ TEST_CASE(
   const double err = std::sqrt(diff2 / ref2);
   MESSAGE("relative difference to pyEIT v0: ", err);
   CHECK(err < 0.05);
+}
+
+TEST_CASE("layered circle fallback mesh is valid with electrodes at pyEIT's positions") {
+  const Mesh m = layered_circle_mesh(16, 8);
+  CHECK_NOTHROW(check_mesh(m));
+  CHECK(m.n_elems() == 16 * 64);
+  CHECK(m.n_nodes() == 1 + 16 * 36);
+  CHECK(total_area(m) == doctest::Approx(std::numbers::pi).epsilon(0.03));
+  const auto expected = electrode_positions(CircleOutline{}, 16);
+  for (int k = 0; k < 16; ++k) {
+    CHECK(m.nodes(m.electrode_nodes[k], 0) == doctest::Approx(expected[k].x()));
+    CHECK(m.nodes(m.electrode_nodes[k], 1) == doctest::Approx(expected[k].y()));
+  }
 }
