@@ -124,6 +124,30 @@ TEST_CASE("model build with the complete electrode model on an ellipse succeeds"
   fs::remove(out);
 }
 
+TEST_CASE("model build meshes a polygon outline file and builds back-projection on its nodes") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("model build polygon", "built without Gmsh");
+    return;
+  }
+  const fs::path outline = temp_path("square.txt"), out = temp_path("bp.h5");
+  std::ofstream(outline) << "# a square\n-1,-1\n1,-1\n1 1\n-1,1\n";
+  const Result b =
+      eitstream(fmt::format("model build --mesh polygon:{} --h0 0.2 --algorithm bp -o {}",
+                            outline.string(), out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  const Model m = load_model(out);
+  const auto& g = std::get<MeshGeometry>(m.geometry);
+  CHECK(g.output_on == MeshGeometry::OutputOn::kNodes);
+  CHECK(m.H.rows() == g.nodes.rows());
+  CHECK(g.nodes(g.electrode_nodes[0], 0) == doctest::Approx(-1.0));  // 9 o'clock start
+  CHECK(g.nodes(g.electrode_nodes[0], 1) == doctest::Approx(0.0));
+  const Result i = eitstream(fmt::format("model info {}", out.string()));
+  CHECK(contains(i.output, "output on nodes"));
+  fs::remove(outline);
+  fs::remove(out);
+}
+
 TEST_CASE("model import unpacks EIDORS' GREIT v1.0 matrix to 1024 x 208") {
   const auto mat = eit::test::shared_data_file("recordings/GREIT_v10_Circ_Matrix.mat");
   if (!mat) return;
