@@ -132,12 +132,14 @@ class V5Walker {
     if (f_.size() < 128 || !f_.read_at(0, head, 128))
       throw std::runtime_error(
           fmt::format("{}: {} bytes, too short for a MATLAB file", name_, f_.size()));
-    if (std::memcmp(head, "MATLAB 7.3", 10) == 0) return;
     if (head[126] == 'M' && head[127] == 'I')
       swap_ = true;
     else if (!(head[126] == 'I' && head[127] == 'M'))
       throw std::runtime_error(fmt::format(
           "{}: endian indicator (bytes 126–127) is not 'IM' or 'MI': not a MATLAB v5 file", name_));
+    const uint16_t version =
+        swap_ ? uint16_t(head[124] << 8 | head[125]) : uint16_t(head[125] << 8 | head[124]);
+    if (version == 0x0200) return;  // v7.3: HDF5, which libmatio reads through the HDF5 library
     walk(128, f_.size() - 128, 0);
   }
 
@@ -158,6 +160,10 @@ class V5Walker {
         throw std::runtime_error(fmt::format("{}: cannot read the element at byte {}", name_, pos));
       const uint32_t type = u32(tag);
       if ((type >> 16) != 0) {  // small data element: type, size and up to 4 bytes in 8
+        if ((type >> 16) > 4)
+          throw std::runtime_error(
+              fmt::format("{}: small element at byte {} claims {} bytes, at most 4 fit", name_, pos,
+                          type >> 16));
         pos += 8;
         continue;
       }

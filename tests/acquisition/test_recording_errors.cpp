@@ -325,4 +325,10 @@ TEST_CASE(".mat frames are columns; a damaged element length is refused before i
   const std::string twins = mat_v5("zc", 256, 0) + mat_v5("zc", 256, 2).substr(128);
   CHECK_THROWS_WITH(open_recording_reader(tmp.write("twins.mat", twins), {}, adjacent16()),
                     doctest::Contains("'zc' is damaged"));
+  // A "small" element (size in the tag's upper half) claiming more than 4 bytes (fuzz_mat again).
+  std::string small = mat_v5("frames", 256, 3);
+  const uint32_t bogus = 0xfe000005u;  // dims tag at byte 128 + 8 + 16
+  std::memcpy(small.data() + 152, &bogus, 4);
+  CHECK_THROWS_WITH(open_recording_reader(tmp.write("small.mat", small), {}, adjacent16()),
+                    doctest::Contains("small element at byte 152 claims 65024 bytes"));
 }
