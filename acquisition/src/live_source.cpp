@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/acquisition/openeit_line_decoder.hpp"
 #include "eit/acquisition/transports.hpp"
 
 namespace eit::acquisition {
