@@ -48,12 +48,26 @@ class PtyLink final : public DeviceLink {
   bool wait_for_receiver(std::chrono::milliseconds) override { return true; }
 
   bool drain(std::chrono::milliseconds timeout) override {
-    // Bytes still waiting on the slave side to be read by the receiver.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // Bytes still waiting on the slave side to be read by the receiver. The count can read 0
+    // for a moment while the pty moves a large write into the slave's buffer, so it has to stay
+    // 0 for a while before the link counts as drained.
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + timeout;
+    auto empty_since = Clock::now();
+    bool empty = false;
     for (;;) {
       int waiting = 0;
-      if (::ioctl(slave_, TIOCINQ, &waiting) != 0 || waiting == 0) return true;
-      if (std::chrono::steady_clock::now() >= deadline) return false;
+      if (::ioctl(slave_, TIOCINQ, &waiting) != 0) return true;
+      const auto now = Clock::now();
+      if (waiting != 0) {
+        empty = false;
+      } else if (!empty) {
+        empty = true;
+        empty_since = now;
+      } else if (now - empty_since >= std::chrono::milliseconds(100)) {
+        return true;
+      }
+      if (now >= deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
