@@ -283,3 +283,17 @@ TEST_CASE("sample type names parse and unknown ones are refused with the choices
                        std::invalid_argument);
   CHECK_THROWS_AS(IngestDecoder(0), std::invalid_argument);
 }
+
+TEST_CASE("the example frame in docs/protocol.md encodes to the documented bytes") {
+  // Bytes computed independently with Python's struct and zlib.crc32 (see docs/protocol.md).
+  const std::vector<uint8_t> documented = {
+      0x45, 0x49, 0x54, 0x46, 0x01, 0x01, 0x28, 0x00, 0x2a, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x2f, 0x68, 0x59, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00,
+      0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x48, 0xda, 0x2d, 0x04, 0x60, 0x09, 0xb1,
+      0xb1, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0xbf, 0x00, 0x00, 0x80, 0x3e};
+  CHECK(frame_bytes(IngestSampleType::kF32, 42, 1'500'000'000, {1.0f, -0.5f, 0.25f}) == documented);
+  IngestDecoder d(3);
+  const auto r = decode_all(d, documented);
+  REQUIRE(r.seqs == std::vector<uint64_t>{42});
+  CHECK(r.values[0] == std::vector<float>{1.0f, -0.5f, 0.25f});
+}

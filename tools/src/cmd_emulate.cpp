@@ -34,7 +34,7 @@ struct EmulateArgs {
   int electrodes = 16, drive_distance = 0, measure_step = 1;
   std::string order = "std";
   bool measure_on_driven = false;
-  acquisition::RecordingOptions recording;
+  acquisition::ReplayOptions replay;
   std::string complex_part = "real";
   SyntheticFeedOptions synthetic;
 };
@@ -65,15 +65,16 @@ void run_emulate(EmulateArgs a) {
   if (a.speed <= 0) throw CommandError(fmt::format("--speed {}: expected > 0", a.speed));
   if (a.frames_per_datagram == 0) throw CommandError("--frames-per-datagram 0: expected >= 1");
   const auto sample_type = acquisition::parse_ingest_sample_type(a.sample_type);
-  a.recording.complex_part = acquisition::parse_complex_part(a.complex_part);
+  a.replay.recording.complex_part = acquisition::parse_complex_part(a.complex_part);
+  a.replay.loop = a.loop;
+  a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
 
-  auto feed = open_frame_feed(a.from, a.recording, a.synthetic, protocol, a.loop, a.fps);
+  auto feed = open_frame_feed(a.from, a.replay, a.synthetic, protocol, a.fps);
   const double base_rate = a.fps > 0 ? a.fps : (feed->rate_hz() > 0 ? feed->rate_hz() : 20.0);
   const double rate = base_rate * a.speed;
   const size_t n = feed->n_values();
-  uint64_t total = a.count;
-  if (total == 0) total = feed->length();  // 0 stays 0: endless (loop or synthetic)
+  const uint64_t total = a.count;  // 0: until the recording ends (never when looping)
   say(fmt::format("emulate: {}: {} values per frame, protocol {} electrodes drive {} step {} {}",
                   feed->describe(), n, protocol.n_electrodes, protocol.options.drive_distance,
                   protocol.options.measure_step, recon::to_string(protocol.options.order)));
@@ -83,7 +84,8 @@ void run_emulate(EmulateArgs a) {
   say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
                   a.unpaced ? std::string("unpaced") : fmt::format("{:.6g} frames/s", rate),
-                  total == 0 ? std::string("endless") : std::to_string(total),
+                  total == 0 ? std::string(a.loop || a.from == "synthetic" ? "endless" : "all")
+                             : std::to_string(total),
                   a.loop ? " (looping)" : ""));
   const auto wait_step = std::chrono::milliseconds(200);
   const auto wait_until = std::chrono::steady_clock::now() +
@@ -105,16 +107,12 @@ void run_emulate(EmulateArgs a) {
   const size_t per_message = datagrams ? a.frames_per_datagram : 1;
   std::vector<uint8_t> message(frame_bytes * per_message);
   size_t message_len = 0, in_message = 0;
-  uint64_t sent = 0, unreadable = 0;
+  uint64_t sent = 0;
   const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / rate));
   const auto t0 = std::chrono::steady_clock::now();
   auto last_report = t0;
   for (uint64_t i = 0; total == 0 || i < total; ++i) {
-    if (!feed->next(values)) {
-      if (feed->length() != 0 && i >= feed->length()) break;
-      ++unreadable;
-      continue;
-    }
+    if (!feed->next(values)) break;
     if (!a.unpaced) std::this_thread::sleep_until(t0 + period * static_cast<int64_t>(i));
     const uint64_t seq = a.seq_start + i;
     std::span<uint8_t> out(message.data() + message_len, frame_bytes);
@@ -145,7 +143,7 @@ void run_emulate(EmulateArgs a) {
   say(
       fmt::format("emulate: done: {} frames encoded, {} sends dropped with no receiver, {} "
                   "disconnects, {} unreadable frames, {:.3f} s{}",
-                  sent, link->dropped(), link->disconnects(), unreadable, secs,
+                  sent, link->dropped(), link->disconnects(), feed->bad_frames(), secs,
                   drained ? "" : " (the receiver did not read everything)"));
 }
 
@@ -187,14 +185,17 @@ const RegisterCommand kEmulate{
       cmd->add_option("--order", args->order, "Protocol: std | rotate_meas")->capture_default_str();
       cmd->add_flag("--measure-on-driven", args->measure_on_driven,
                     "Protocol: keep pairs touching a driven electrode");
-      cmd->add_option("--recording-format", args->recording.format,
+      cmd->add_option("--recording-format", args->replay.recording.format,
                       "draeger get mat openeit f32 f64 csv npy (default: detect)");
-      cmd->add_option("--variable", args->recording.variable, ".mat variable holding the frames");
-      cmd->add_option("--values-per-frame", args->recording.values_per_frame, "Raw files: values");
-      cmd->add_option("--layout", args->recording.layout, "Device layout override (see docs)");
+      cmd->add_option("--variable", args->replay.recording.variable,
+                      ".mat variable holding the frames");
+      cmd->add_option("--values-per-frame", args->replay.recording.values_per_frame,
+                      "Raw files: values");
+      cmd->add_option("--layout", args->replay.recording.layout,
+                      "Device layout override (see docs)");
       cmd->add_option("--complex", args->complex_part, "real | imag | magnitude")
           ->capture_default_str();
-      cmd->add_flag("--invert", args->recording.invert, "Flip the recording's polarity");
+      cmd->add_flag("--invert", args->replay.recording.invert, "Flip the recording's polarity");
       cmd->add_option("--h0", args->synthetic.h0, "Synthetic: mesh size")->capture_default_str();
       cmd->add_option("--snr", args->synthetic.snr_db, "Synthetic: SNR in dB")
           ->capture_default_str();

@@ -1,7 +1,8 @@
-// Frame feeds for emulate: a RecordingReader walked in order (wrapping when looping), or the
-// SyntheticPhantomSource read unpaced (emulate paces the output itself).
+// Frame feeds for emulate: a Source read as fast as it gives frames — the ReplaySource of a
+// recording (unpaced, looping when asked) or the SyntheticPhantomSource (unpaced).
 #include "emulate_feed.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,88 +15,66 @@
 namespace eit::cli {
 namespace {
 
-class RecordingFeed final : public FrameFeed {
+class SourceFeed final : public FrameFeed {
  public:
-  RecordingFeed(std::unique_ptr<acquisition::RecordingReader> reader, bool loop)
-      : reader_(std::move(reader)), loop_(loop) {
-    if (reader_->info().n_frames == 0) {
-      throw std::runtime_error(fmt::format("{}: no whole frame to play; expected at least one",
-                                           reader_->info().path.string()));
-    }
-  }
-  std::string describe() const override {
-    const auto& i = reader_->info();
-    return fmt::format(
-        "{} ({}, {} frames{})", i.path.filename().string(), i.format, i.n_frames,
-        i.rate_hz > 0 ? fmt::format(", {} Hz from {}", i.rate_hz, i.rate_source) : std::string());
-  }
-  size_t n_values() const noexcept override { return reader_->n_values(); }
-  double rate_hz() const noexcept override { return reader_->info().rate_hz; }
-  size_t length() const noexcept override { return loop_ ? 0 : reader_->info().n_frames; }
-  bool next(std::span<float> out) override {
-    if (next_ == reader_->info().n_frames) {
-      if (!loop_) return false;
-      next_ = 0;
-    }
-    return reader_->read(next_++, out);
-  }
-
- private:
-  std::unique_ptr<acquisition::RecordingReader> reader_;
-  bool loop_;
-  size_t next_ = 0;
-};
-
-class SyntheticFeed final : public FrameFeed {
- public:
-  SyntheticFeed(const recon::Protocol& protocol, const SyntheticFeedOptions& o, double rate_hz)
-      : source_(recon::generate_mesh({.outline = recon::CircleOutline{},
-                                      .n_electrodes = protocol.n_electrodes,
-                                      .h0 = o.h0}),
-                protocol, phantom_options(o, rate_hz)),
-        values_(protocol.n_meas()) {
+  SourceFeed(std::unique_ptr<acquisition::Source> source, double rate_hz)
+      : source_(std::move(source)), rate_hz_(rate_hz), values_(source_->n_values()) {
     slot_.values = values_.data();
   }
-  std::string describe() const override { return source_.describe(); }
-  size_t n_values() const noexcept override { return source_.n_values(); }
-  double rate_hz() const noexcept override { return 0.0; }
-  size_t length() const noexcept override { return 0; }
+  std::string describe() const override { return source_->describe(); }
+  size_t n_values() const noexcept override { return values_.size(); }
+  double rate_hz() const noexcept override { return rate_hz_; }
+  uint64_t bad_frames() const override { return source_->stats().bad_frames; }
   bool next(std::span<float> out) override {
-    if (source_.read(slot_, std::chrono::milliseconds(1000)) != acquisition::ReadStatus::kFrame) {
-      return false;
+    for (;;) {
+      switch (source_->read(slot_, std::chrono::milliseconds(1000))) {
+        case acquisition::ReadStatus::kFrame:
+          std::copy(values_.begin(), values_.end(), out.begin());
+          return true;
+        case acquisition::ReadStatus::kTimeout:
+          continue;
+        case acquisition::ReadStatus::kEnd:
+        case acquisition::ReadStatus::kStopped:
+          return false;
+      }
     }
-    std::copy(values_.begin(), values_.end(), out.begin());
-    return true;
   }
 
  private:
-  static acquisition::PhantomOptions phantom_options(const SyntheticFeedOptions& o, double rate) {
-    acquisition::PhantomOptions p;
-    p.rate_hz = 0;  // emulate paces
-    p.snr_db = o.snr_db;
-    p.seed = o.seed;
-    p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate)));
-    return p;
-  }
-
-  acquisition::SyntheticPhantomSource source_;
+  std::unique_ptr<acquisition::Source> source_;
+  double rate_hz_;
   std::vector<float> values_;
   pipeline::FrameSlot slot_;
 };
 
+std::unique_ptr<acquisition::Source> synthetic_source(const recon::Protocol& protocol,
+                                                      const SyntheticFeedOptions& o,
+                                                      double rate_hz) {
+  acquisition::PhantomOptions p;
+  p.rate_hz = 0;  // emulate paces
+  p.snr_db = o.snr_db;
+  p.seed = o.seed;
+  p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate_hz)));
+  const auto mesh = recon::generate_mesh(
+      {.outline = recon::CircleOutline{}, .n_electrodes = protocol.n_electrodes, .h0 = o.h0});
+  return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, protocol, p);
+}
+
 }  // namespace
 
 std::unique_ptr<FrameFeed> open_frame_feed(const std::string& from,
-                                           const acquisition::RecordingOptions& recording,
+                                           const acquisition::ReplayOptions& replay,
                                            const SyntheticFeedOptions& synthetic,
-                                           const recon::Protocol& protocol, bool loop,
-                                           double played_rate_hz) {
+                                           const recon::Protocol& protocol, double played_rate_hz) {
   if (from == "synthetic") {
-    return std::make_unique<SyntheticFeed>(protocol, synthetic,
-                                           played_rate_hz > 0 ? played_rate_hz : 50.0);
+    const double rate = played_rate_hz > 0 ? played_rate_hz : 50.0;
+    return std::make_unique<SourceFeed>(synthetic_source(protocol, synthetic, rate), 0.0);
   }
-  return std::make_unique<RecordingFeed>(
-      acquisition::open_recording_reader(from, recording, protocol), loop);
+  acquisition::ReplayOptions unpaced = replay;
+  unpaced.unpaced = true;
+  auto source = acquisition::open_replay(from, unpaced, protocol);
+  const double rate = source->recorded_rate_hz();
+  return std::make_unique<SourceFeed>(std::move(source), rate);
 }
 
 }  // namespace eit::cli
