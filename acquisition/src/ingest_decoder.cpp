@@ -126,11 +126,9 @@ bool IngestDecoder::finish_payload(pipeline::FrameSlot& slot) noexcept {
     case IngestSampleType::kComplex64:
       for (size_t i = 0; i < n; ++i) {
         const float re = le::load<float>(p + 8 * i), im = le::load<float>(p + 8 * i + 4);
-        switch (options_.complex_part) {
-          case ComplexPart::kReal: out[i] = re; break;
-          case ComplexPart::kImag: out[i] = im; break;
-          case ComplexPart::kMagnitude: out[i] = std::hypot(re, im); break;
-        }
+        out[i] = options_.complex_part == ComplexPart::kReal   ? re
+                 : options_.complex_part == ComplexPart::kImag ? im
+                                                               : std::hypot(re, im);
       }
       break;
   }
