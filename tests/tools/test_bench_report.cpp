@@ -1,0 +1,251 @@
+// eit_bench at library level: percentiles, stamp analysis (intervals telescope to end to end),
+// and the report writers (JSON keys, CSV rows, SVG well-formed and renderable).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "eit/bench/bench_report.hpp"
+#include "eit/bench/latency_summary.hpp"
+#include "eit/bench/latency_svg.hpp"
+#include "eit/bench/run_result.hpp"
+#include "eit/bench/stamp_recorder.hpp"
+#include "test_data.hpp"
+
+namespace fs = std::filesystem;
+using eit::bench::kStampColumns;
+using eit::pipeline::kStageCount;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir(const char* name) {
+  fs::path d = fs::temp_directory_path() / fmt::format("eit_bench_{}_{}", name, ::getpid());
+  fs::create_directories(d);
+  return d;
+}
+
+// A recorder filled with frames whose stamps advance by random positive steps, starting on a
+// 1 kHz schedule; `skip_publish` / `skip_subscriber` seqs lack those stamps.
+eit::bench::StampRecorder synthetic_run(size_t n, uint64_t first_seq, std::mt19937_64& rng,
+                                        uint64_t skip_publish, uint64_t skip_subscriber) {
+  eit::bench::StampRecorder rec(n, first_seq);
+  std::uniform_int_distribution<int64_t> step(0, 20'000);
+  for (uint64_t seq = first_seq; seq < first_seq + n; ++seq) {
+    std::array<int64_t, kStageCount> t{};
+    t[0] = 1'000'000'000 + static_cast<int64_t>(seq - first_seq) * 1'000'000;
+    for (size_t c = 1; c < kStageCount; ++c) t[c] = t[c - 1] + step(rng);
+    const int64_t sent = t[kStageCount - 1] + step(rng);
+    if (seq == skip_publish) t[kStageCount - 1] = 0;
+    rec.record(seq, t, seq == skip_publish ? 0 : sent);
+    if (seq != skip_subscriber && seq != skip_publish)
+      rec.record_subscriber(seq, sent + step(rng) + 1);
+  }
+  return rec;
+}
+
+eit::bench::RunConfig config_for(size_t frames, size_t warmup) {
+  eit::bench::RunConfig c;
+  c.backend = "cpu";
+  c.model = "synthetic stamps";
+  c.n_out = 1024;
+  c.n_meas = 208;
+  c.transport = "inproc";
+  c.rate_hz = 1000;
+  c.frames = frames;
+  c.warmup = warmup;
+  c.policy = "lossless";
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("nearest-rank percentiles pick observed samples and refuse tails they cannot see") {
+  std::vector<int64_t> v(1000);
+  std::iota(v.begin(), v.end(), 1);
+  std::shuffle(v.begin(), v.end(), std::mt19937_64(7));
+  const auto s = eit::bench::summarize(v);
+  CHECK(s.n == 1000);
+  CHECK(s.min_ns == 1);
+  CHECK(s.max_ns == 1000);
+  CHECK(s.mean_ns == doctest::Approx(500.5));
+  CHECK(s.find("p50")->value_ns == 500);
+  CHECK(s.find("p90")->value_ns == 900);
+  CHECK(s.find("p99")->value_ns == 990);
+  CHECK(s.find("p99")->beyond == 10);
+  CHECK(s.find("p99.9")->value_ns == 999);
+  CHECK(s.find("p99.9")->beyond == 1);
+  CHECK(s.find("p99.9")->quoted);
+
+  std::vector<int64_t> w(v.begin(), v.begin() + 999);
+  const auto t = eit::bench::summarize(w);
+  CHECK(t.find("p99")->quoted);
+  CHECK_FALSE(t.find("p99.9")->quoted);
+  CHECK(t.find("p99.9")->needed == 1000);
+
+  std::vector<int64_t> few{5, 3};
+  const auto u = eit::bench::summarize(few);
+  CHECK(u.find("p50")->quoted);
+  CHECK(u.find("p50")->value_ns == 3);
+  CHECK_FALSE(u.find("p90")->quoted);
+
+  std::vector<int64_t> none;
+  CHECK(eit::bench::summarize(none).n == 0);
+}
+
+TEST_CASE("stamp recorder counts frames outside its preallocated range instead of writing them") {
+  eit::bench::StampRecorder rec(4, 10);
+  std::array<int64_t, kStageCount> t{};
+  t.fill(5);
+  CHECK(rec.record(10, t, 6));
+  CHECK(rec.record(13, t, 6));
+  CHECK_FALSE(rec.record(14, t, 6));
+  CHECK_FALSE(rec.record(9, t, 6));
+  CHECK_FALSE(rec.record_subscriber(99, 1));
+  CHECK(rec.record(13, t, 6));
+  CHECK(rec.stamp(13, eit::bench::kSentColumn) == 6);
+  CHECK(rec.out_of_range() == 2);
+  CHECK(rec.subscriber_out_of_range() == 1);
+  CHECK(rec.duplicates() == 1);
+  CHECK(rec.has_row(10));
+  CHECK_FALSE(rec.has_row(11));
+  CHECK(rec.stamp(13, eit::bench::kSubscriberColumn) == 0);
+}
+
+TEST_CASE("stage intervals add up exactly to each frame's end-to-end latency") {
+  std::mt19937_64 rng(42);
+  const size_t warmup = 50, frames = 450;
+  const uint64_t first = 3;
+  auto rec = synthetic_run(warmup + frames, first, rng, first + 100, first + 200);
+  const auto run = eit::bench::analyze_run(rec, first, config_for(frames, warmup), {});
+  CHECK(run.warmup_excluded == warmup);
+  CHECK(run.not_published == 1);
+  CHECK(run.not_received == 1);
+  CHECK(run.measured == frames - 2);
+  CHECK(run.inconsistent == 0);
+  CHECK(run.max_sum_error_ns == 0);
+  REQUIRE(run.intervals.size() == kStampColumns - 1);
+  double sum_means = 0;
+  for (size_t i = 0; i < run.intervals.size(); ++i) {
+    CHECK(run.intervals[i].from == i);
+    CHECK(run.intervals[i].to == i + 1);
+    CHECK(run.intervals[i].summary.n == run.measured);
+    sum_means += run.intervals[i].summary.mean_ns;
+  }
+  CHECK(sum_means == doctest::Approx(run.end_to_end.summary.mean_ns).epsilon(1e-12));
+  // Recompute end to end independently from the recorder: same multiset of values.
+  std::vector<int64_t> e2e;
+  for (uint64_t seq = first + warmup; seq < first + warmup + frames; ++seq) {
+    const int64_t sub = rec.stamp(seq, eit::bench::kSubscriberColumn);
+    if (sub != 0 && rec.has_row(seq)) e2e.push_back(sub - rec.stamp(seq, 0));
+  }
+  std::sort(e2e.begin(), e2e.end());
+  CHECK(e2e == run.end_to_end.sorted_ns);
+  CHECK(run.offered_fps == doctest::Approx(1000.0).epsilon(1e-6));
+}
+
+TEST_CASE("frames whose stamps go backwards are counted, not measured") {
+  std::mt19937_64 rng(1);
+  auto rec = synthetic_run(120, 0, rng, 999, 999);
+  std::array<int64_t, kStageCount> t{};
+  for (size_t c = 0; c < kStageCount; ++c) t[c] = rec.stamp(30, c);
+  std::swap(t[2], t[4]);
+  if (t[2] == t[4]) t[2] += 1;
+  rec.record(30, t, rec.stamp(30, eit::bench::kSentColumn));
+  const auto run = eit::bench::analyze_run(rec, 0, config_for(100, 20), {});
+  CHECK(run.inconsistent == 1);
+  CHECK(run.measured == 99);
+}
+
+TEST_CASE("report writes JSON with every stage, CSV rows per interval, and a valid SVG") {
+  std::mt19937_64 rng(3);
+  auto rec = synthetic_run(1200, 0, rng, 999'999, 999'999);
+  eit::bench::BenchReport report;
+  const char* argv[] = {"eitstream", "bench", "--frames", "1000", "--svg", "a b.svg"};
+  report.machine = eit::bench::collect_machine_info(6, argv);
+  eit::bench::PipelineCounters counters;
+  counters.queue_high_water = {{"input", {3, 64}}, {"output", {1, 64}}};
+  report.runs.push_back(eit::bench::analyze_run(rec, 0, config_for(1000, 200), counters));
+  CHECK(report.machine.command_line == "eitstream bench --frames 1000 --svg 'a b.svg'");
+  CHECK(report.machine.logical_cpus > 0);
+
+  const auto dir = temp_dir("report");
+  eit::bench::write_json(report, (dir / "r.json").string());
+  const auto j = nlohmann::json::parse(slurp(dir / "r.json"));
+  CHECK(j["format"] == "eitstream-bench/1");
+  for (const char* key : {"cpu_model", "kernel", "gpu", "command_line", "clock_resolution_ns"})
+    CHECK_MESSAGE(j["machine"].contains(key), key);
+  const auto& run = j["runs"][0];
+  REQUIRE(run["stages"].size() == kStampColumns - 1);
+  const std::vector<std::string> names{"source",  "enqueue", "queue",    "batch",
+                                       "compute", "publish", "transport"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    CHECK(run["stages"][i]["name"] == names[i]);
+    CHECK(run["stages"][i]["percentiles"]["p99.9"]["quoted"] == true);
+  }
+  CHECK(run["end_to_end"]["from"] == "scheduled");
+  CHECK(run["end_to_end"]["to"] == "subscribed");
+  CHECK(run["frames"]["measured"] == 1000);
+  CHECK(run["counters"]["queue_high_water"]["input"]["high_water"] == 3);
+
+  eit::bench::write_summary_csv(report, (dir / "r.csv").string());
+  std::ifstream csv(dir / "r.csv");
+  std::string line;
+  size_t rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  CHECK(rows == 1 + (kStampColumns - 1) + 3);
+
+  eit::bench::write_frames_csv(rec, report.runs[0], (dir / "f.csv").string());
+  std::ifstream frames(dir / "f.csv");
+  rows = 0;
+  while (std::getline(frames, line)) ++rows;
+  CHECK(rows == 1 + 1200);
+
+  const auto svg_path = dir / "r.svg";
+  eit::bench::write_latency_svg(report, svg_path.string());
+  const std::string svg = slurp(svg_path);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
+  CHECK(svg.find("&apos;a b.svg&apos;") != std::string::npos);  // escaped command line
+  // Well-formed XML with an <svg> root, checked by an independent parser when Python is here.
+  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0) {
+    const std::string cmd = fmt::format(
+        "python3 -c \"import sys, xml.etree.ElementTree as E; "
+        "r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith('svg') else 3)\" '{}'",
+        svg_path.string());
+    CHECK(std::system(cmd.c_str()) == 0);
+  } else {
+    eit::test::report_skip("SVG XML parse", "python3 not found");
+  }
+  if (std::system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
+    const auto png = dir / "r.png";
+    const std::string cmd =
+        fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg_path.string());
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(fs::file_size(png) > 1000);
+  } else {
+    eit::test::report_skip("SVG rendering", "rsvg-convert not installed");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("durations are labelled in the unit that reads best") {
+  CHECK(eit::bench::format_duration(850) == "850 ns");
+  CHECK(eit::bench::format_duration(12'340) == "12.34 µs");
+  CHECK(eit::bench::format_duration(3'200'000) == "3.2 ms");
+  CHECK(eit::bench::format_duration(1.5e9) == "1.5 s");
+}

@@ -1,0 +1,97 @@
+#pragma once
+// One benchmark run's configuration and results, and analyze_run(), which turns a StampRecorder's
+// per-frame stamps into per-interval latency summaries.
+//
+// Intervals are the differences of *consecutive* stamps of one frame (scheduled→received,
+// received→enqueued, …, sent→subscribed), so for every frame they add up exactly to its
+// end-to-end latency (subscribed − scheduled): the sum telescopes. Means therefore add up too.
+// Percentiles do not: the p99 of a sum is neither the sum of the p99s nor bounded by it in
+// general (the slowest frames of one stage are rarely the slowest of another), which is why the
+// report gives end to end its own row, computed from per-frame sums, not from the stage rows.
+//
+// All intervals of a run are computed over the same frames: those after the warm-up that carry
+// every stamp in non-decreasing order. Frames missing a stamp are counted (dropped in the
+// pipeline, lost in transport), never silently averaged in.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "eit/bench/latency_summary.hpp"
+#include "eit/bench/stamp_recorder.hpp"
+
+namespace eit::bench {
+
+struct RunConfig {
+  std::string backend;  // "cpu", "cuda"
+  std::string model;    // "random 1024x208 (seed 1)" or a model file's path and id
+  size_t n_out = 0, n_meas = 0;
+  size_t batch = 1;       // the reconstructor's largest batch
+  std::string transport;  // "inproc", "ipc", "tcp"
+  std::string endpoint;
+  double rate_hz = 0;  // offered rate; 0 = as fast as the pipeline takes frames
+  size_t frames = 0;   // measured frames (after warm-up)
+  size_t warmup = 0;   // frames excluded at the start
+  std::string policy;  // "lossless" or "live"
+
+  std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
+};
+
+// Counters the pipeline and its stages keep themselves (whole run, warm-up included).
+struct PipelineCounters {
+  uint64_t produced = 0;      // frames the source delivered into the pipeline
+  uint64_t dropped = 0;       // frames the pipeline dropped (live policy, full queue)
+  uint64_t published = 0;     // frames the publisher sent
+  uint64_t send_dropped = 0;  // frames the publisher could not send (high-water mark)
+  uint64_t non_finite = 0;    // frames with NaN/Inf
+  uint64_t backend_errors = 0;
+  uint64_t subscriber_received = 0;  // images the subscriber got (any seq)
+  // Queue name → {high-water mark, capacity}.
+  std::vector<std::pair<std::string, std::pair<size_t, size_t>>> queue_high_water;
+};
+
+struct IntervalResult {
+  std::string name;  // "source", "enqueue", "queue", "batch", "compute", "out_queue", "send", …
+  size_t from = 0, to = 0;  // StampRecorder columns
+  LatencySummary summary;
+  std::vector<int64_t> sorted_ns;  // every sample, ascending (for CDFs)
+};
+
+struct RunResult {
+  RunConfig config;
+  PipelineCounters counters;
+
+  uint64_t first_seq = 0;
+  size_t frames_total = 0;  // warm-up + measured seqs the run asked for
+  size_t warmup_excluded = 0;
+  size_t measured = 0;       // frames in the measured window with every stamp (the sample set)
+  size_t not_published = 0;  // measured-window frames that never reached the publisher
+  size_t not_received = 0;   // published in the window but never seen by the subscriber
+  size_t inconsistent = 0;   // stamps out of order (a clock or stamping bug; excluded)
+
+  double offered_fps = 0;    // the schedule's rate over the measured window
+  double delivered_fps = 0;  // images received per second over the measured window
+  double window_s = 0;       // first scheduled → last received, measured window
+
+  std::vector<IntervalResult> intervals;  // consecutive-stamp intervals, in stage order
+  IntervalResult end_to_end;              // scheduled → subscribed
+  IntervalResult pipeline;                // scheduled → published (without the transport)
+  IntervalResult frame_to_image;          // received → sent: a frame's own path through
+                                          // eitstream (what the pyEIT comparison measures)
+
+  // Per measured frame in seq order: seconds since the window's first scheduled time, and its
+  // end-to-end latency in ns.
+  std::vector<std::pair<double, int64_t>> end_to_end_over_time;
+  // Largest |Σ intervals − end to end| over all frames; 0 unless the arithmetic is broken.
+  int64_t max_sum_error_ns = 0;
+};
+
+// The names of the intervals between consecutive columns: interval_name(c) is column c → c+1.
+std::string_view interval_name(size_t from_column) noexcept;
+
+// Analyses seqs [first_seq, first_seq + config.warmup + config.frames) of `recorder`.
+RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const RunConfig& config,
+                      const PipelineCounters& counters);
+
+}  // namespace eit::bench

@@ -1,0 +1,126 @@
+// Terminal rendering of a BenchReport: one block per run, then the pyEIT comparison.
+#include <fmt/format.h>
+
+#include "eit/bench/bench_report.hpp"
+
+namespace eit::bench {
+namespace {
+
+std::string us(int64_t ns) { return fmt::format("{:.2f}", static_cast<double>(ns) * 1e-3); }
+
+std::string row(std::string_view name, const IntervalResult& iv) {
+  const auto& s = iv.summary;
+  const std::string stamps =
+      fmt::format("{}→{}", stamp_column_name(iv.from), stamp_column_name(iv.to));
+  std::string line = fmt::format("  {:<14} {:<22} {:>7}", name, stamps, s.n);
+  if (s.n == 0) return line + "   (no samples)\n";
+  line += fmt::format(" {:>9}", us(s.min_ns));
+  for (const auto& pv : s.percentiles)
+    line += fmt::format(" {:>9}", pv.quoted ? us(pv.value_ns) : std::string("—"));
+  line += fmt::format(" {:>9} {:>9.2f}\n", us(s.max_ns), s.mean_ns * 1e-3);
+  return line;
+}
+
+std::string rate(double hz) { return hz > 0 ? fmt::format("{:.1f}", hz) : std::string("n/a"); }
+
+}  // namespace
+
+std::string format_table(const BenchReport& report) {
+  const auto& m = report.machine;
+  std::string out =
+      fmt::format("eitstream bench · {} · {} logical CPUs ({} usable) · {} · GPU: {}\n",
+                  m.cpu_model, m.logical_cpus, m.usable_cpus, m.kernel, m.gpu);
+  for (size_t i = 0; i < report.runs.size(); ++i) {
+    const RunResult& r = report.runs[i];
+    const PipelineCounters& c = r.counters;
+    out += fmt::format("\n── run {}/{}: {} · policy {} · model {}\n", i + 1, report.runs.size(),
+                       r.config.label(), r.config.policy, r.config.model);
+    out += fmt::format(
+        "  {} frames measured ({} warm-up excluded) · offered {} frames/s · delivered {} "
+        "frames/s over {:.2f} s\n",
+        r.measured, r.warmup_excluded, rate(r.offered_fps), rate(r.delivered_fps), r.window_s);
+    out += fmt::format(
+        "  measured window: {} not published (dropped in pipeline), {} lost in transport, {} "
+        "with stamps out of order\n",
+        r.not_published, r.not_received, r.inconsistent);
+    out += fmt::format(
+        "  whole run: {} produced, {} dropped by the pipeline, {} send drops, {} non-finite, {} "
+        "backend errors\n",
+        c.produced, c.dropped, c.send_dropped, c.non_finite, c.backend_errors);
+    if (!c.queue_high_water.empty()) {
+      out += "  queue high-water (whole run):";
+      for (const auto& [name, hw] : c.queue_high_water)
+        out += fmt::format(" {} {}/{}", name, hw.first, hw.second);
+      out += "\n";
+    }
+    out += fmt::format("  {:<14} {:<22} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+                       "interval (µs)", "stamps", "n", "min", "p50", "p90", "p99", "p99.9", "max",
+                       "mean");
+    for (const auto& iv : r.intervals) out += row(iv.name, iv);
+    out += row("= end to end", r.end_to_end);
+    out += row("  pipeline", r.pipeline);
+    out += row("  frame→image", r.frame_to_image);
+    double sum_means = 0;
+    for (const auto& iv : r.intervals) sum_means += iv.summary.mean_ns;
+    out += fmt::format(
+        "  Stage intervals add up per frame (largest |Σ − end to end| {} ns); means add up "
+        "(Σ {:.2f} µs),\n  percentiles do not. \"—\": too few samples (p99 needs 100, p99.9 needs "
+        "1000).\n",
+        r.max_sum_error_ns, sum_means * 1e-3);
+  }
+  out += format_comparison(report);
+  return out;
+}
+
+std::string format_comparison(const BenchReport& report) {
+  if (!report.comparison) return {};
+  const Comparison& cmp = *report.comparison;
+  if (!cmp.skipped.empty()) return fmt::format("\npyEIT comparison skipped: {}\n", cmp.skipped);
+  if (cmp.run_index >= report.runs.size()) return {};
+  const RunResult& run = report.runs[cmp.run_index];
+  const LatencySummary& ours = run.frame_to_image.summary;
+  std::string out = fmt::format(
+      "\n── eitstream vs pyEIT, same frames ({}x{}); eitstream: run {} {}, {}\n", run.config.n_out,
+      run.config.n_meas, cmp.run_index + 1, run.config.label(), cmp.eitstream_what);
+  out +=
+      fmt::format("  {:<13} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>11}\n", "loop", "p50 µs",
+                  "p99 µs", "mean µs", "frames/s", "p50 ratio", "p99 ratio", "fps ratio");
+  const auto p = [](const LatencySummary& s, std::string_view l) {
+    const auto* pv = s.find(l);
+    return pv && pv->quoted ? static_cast<double>(pv->value_ns) : 0.0;
+  };
+  // Throughput: what the run delivered when it ran as fast as it could, else 1 / mean frame time.
+  const double our_fps = run.config.rate_hz == 0 && run.delivered_fps > 0 ? run.delivered_fps
+                         : ours.mean_ns > 0                               ? 1e9 / ours.mean_ns
+                                                                          : 0;
+  out += fmt::format("  {:<13} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f} {:>10} {:>10} {:>11}\n",
+                     "eitstream", p(ours, "p50") * 1e-3, p(ours, "p99") * 1e-3, ours.mean_ns * 1e-3,
+                     our_fps, "1", "1", "1");
+  for (const auto& ext : cmp.external) {
+    const auto ratio = [](double a, double b) {
+      return a > 0 && b > 0 ? fmt::format("{:.3g}", a / b) : std::string("—");
+    };
+    out += fmt::format("  {:<13} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f} {:>10} {:>10} {:>11}\n",
+                       ext.name, p(ext.summary, "p50") * 1e-3, p(ext.summary, "p99") * 1e-3,
+                       ext.summary.mean_ns * 1e-3, ext.frames_per_s,
+                       ratio(p(ours, "p50"), p(ext.summary, "p50")),
+                       ratio(p(ours, "p99"), p(ext.summary, "p99")),
+                       ratio(ext.frames_per_s > 0 ? our_fps : 0, ext.frames_per_s));
+    out += fmt::format("  {:<13} {} ({})\n", "", ext.what, ext.versions);
+  }
+  out +=
+      "  latency ratios are eitstream / pyEIT (below 1: eitstream faster); the fps ratio is "
+      "eitstream / pyEIT frames/s (above 1: eitstream faster).\n";
+  return out;
+}
+
+const IntervalResult* find_interval(const RunResult& run, std::string_view name) noexcept {
+  for (const auto& iv : run.intervals)
+    if (iv.name == name) return &iv;
+  if (name == run.end_to_end.name) return &run.end_to_end;
+  if (name == run.pipeline.name) return &run.pipeline;
+  if (name == run.frame_to_image.name) return &run.frame_to_image;
+  return nullptr;
+}
+
+}  // namespace eit::bench

@@ -1,0 +1,126 @@
+#include "eit/bench/run_result.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace eit::bench {
+namespace {
+
+constexpr size_t kScheduled = static_cast<size_t>(pipeline::Stage::kScheduled);
+constexpr size_t kReceived = static_cast<size_t>(pipeline::Stage::kReceived);
+constexpr size_t kPublished = static_cast<size_t>(pipeline::Stage::kPublished);
+
+IntervalResult make_interval(std::string name, size_t from, size_t to, std::vector<int64_t> v) {
+  IntervalResult r;
+  r.name = std::move(name);
+  r.from = from;
+  r.to = to;
+  r.sorted_ns = std::move(v);
+  r.summary = summarize(r.sorted_ns);
+  return r;
+}
+
+}  // namespace
+
+std::string RunConfig::label() const {
+  const std::string rate = rate_hz > 0 ? fmt::format("{:g} Hz", rate_hz) : std::string("max");
+  return fmt::format("{} {}x{} b{} {} {}", backend, n_out, n_meas, batch, transport, rate);
+}
+
+std::string_view interval_name(size_t from_column) noexcept {
+  static constexpr std::array<std::string_view, kStampColumns - 1> kNames{
+      "source",     // scheduled → received: pacing lateness and the source's own work
+      "enqueue",    // received → enqueued: slot hand-over to the reconstructor's queue
+      "queue",      // enqueued → dequeued: waiting in the queue
+      "batch",      // dequeued → submitted: gathering a batch
+      "compute",    // submitted → done: the backend
+      "publish",    // done → published: output queue and the send call
+      "transport",  // published → subscribed: ZeroMQ to the subscriber
+  };
+  return from_column < kNames.size() ? kNames[from_column] : std::string_view("?");
+}
+
+RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const RunConfig& config,
+                      const PipelineCounters& counters) {
+  RunResult r;
+  r.config = config;
+  r.counters = counters;
+  r.first_seq = first_seq;
+  r.frames_total = config.warmup + config.frames;
+  r.warmup_excluded = config.warmup;
+
+  constexpr size_t kIntervals = kStampColumns - 1;
+  std::array<std::vector<int64_t>, kIntervals> samples;
+  for (auto& s : samples) s.reserve(config.frames);
+  std::vector<int64_t> e2e, pipe, own;
+  e2e.reserve(config.frames);
+  pipe.reserve(config.frames);
+  own.reserve(config.frames);
+  r.end_to_end_over_time.reserve(config.frames);
+
+  int64_t t0 = 0, first_recv = 0, last_recv = 0, first_sched = 0, last_sched = 0;
+  uint64_t first_measured_seq = 0, last_measured_seq = 0;
+  for (uint64_t seq = first_seq + config.warmup; seq < first_seq + r.frames_total; ++seq) {
+    std::array<int64_t, kStampColumns> t{};
+    for (size_t c = 0; c < kStampColumns; ++c) t[c] = recorder.stamp(seq, c);
+    if (t[kScheduled] == 0) t[kScheduled] = t[kReceived];  // unpaced source: schedule = arrival
+    if (t[kPublished] == 0 || t[kSentColumn] == 0) {
+      ++r.not_published;
+      continue;
+    }
+    if (t[kSubscriberColumn] == 0) {
+      ++r.not_received;
+      continue;
+    }
+    bool ordered = t[0] > 0;
+    for (size_t c = 1; c < kStampColumns && ordered; ++c) ordered = t[c] >= t[c - 1];
+    if (!ordered) {
+      ++r.inconsistent;
+      continue;
+    }
+    int64_t sum = 0;
+    for (size_t c = 0; c < kIntervals; ++c) {
+      samples[c].push_back(t[c + 1] - t[c]);
+      sum += t[c + 1] - t[c];
+    }
+    const int64_t total = t[kSubscriberColumn] - t[kScheduled];
+    r.max_sum_error_ns = std::max<int64_t>(r.max_sum_error_ns, std::llabs(sum - total));
+    e2e.push_back(total);
+    pipe.push_back(t[kPublished] - t[kScheduled]);
+    own.push_back(t[kSentColumn] - t[kReceived]);
+    if (r.measured == 0) {
+      t0 = first_sched = t[kScheduled];
+      first_recv = t[kSubscriberColumn];
+      first_measured_seq = seq;
+    }
+    last_measured_seq = seq;
+    last_sched = t[kScheduled];
+    last_recv = t[kSubscriberColumn];
+    r.end_to_end_over_time.emplace_back(static_cast<double>(t[kScheduled] - t0) * 1e-9, total);
+    ++r.measured;
+  }
+
+  if (r.measured >= 2) {
+    // Offered: seqs scheduled per second (gaps from drops still count as offered frames);
+    // delivered: images that arrived complete per second.
+    const auto span_s = [](int64_t a, int64_t b) { return static_cast<double>(b - a) * 1e-9; };
+    if (last_sched > first_sched)
+      r.offered_fps = static_cast<double>(last_measured_seq - first_measured_seq) /
+                      span_s(first_sched, last_sched);
+    if (last_recv > first_recv)
+      r.delivered_fps = static_cast<double>(r.measured - 1) / span_s(first_recv, last_recv);
+    r.window_s = static_cast<double>(last_recv - first_sched) * 1e-9;
+  }
+  for (size_t c = 0; c < kIntervals; ++c)
+    r.intervals.push_back(
+        make_interval(std::string(interval_name(c)), c, c + 1, std::move(samples[c])));
+  r.end_to_end = make_interval("end_to_end", kScheduled, kSubscriberColumn, std::move(e2e));
+  r.pipeline = make_interval("pipeline", kScheduled, kPublished, std::move(pipe));
+  r.frame_to_image = make_interval("frame_to_image", kReceived, kSentColumn, std::move(own));
+  return r;
+}
+
+}  // namespace eit::bench
