@@ -20,6 +20,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("push", c.push);
   f("policy", c.policy);
   f("fps", c.fps);
+  f("loop", c.loop);
   f("frames", c.frames);
   f("duration", c.duration);
   f("reference", c.reference);
