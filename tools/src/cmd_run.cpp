@@ -137,6 +137,7 @@ int run(const RunConfig& c) {
   o.queue_capacity = c.queue;
   o.max_batch = c.max_batch;
   o.max_frames = c.frames;
+  o.warm_interval_us = static_cast<int64_t>(c.warm_us);
   o.reference = parse_reference(c.reference, phantom, model);
   if (c.normalize) o.normalize = 1;
   Backend backend = make_backend(c.backend, model, c.max_batch);
@@ -211,7 +212,7 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
     {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
     {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
-    {"--queue", "queue"},       {"--quiet", "quiet"}};
+    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -243,6 +244,9 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--max-batch", cli->max_batch, "Most frames per backend call")
       ->capture_default_str();
   cmd->add_option("--queue", cli->queue, "Capacity of each queue")->capture_default_str();
+  cmd->add_option("--warm-us", cli->warm_us,
+                  "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
+      ->capture_default_str();
   cmd->add_flag("--quiet", cli->quiet, "No status line");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   cmd->callback([cmd, cli, config_file] {

@@ -29,6 +29,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("snr_db", c.snr_db);
   f("max_batch", c.max_batch);
   f("queue", c.queue);
+  f("warm_us", c.warm_us);
   f("quiet", c.quiet);
 }
 

@@ -25,7 +25,8 @@ struct RunConfig {
   double snr_db = 60;              // synthetic noise
   uint64_t max_batch = 16;
   uint64_t queue = 256;
-  bool quiet = false;  // no status line
+  uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
+  bool quiet = false;       // no status line
 };
 
 // Keys a config file may hold (those of RunConfig).
