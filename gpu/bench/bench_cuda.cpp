@@ -217,6 +217,9 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
     o.max_batch = z.max_batch;
     o.max_in_flight = in_flight;
     auto r = make_cuda_reconstructor(model, o);
+    if (!cuda_stats(*r).batch_fallback.empty())
+      emit("(cuBLAS failed at warm-up, batches use the own kernel: {})",
+           cuda_stats(*r).batch_fallback);
     NaiveReference naive(model.H.data(), z.n_out, z.n_meas, z.max_batch);
     const double bound = bw.d2h_gbs * 1e9 / (z.n_out * 4);
     for (size_t b = 1; b <= z.max_batch; b *= 4) {

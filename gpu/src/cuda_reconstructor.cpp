@@ -100,6 +100,14 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
 
   for (size_t i = 0; i < options_.max_in_flight; ++i)
     lanes_.push_back(std::make_unique<LaunchLane>(shape));
+  try {
+    lanes_[0]->warm_up();
+  } catch (const pipeline::BackendError& e) {
+    // cuBLAS cannot run here: batches use the backend's own kernel (slower for large batches).
+    if (cudaGetLastError() != cudaSuccess) throw;  // a sticky CUDA error: nothing would work
+    for (auto& lane : lanes_) lane->use_own_batch_kernel();
+    stats_.batch_fallback = e.what();
+  }
   ring_.resize(options_.max_in_flight);
   for (Pending& p : ring_) p.frames.resize(options_.max_batch);
 
@@ -172,14 +180,17 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
   p.n = batch.size();
   p.staged_image = false;
   std::copy(batch.begin(), batch.end(), p.frames.begin());
-  if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1) {
-    p.seq = persistent_->post(describe(*batch[0], lane, 0, p.staged_image));
+  FrameDesc first = describe(*batch[0], lane, 0, p.staged_image);
+  if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1 &&
+      reinterpret_cast<uintptr_t>(first.image) % 16 == 0) {
+    p.seq = persistent_->post(first);
     p.persistent = true;
     ++persistent_pending_;
     ++stats_.persistent_frames;
   } else {
     FrameDesc* descs = lane.descs();
-    for (size_t i = 0; i < batch.size(); ++i)
+    descs[0] = first;
+    for (size_t i = 1; i < batch.size(); ++i)
       descs[i] = describe(*batch[i], lane, i, p.staged_image);
     lane.run(batch.size());
     p.persistent = false;

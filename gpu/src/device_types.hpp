@@ -28,6 +28,14 @@ struct DeviceModel {
   int ld;
 };
 
+// How a launched batch signals completion: the last block to finish (device counter) writes
+// `seq` to `done`, a word in mapped host memory the host polls (no event query per frame).
+struct Completion {
+  uint32_t* counter;        // device memory, 0 between launches
+  volatile uint64_t* done;  // device address of mapped host memory
+  uint64_t seq;
+};
+
 // Rows per block, a multiple of 4, so that `blocks` blocks cover n_out rows.
 inline int rows_per_block(int n_out, int blocks) {
   const int r = (n_out + blocks - 1) / blocks;

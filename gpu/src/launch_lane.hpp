@@ -1,8 +1,9 @@
 #pragma once
 // LaunchLane: one CUDA stream's worth of resources for launched batches (one pending batch per
-// lane): a cuBLAS handle, a completion event, device buffers for dv and images, mapped pinned
-// frame descriptors and status words, and optional pinned staging for frames that live in
-// unpinned memory. run() enqueues a batch without allocating; ready() polls the event.
+// lane): a cuBLAS handle, device buffers for dv and images, mapped pinned frame descriptors,
+// status words and a completion word, and optional pinned staging for frames that live in
+// unpinned memory. run() enqueues a batch without allocating; ready() polls the completion word
+// the batch's last kernel writes (and, now and then, the stream for errors).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -44,12 +45,22 @@ class LaunchLane {
   void run(size_t n);
   // Whether the last run finished; `wait` blocks (spin, then back off). BackendError on failure.
   bool ready(bool wait);
+  // Runs one GEMM for every power-of-two batch size up to max_batch so cuBLAS loads its kernels
+  // (and any fault shows) at set-up rather than on the per-frame path.
+  void warm_up();
+  // Batches through the backend's own kernel instead of cuBLAS (when cuBLAS failed at warm-up).
+  void use_own_batch_kernel() noexcept { own_batch_kernel_ = true; }
   uint32_t status(size_t i) const noexcept { return status_[i]; }
 
  private:
   LaneShape shape_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t event_ = nullptr;
+  uint32_t* counter_ = nullptr;  // device: blocks arrived in the batch's last kernel
+  uint64_t* done_ = nullptr;     // mapped host: last finished run
+  uint64_t* done_dev_ = nullptr;
+  uint64_t seq_ = 0;  // runs so far
+  uint32_t polls_ = 0;
+  bool own_batch_kernel_ = false;
   cublasHandle_t blas_ = nullptr;
   void* d_dv_ = nullptr;    // ld × max_batch elements of H's type (GEMM input)
   float* d_dv1_ = nullptr;  // ld floats: one frame's dv for the unfused single-frame path

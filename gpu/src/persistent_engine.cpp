@@ -80,9 +80,14 @@ void PersistentEngine::wait_exit() {
 
 uint64_t PersistentEngine::post(const FrameDesc& frame) {
   const uint64_t seq = ++posted_;
-  mailbox_->desc[seq % kRing] = frame;
   if (!running_) launch(mailbox_->done_seq + 1);
-  __atomic_store_n(&mailbox_->post_seq, seq, __ATOMIC_RELEASE);
+  PostedFrame& e = mailbox_->ring[seq % kRing];
+  e.values = frame.values;
+  e.image_flags = reinterpret_cast<uintptr_t>(frame.image) | (frame.flags & kBadFrame);
+  std::atomic_thread_fence(std::memory_order_release);  // payload before the tags
+  e.tag_b = seq;
+  std::atomic_thread_fence(std::memory_order_release);
+  e.tag_a = seq;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (mailbox_->exiting) {
     // The kernel is leaving on idle: either it saw this post and drains it, or it did not and

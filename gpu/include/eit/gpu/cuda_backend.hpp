@@ -64,6 +64,7 @@ struct CudaStats {
   bool persistent_resident = false;  // the persistent kernel is on the GPU right now
   int persistent_blocks = 0;
   size_t staged_frames = 0;  // frames copied through staging (not in pinned memory)
+  std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
 
