@@ -84,8 +84,8 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   shape.max_batch = options_.max_batch;
   shape.ld_img = (m.n_out + 3) / 4 * 4;
   const int groups = (m.n_out + kRowsPerWarpGroup - 1) / kRowsPerWarpGroup;
-  shape.single_fused = groups <= sms;  // each block reads the frame itself: keep them few
-  shape.single_blocks = shape.single_fused ? groups : std::min(groups, 4 * sms);
+  shape.single_fused = options_.fuse_single_frame && groups <= sms;  // every block reads v
+  shape.single_blocks = std::min(groups, shape.single_fused ? sms : 4 * sms);
   const size_t stage_bytes =
       options_.max_in_flight * options_.max_batch * (size_t(m.ld) + shape.ld_img) * 4;
   shape.staging = stage_bytes <= kStagingMaxBytes;

@@ -11,10 +11,10 @@ namespace eit::gpu {
 inline constexpr int kThreads = 256;
 inline constexpr uint32_t kBadFrame = 1u;  // == pipeline::kFlagNonFinite
 
-struct FrameDesc {
-  const float* values;  // n_meas floats (device address)
-  float* image;         // n_out floats (device address)
-  uint32_t flags;       // kBadFrame: write zeros
+struct alignas(16) FrameDesc {  // 32 bytes: descriptors in an array stay 16-byte aligned
+  const float* values;          // n_meas floats (device address)
+  float* image;                 // n_out floats (device address)
+  uint32_t flags;               // kBadFrame: write zeros
   uint32_t pad;
 };
 

@@ -99,9 +99,10 @@ uint64_t PersistentEngine::post(const FrameDesc& frame) {
 }
 
 bool PersistentEngine::done(uint64_t seq, bool& bad) {
-  if (mailbox_->done_seq < seq) return false;
+  const uint64_t d = mailbox_->done[seq % kRing];
+  if ((d >> 1) != seq) return false;
   std::atomic_thread_fence(std::memory_order_acquire);
-  bad = mailbox_->status[seq % kRing] != 0;
+  bad = (d & 1) != 0;
   return true;
 }
 

@@ -32,7 +32,7 @@ __device__ int wait_for_post(const PersistentParams& p, uint64_t seq, long long&
   Mailbox* mb = p.mailbox;
   const ulonglong2* entry = reinterpret_cast<const ulonglong2*>(&mb->ring[seq % kRing]);
   unsigned sleep_ns = 0;
-  for (;;) {
+  for (unsigned polls = 1;; ++polls) {
     const ulonglong2 a = __ldcv(entry);      // {tag_a, values}
     const ulonglong2 b = __ldcv(entry + 1);  // {tag_b, image | flags}; both loads in flight
     if (a.x == seq && b.x == seq) {
@@ -41,8 +41,10 @@ __device__ int wait_for_post(const PersistentParams& p, uint64_t seq, long long&
       f.flags = static_cast<uint32_t>(b.y & kBadFrame);
       return kRun;
     }
-    if (mb->stop) return kExit;
-    if (exiting) return kExit;  // drained everything posted before we announced the exit
+    if (exiting) return kExit;
+    if (polls % 64 == 0 && mb->stop)
+      return kExit;  // a second round trip: only now and then  // drained everything posted before
+                     // we announced the exit
     const long long idle = global_ns() - last_frame_ns;
     if (idle > p.idle_exit_ns) {
       mb->exiting = 1;
@@ -148,7 +150,7 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
       if (atomicAdd(&p.state->arrive, 1u) == gridDim.x - 1) {
         __threadfence();
         *reinterpret_cast<volatile uint32_t*>(&p.state->arrive) = 0;
-        p.mailbox->status[seq % kRing] = bad ? 1u : 0u;
+        p.mailbox->done[seq % kRing] = 2 * seq + (bad ? 1u : 0u);
         __threadfence_system();
         p.mailbox->done_seq = seq;
         __threadfence();

@@ -8,10 +8,10 @@
 // buffer dv[s & 1], waits until every block finished frame s − 1, then relays s (relay_seq in
 // device memory). Every block polls relay_seq (device memory: cheap), computes its rows, writes
 // them to the image with 16-byte stores and arrives on a device counter; the last block writes
-// status[s % kRing] and then done_seq = s to host memory. Idle: polls back off with __nanosleep
-// after hot_ns, and after idle_exit_ns block 0 sets `exiting`, re-reads the entry (Dekker-style
-// with the host's post + fence + read of `exiting`), drains what was posted and exits. stop = 1
-// exits at once (after the frames in progress).
+// done[s % kRing] = 2 s + bad and then done_seq = s to host memory. Idle: polls back off with
+// __nanosleep after hot_ns, and after idle_exit_ns block 0 sets `exiting`, re-reads the entry
+// (Dekker-style with the host's post + fence + read of `exiting`), drains what was posted and
+// exits. stop = 1 exits at once (after the frames in progress).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -38,10 +38,9 @@ struct alignas(64) Mailbox {  // mapped host memory
   volatile uint32_t stop;
   uint32_t pad0[15];
   // device → host (own cache lines)
-  alignas(64) volatile uint64_t done_seq;
+  alignas(64) volatile uint64_t done[kRing];  // frame s finished: done[s % kRing] = 2 s + bad
+  volatile uint64_t done_seq;                 // last finished frame (written after done[])
   volatile uint32_t exiting;
-  uint32_t pad1[13];
-  volatile uint32_t status[kRing];
 };
 
 struct alignas(64) PersistentState {  // device memory, set by the host before each launch

@@ -45,6 +45,10 @@ struct CudaOptions {
   enum class Mode { kAuto, kLaunch, kPersistent } mode = Mode::kAuto;
   int persistent_blocks = 0;             // 0: chosen from H's size (32 for small H)
   double persistent_idle_exit_ms = 500;  // the persistent kernel exits after this long idle
+  // Launched single frames: false = one block prepares the frame, then a rows kernel (two
+  // launches); true = one fused kernel in which every block reads the frame over PCIe itself
+  // (measured slower on the H200: docs/gpu-notes.md).
+  bool fuse_single_frame = false;
 };
 
 // Uploads H (and v_ref when the model has one; otherwise call set_reference before submitting).
@@ -63,7 +67,7 @@ struct CudaStats {
   bool persistent_enabled = false;   // the mode routes single frames to the persistent kernel
   bool persistent_resident = false;  // the persistent kernel is on the GPU right now
   int persistent_blocks = 0;
-  size_t staged_frames = 0;  // frames copied through staging (not in pinned memory)
+  size_t staged_frames = 0;    // frames copied through staging (not in pinned memory)
   std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
