@@ -20,7 +20,10 @@ constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
 // kAuto sends single frames to the persistent kernel when H is at most this large: beyond it
 // the product itself (HBM-bound) dwarfs the launch it saves (docs/gpu-notes.md).
 constexpr size_t kAutoPersistentMaxBytes = size_t{32} << 20;
-constexpr size_t kSmallPersistentBytes = size_t{8} << 20;  // 32 blocks up to this size
+// Small batches of a matrix that stays in L2 go to the own kernel (H read once per frame from L2)
+// rather than cuBLAS, whose small-n GEMMs measured slow here (docs/gpu-notes.md).
+constexpr size_t kOwnKernelMaxBytes = size_t{8} << 20;
+constexpr size_t kOwnKernelMaxBatch = 8;
 constexpr size_t kStagingMaxBytes = size_t{256} << 20;     // pinned staging for unpinned frames
 constexpr size_t kPerLaneReserveBytes = size_t{64} << 20;  // cuBLAS handle and workspace
 constexpr size_t kMarginBytes = size_t{128} << 20;
@@ -89,6 +92,10 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   const size_t stage_bytes =
       options_.max_in_flight * options_.max_batch * (size_t(m.ld) + shape.ld_img) * 4;
   shape.staging = stage_bytes <= kStagingMaxBytes;
+  shape.own_kernel_max_batch =
+      size_t(m.n_out) * m.ld * element_bytes(options_.precision) <= kOwnKernelMaxBytes
+          ? kOwnKernelMaxBatch
+          : 1;
 
   const size_t smem = (m.ld + rows_per_block(m.n_out, shape.single_blocks)) * sizeof(float);
   if (smem > static_cast<size_t>(smem_optin))
@@ -115,9 +122,8 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
       options_.mode == CudaOptions::Mode::kPersistent ||
       (options_.mode == CudaOptions::Mode::kAuto && matrix_.h_bytes() <= kAutoPersistentMaxBytes);
   if (persistent) {
-    const int blocks = options_.persistent_blocks > 0               ? options_.persistent_blocks
-                       : matrix_.h_bytes() <= kSmallPersistentBytes ? 32
-                                                                    : sms;
+    // One block per SM measured best (4096×208: 13 µs with 128 blocks, 25 µs with 32).
+    const int blocks = options_.persistent_blocks > 0 ? options_.persistent_blocks : sms;
     persistent_ = std::make_unique<PersistentEngine>(
         options_.precision, m, std::min(blocks, groups * 8), options_.persistent_idle_exit_ms);
   }
@@ -192,7 +198,18 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
     descs[0] = first;
     for (size_t i = 1; i < batch.size(); ++i)
       descs[i] = describe(*batch[i], lane, i, p.staged_image);
-    lane.run(batch.size());
+    // Images evenly spaced in pinned memory (slots taken in pool order) come down in one DMA.
+    bool even = !p.staged_image && batch.size() > 1;
+    const ptrdiff_t pitch = even ? batch[1]->image - batch[0]->image : 0;
+    even = even && pitch >= static_cast<ptrdiff_t>(n_out());
+    for (size_t i = 2; even && i < batch.size(); ++i)
+      even = batch[i]->image - batch[i - 1]->image == pitch;
+    if (even) {
+      lane.run(batch.size(), batch[0]->image, pitch * sizeof(float));
+      ++stats_.copy_engine_batches;
+    } else {
+      lane.run(batch.size());
+    }
     p.persistent = false;
     ++stats_.launched_batches;
     stats_.launched_frames += batch.size();

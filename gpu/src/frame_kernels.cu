@@ -118,6 +118,8 @@ __global__ void scatter_kernel(const float* img, int n_out, int ld_img, const Fr
   arrive_and_signal(c);
 }
 
+__global__ void signal_kernel(Completion c) { arrive_and_signal(c); }
+
 template <typename T>
 __global__ void convert_rows_kernel(const float* src, int rows, int n_meas, T* dst, int ld) {
   const size_t total = static_cast<size_t>(rows) * ld;
@@ -202,6 +204,11 @@ void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* de
   const int per_frame = std::max(1, std::min(64, (n_out / 4 + kThreads - 1) / kThreads));
   scatter_kernel<<<dim3(per_frame, batch), kThreads, 0, stream>>>(img, n_out, ld_img, descs, c);
   check_launch("scatter_kernel");
+}
+
+void launch_signal(const Completion& c, cudaStream_t stream) {
+  signal_kernel<<<1, 32, 0, stream>>>(c);
+  check_launch("signal_kernel");
 }
 
 void launch_convert_rows(Precision p, const float* src, int rows, int n_meas, void* dst, int ld,

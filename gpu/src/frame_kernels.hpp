@@ -37,6 +37,9 @@ void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, const
 void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* descs, int batch,
                     const Completion& c, cudaStream_t stream);
 
+// Signals completion of what the stream did before (after a copy-engine transfer).
+void launch_signal(const Completion& c, cudaStream_t stream);
+
 // Converts `rows` rows of n_meas floats (src, device) into H's layout (dst, ld elements per row,
 // padding zeroed).
 void launch_convert_rows(Precision p, const float* src, int rows, int n_meas, void* dst, int ld,

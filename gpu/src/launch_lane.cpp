@@ -77,7 +77,7 @@ float* LaunchLane::staged_image_dev(size_t i) const noexcept {
   return stage_image_dev_ + i * shape_.ld_img;
 }
 
-void LaunchLane::run(size_t n) {
+void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
   const DeviceModel& m = shape_.model;
   const Completion c{counter_, done_dev_, ++seq_};
   if (n == 1) {
@@ -90,7 +90,7 @@ void LaunchLane::run(size_t n) {
     }
   } else {
     const int b = static_cast<int>(n);
-    if (own_batch_kernel_) {
+    if (own_batch_kernel_ || n <= shape_.own_kernel_max_batch) {
       launch_prepare(kFloat32, m, descs_dev_, b, d_dv_, status_dev_, stream_);
       launch_batch_rows(shape_.precision, m, static_cast<const float*>(d_dv_), descs_dev_, b,
                         shape_.single_blocks, c, stream_);
@@ -108,7 +108,13 @@ void LaunchLane::run(size_t n) {
                               m.ld, d_dv_, t, m.ld, &zero, d_img_, CUDA_R_32F, shape_.ld_img,
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
-    launch_scatter(d_img_, m.n_out, shape_.ld_img, descs_dev_, b, c, stream_);
+    if (image_base) {
+      EIT_CUDA(cudaMemcpy2DAsync(image_base, pitch_bytes, d_img_, shape_.ld_img * sizeof(float),
+                                 m.n_out * sizeof(float), n, cudaMemcpyDeviceToHost, stream_));
+      launch_signal(c, stream_);
+    } else {
+      launch_scatter(d_img_, m.n_out, shape_.ld_img, descs_dev_, b, c, stream_);
+    }
   }
 }
 

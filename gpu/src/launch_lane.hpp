@@ -19,10 +19,11 @@ struct LaneShape {
   Precision precision;
   DeviceModel model;
   size_t max_batch;
-  int ld_img;         // floats between images in the device image buffer
-  bool staging;       // allocate pinned staging for unpinned frames
-  int single_blocks;  // blocks of the single-frame kernels
-  bool single_fused;  // one fused kernel for a single frame (else prepare + rows)
+  int ld_img;                   // floats between images in the device image buffer
+  bool staging;                 // allocate pinned staging for unpinned frames
+  size_t own_kernel_max_batch;  // batches up to this size use the own kernel, not cuBLAS
+  int single_blocks;            // blocks of the single-frame kernels
+  bool single_fused;            // one fused kernel for a single frame (else prepare + rows)
 };
 
 class LaunchLane {
@@ -41,8 +42,10 @@ class LaunchLane {
   float* staged_image_dev(size_t i) const noexcept;
   bool has_staging() const noexcept { return stage_values_ != nullptr; }
 
-  // Enqueues the batch of n descriptors and records the event. BackendError on failure.
-  void run(size_t n);
+  // Enqueues the batch of n descriptors. When the n images lie at image_base + i · pitch_bytes in
+  // pinned memory (image_base non-null), they come down by one copy-engine transfer instead of
+  // the scatter kernel. BackendError on failure.
+  void run(size_t n, float* image_base = nullptr, size_t pitch_bytes = 0);
   // Whether the last run finished; `wait` blocks (spin, then back off). BackendError on failure.
   bool ready(bool wait);
   // Runs one GEMM for every power-of-two batch size up to max_batch so cuBLAS loads its kernels

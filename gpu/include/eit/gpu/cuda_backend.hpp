@@ -69,6 +69,7 @@ struct CudaStats {
   int persistent_blocks = 0;
   size_t staged_frames = 0;    // frames copied through staging (not in pinned memory)
   std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
+  uint64_t copy_engine_batches = 0;  // batches whose images came down in one DMA transfer
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
 
