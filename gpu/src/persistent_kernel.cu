@@ -8,6 +8,7 @@ namespace eit::gpu {
 namespace {
 
 enum Command : int { kRun = 0, kExit = 1 };
+constexpr unsigned kRelayHotSleepNs = 128;
 
 __device__ __forceinline__ long long global_ns() {
   long long t;
@@ -15,10 +16,12 @@ __device__ __forceinline__ long long global_ns() {
   return t;
 }
 
-// Sleep length after `idle` ns without a frame: none while hot, then doubling up to 100 µs.
-__device__ __forceinline__ void idle_pause(long long idle, long long hot_ns, unsigned& sleep_ns) {
+// Sleep after `idle` ns without a frame: hot_sleep_ns while hot, then doubling up to 100 µs.
+__device__ __forceinline__ void idle_pause(long long idle, long long hot_ns, unsigned& sleep_ns,
+                                           unsigned hot_sleep_ns = 0) {
   if (idle < hot_ns) {
     sleep_ns = 0;
+    if (hot_sleep_ns) __nanosleep(hot_sleep_ns);
     return;
   }
   sleep_ns = sleep_ns == 0 ? 1000u : min(2u * sleep_ns, 100000u);
@@ -41,10 +44,8 @@ __device__ int wait_for_post(const PersistentParams& p, uint64_t seq, long long&
       f.flags = static_cast<uint32_t>(b.y & kBadFrame);
       return kRun;
     }
-    if (exiting) return kExit;
-    if (polls % 64 == 0 && mb->stop)
-      return kExit;  // a second round trip: only now and then  // drained everything posted before
-                     // we announced the exit
+    if (exiting) return kExit;  // drained everything posted before we announced the exit
+    if (polls % 64 == 0 && mb->stop) return kExit;  // a second round trip: only now and then
     const long long idle = global_ns() - last_frame_ns;
     if (idle > p.idle_exit_ns) {
       mb->exiting = 1;
@@ -64,7 +65,9 @@ __device__ uint64_t wait_for_relay(const PersistentParams& p, uint64_t seq) {
   for (;;) {
     const uint64_t r = *relay;
     if (r >= seq) return r;
-    idle_pause(global_ns() - t0, p.hot_ns, sleep_ns);
+    // Even while hot, pause briefly: every block polls this one L2 line, and batches launched
+    // meanwhile share that L2 slice.
+    idle_pause(global_ns() - t0, p.hot_ns, sleep_ns, kRelayHotSleepNs);
   }
 }
 
