@@ -125,8 +125,8 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
     // 32 rows per block, at most one block per SM: measured best on the H200 for 1024×208 (32
     // blocks: p50 12.7 µs, paced p99 16 µs; 128 blocks: same p50 but paced p99 49 µs) and for
     // 4096×208 (128 blocks: p50 13.0 µs; 32 blocks: 25 µs). docs/gpu-notes.md.
-    const int blocks = options_.persistent_blocks > 0 ? options_.persistent_blocks
-                                                      : std::min(groups, sms);
+    const int blocks =
+        options_.persistent_blocks > 0 ? options_.persistent_blocks : std::min(groups, sms);
     persistent_ = std::make_unique<PersistentEngine>(
         options_.precision, m, std::min(blocks, groups * 8), options_.persistent_idle_exit_ms);
   }

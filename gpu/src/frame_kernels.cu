@@ -35,13 +35,20 @@ __device__ __forceinline__ FrameDesc load_desc(const FrameDesc* d) {
   return f;
 }
 
+__device__ __forceinline__ float* load_address(float* const* p) {
+  return reinterpret_cast<float*>(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    prepare_kernel(DeviceModel m, const FrameDesc* descs, T* dv, uint32_t* status) {
+    prepare_kernel(DeviceModel m, const FrameDesc* descs, T* dv, uint32_t* status, float** images) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   __shared__ FrameDesc s_f;
-  if (threadIdx.x == 0) s_f = load_desc(descs + blockIdx.x);
+  if (threadIdx.x == 0) {
+    s_f = load_desc(descs + blockIdx.x);
+    images[blockIdx.x] = s_f.image;  // device copy: later kernels' blocks need not cross PCIe
+  }
   __syncthreads();
   const bool bad = block_prepare(m, s_f.values, s_f.flags & kBadFrame, s_dv);
   T* out = dv + static_cast<size_t>(blockIdx.x) * m.ld;
@@ -80,13 +87,12 @@ __global__ void __launch_bounds__(kThreads)
 // frame) and writes it straight into that frame's image.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    batch_rows_kernel(DeviceModel m, const float* dv, const FrameDesc* descs, int rpb,
-                      Completion c) {
+    batch_rows_kernel(DeviceModel m, const float* dv, float* const* images, int rpb, Completion c) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   float* s_out = s_dv + m.ld;
   __shared__ float* s_image;
-  if (threadIdx.x == 0) s_image = load_desc(descs + blockIdx.y).image;
+  if (threadIdx.x == 0) s_image = load_address(images + blockIdx.y);
   const float4* src = reinterpret_cast<const float4*>(dv + static_cast<size_t>(blockIdx.y) * m.ld);
   for (int i = threadIdx.x; i < m.ld / 4; i += blockDim.x)
     reinterpret_cast<float4*>(s_dv)[i] = __ldcg(src + i);
@@ -98,10 +104,10 @@ __global__ void __launch_bounds__(kThreads)
   arrive_and_signal(c);
 }
 
-__global__ void scatter_kernel(const float* img, int n_out, int ld_img, const FrameDesc* descs,
+__global__ void scatter_kernel(const float* img, int n_out, int ld_img, float* const* images,
                                Completion c) {
   __shared__ float* s_dst;
-  if (threadIdx.x == 0) s_dst = load_desc(descs + blockIdx.y).image;
+  if (threadIdx.x == 0) s_dst = load_address(images + blockIdx.y);
   __syncthreads();
   float* dst = s_dst;
   const float* src = img + static_cast<size_t>(blockIdx.y) * ld_img;
@@ -163,11 +169,11 @@ void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, 
 }
 
 void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
-                    uint32_t* status, cudaStream_t stream) {
+                    uint32_t* status, float** images, cudaStream_t stream) {
   dispatch(p, [&](auto t) {  // p: the element type of dv
     using T = decltype(t);
-    prepare_kernel<T>
-        <<<batch, kThreads, m.ld * sizeof(float), stream>>>(m, descs, static_cast<T*>(dv), status);
+    prepare_kernel<T><<<batch, kThreads, m.ld * sizeof(float), stream>>>(
+        m, descs, static_cast<T*>(dv), status, images);
   });
   check_launch("prepare_kernel");
 }
@@ -188,21 +194,21 @@ void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* imag
   check_launch("rows_kernel");
 }
 
-void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, const FrameDesc* descs,
+void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, float* const* images,
                        int batch, int blocks, const Completion& c, cudaStream_t stream) {
   const int rpb = rows_per_block(m.n_out, blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
   dispatch(p, [&](auto t) {
     batch_rows_kernel<decltype(t)>
-        <<<dim3(grid, batch), kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, descs, rpb, c);
+        <<<dim3(grid, batch), kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, images, rpb, c);
   });
   check_launch("batch_rows_kernel");
 }
 
-void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* descs, int batch,
+void launch_scatter(const float* img, int n_out, int ld_img, float* const* images, int batch,
                     const Completion& c, cudaStream_t stream) {
   const int per_frame = std::max(1, std::min(64, (n_out / 4 + kThreads - 1) / kThreads));
-  scatter_kernel<<<dim3(per_frame, batch), kThreads, 0, stream>>>(img, n_out, ld_img, descs, c);
+  scatter_kernel<<<dim3(per_frame, batch), kThreads, 0, stream>>>(img, n_out, ld_img, images, c);
   check_launch("scatter_kernel");
 }
 

@@ -40,6 +40,7 @@ LaunchLane::LaunchLane(const LaneShape& shape) : shape_(shape) {
   *done_ = 0;
   EIT_CUDA(cudaMalloc(&d_dv_, ld * n * sizeof(float)));  // float32 for the own batch kernel
   EIT_CUDA(cudaMalloc(&d_dv1_, ld * sizeof(float)));
+  EIT_CUDA(cudaMalloc(&d_images_, n * sizeof(float*)));
   EIT_CUDA(cudaMalloc(&d_img_, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
   descs_ = host_mapped<FrameDesc>(n, &descs_dev_);
   status_ = host_mapped<uint32_t>(n, &status_dev_);
@@ -58,6 +59,7 @@ LaunchLane::~LaunchLane() {
   if (d_img_) cudaFree(d_img_);
   if (d_dv_) cudaFree(d_dv_);
   if (d_dv1_) cudaFree(d_dv1_);
+  if (d_images_) cudaFree(d_images_);
   if (blas_) cublasDestroy(blas_);
   if (done_) cudaFreeHost(done_);
   if (counter_) cudaFree(counter_);
@@ -91,12 +93,12 @@ void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
   } else {
     const int b = static_cast<int>(n);
     if (own_batch_kernel_ || n <= shape_.own_kernel_max_batch) {
-      launch_prepare(kFloat32, m, descs_dev_, b, d_dv_, status_dev_, stream_);
-      launch_batch_rows(shape_.precision, m, static_cast<const float*>(d_dv_), descs_dev_, b,
+      launch_prepare(kFloat32, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
+      launch_batch_rows(shape_.precision, m, static_cast<const float*>(d_dv_), d_images_, b,
                         shape_.single_blocks, c, stream_);
       return;
     }
-    launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, stream_);
+    launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
     const float one = 1.f, zero = 0.f;
     if (shape_.precision == kFloat32) {
       EIT_CUBLAS(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one,
@@ -113,7 +115,7 @@ void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
                                  m.n_out * sizeof(float), n, cudaMemcpyDeviceToHost, stream_));
       launch_signal(c, stream_);
     } else {
-      launch_scatter(d_img_, m.n_out, shape_.ld_img, descs_dev_, b, c, stream_);
+      launch_scatter(d_img_, m.n_out, shape_.ld_img, d_images_, b, c, stream_);
     }
   }
 }

@@ -68,6 +68,7 @@ class LaunchLane {
   void* d_dv_ = nullptr;    // ld × max_batch elements of H's type (GEMM input)
   float* d_dv1_ = nullptr;  // ld floats: one frame's dv for the unfused single-frame path
   float* d_img_ = nullptr;
+  float** d_images_ = nullptr;  // device: the batch's image addresses (written by prepare)
   FrameDesc* descs_ = nullptr;
   FrameDesc* descs_dev_ = nullptr;
   uint32_t* status_ = nullptr;
