@@ -43,7 +43,7 @@ struct BenchArgs {
   std::string backends = "cpu";
   std::string batches = "16";
   std::string transports = "tcp";
-  std::string policy = "live";
+  std::string policy = "auto";
   size_t frames = 1000;
   size_t warmup = 100;
   std::string json, csv, svg, frames_csv;
@@ -201,8 +201,13 @@ void run_bench(const BenchArgs& a) {
   for (const auto& t : transports)
     if (t != "inproc" && t != "ipc" && t != "tcp")
       throw CommandError(fmt::format("--transport '{}': expected inproc, ipc or tcp", t));
-  if (a.policy != "live" && a.policy != "lossless")
-    throw CommandError(fmt::format("--policy '{}': expected live or lossless", a.policy));
+  if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
+    throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
+  // auto: a paced source is a device that cannot wait (live: drop and count); "max" measures the
+  // sustained throughput, which only a source that waits for room shows (lossless).
+  const auto policy_for = [&](double rate) {
+    return a.policy != "auto" ? a.policy : rate > 0 ? std::string("live") : std::string("lossless");
+  };
   if (models.empty() || backends.empty() || batches.empty() || rates.empty() || transports.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
 
@@ -239,7 +244,7 @@ void run_bench(const BenchArgs& a) {
             c.rate_hz = rate;
             c.frames = a.frames;
             c.warmup = a.warmup;
-            c.policy = a.policy;
+            c.policy = policy_for(rate);
             plan.push_back({&m, c});
           }
 
@@ -268,7 +273,7 @@ void run_bench(const BenchArgs& a) {
       c.rate_hz = a.compare_rate;
       c.frames = a.compare_frames;
       c.warmup = std::min<size_t>(a.warmup, a.compare_frames);
-      c.policy = a.policy;
+      c.policy = policy_for(a.compare_rate);
       plan.push_back({&comparison_models.back(), c});
     }
   }
@@ -341,7 +346,10 @@ static const eit::cli::RegisterCommand kBench{
           ->capture_default_str();
       cmd->add_option("--transport", args->transports, "inproc, ipc, tcp (comma-separated)")
           ->capture_default_str();
-      cmd->add_option("--policy", args->policy, "live (drop newest, counted) or lossless (wait)")
+      cmd->add_option(
+             "--policy", args->policy,
+             "live (drop newest, counted), lossless (wait), or auto: live at a given rate, "
+             "lossless at max")
           ->capture_default_str();
       cmd->add_option("--frames", args->frames, "Measured frames per run")->capture_default_str();
       cmd->add_option("--warmup", args->warmup, "Frames excluded at the start of each run")

@@ -38,9 +38,16 @@ class SpscQueue {
     }
     items_[head & mask_] = item;
     head_.store(head + 1, std::memory_order_release);
-    const size_t depth = head + 1 - tail_cache_;  // upper bound of the true depth
-    if (depth > high_water_.load(std::memory_order_relaxed))
-      high_water_.store(depth, std::memory_order_relaxed);
+    // tail_cache_ may be stale, so this is an upper bound of the true depth; before it may raise
+    // the high-water mark, refresh it (once every few pushes at most: the stale bound grows by
+    // one per push from the true depth), or the mark would creep up to the capacity.
+    size_t depth = head + 1 - tail_cache_;
+    if (depth > high_water_.load(std::memory_order_relaxed)) {
+      tail_cache_ = tail_.load(std::memory_order_acquire);
+      depth = head + 1 - tail_cache_;
+      if (depth > high_water_.load(std::memory_order_relaxed))
+        high_water_.store(depth, std::memory_order_relaxed);
+    }
     return true;
   }
 
@@ -69,10 +76,10 @@ class SpscQueue {
   const size_t mask_;
   std::unique_ptr<T[]> items_;
   alignas(kCacheLine) std::atomic<size_t> head_{0};  // written by producer
-  size_t tail_cache_ = 0;                             // producer's view of tail_
+  size_t tail_cache_ = 0;                            // producer's view of tail_
   std::atomic<size_t> high_water_{0};
   alignas(kCacheLine) std::atomic<size_t> tail_{0};  // written by consumer
-  size_t head_cache_ = 0;                             // consumer's view of head_
+  size_t head_cache_ = 0;                            // consumer's view of head_
 };
 
 }  // namespace eit::pipeline
