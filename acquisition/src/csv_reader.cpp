@@ -79,8 +79,6 @@ class CsvReader final : public RecordingReader {
     if (text.too_long > 0)
       info_.warnings.push_back(
           fmt::format("{}: {} rows over {} bytes skipped", name, text.too_long, kMaxLine));
-    info_.warnings.push_back(fmt::format(
-        "{}: a CSV file carries no frame rate; replay uses --fps or runs unpaced", name));
     set_map(generic_layout(path, values, false, o, model), model);
   }
 

@@ -28,7 +28,14 @@ struct VarInfo {
   size_t rows = 0, cols = 0;
   bool numeric = false;
   bool complex = false;
+  bool compressed = false;
+  size_t element_bytes = 0;
 };
+
+// zlib cannot expand data by more than about 1032:1, so a compressed variable larger than this
+// many times the file is damaged; an uncompressed one must fit in the file.
+constexpr uint64_t kMaxInflation = 1032;
+constexpr uint64_t kMaxVariableBytes = uint64_t(4) << 30;
 
 bool is_numeric(matio_classes c) { return c >= MAT_C_DOUBLE && c <= MAT_C_UINT64; }
 
@@ -90,19 +97,80 @@ struct MatVar {
   }
 };
 
+// libmatio trusts the lengths in element tags and allocates what they claim, so a damaged file
+// could ask for gigabytes. Walk the tags of a MATLAB v5 file first and refuse any element longer
+// than what encloses it. (Compressed elements are checked at their outer length only; v7.3 files
+// are HDF5 and checked by the HDF5 library.)
+class V5Walker {
+ public:
+  V5Walker(const FileHandle& f, const std::string& name) : f_(f), name_(name) {}
+
+  void check_file() {
+    uint8_t head[128];
+    if (f_.size() < 128 || !f_.read_at(0, head, 128))
+      throw std::runtime_error(
+          fmt::format("{}: {} bytes, too short for a MATLAB file", name_, f_.size()));
+    if (std::memcmp(head, "MATLAB 7.3", 10) == 0) return;
+    if (head[126] == 'M' && head[127] == 'I')
+      swap_ = true;
+    else if (!(head[126] == 'I' && head[127] == 'M'))
+      throw std::runtime_error(fmt::format(
+          "{}: endian indicator (bytes 126–127) is not 'IM' or 'MI': not a MATLAB v5 file", name_));
+    walk(128, f_.size() - 128, 0);
+  }
+
+ private:
+  uint32_t u32(const uint8_t* p) const {
+    const uint32_t v =
+        uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+    return swap_ ? __builtin_bswap32(v) : v;
+  }
+
+  void walk(uint64_t pos, uint64_t len, int depth) {
+    if (depth > 16)
+      throw std::runtime_error(fmt::format("{}: elements nested deeper than 16", name_));
+    const uint64_t end = pos + len;
+    while (pos + 8 <= end) {
+      uint8_t tag[8];
+      if (!f_.read_at(pos, tag, 8))
+        throw std::runtime_error(fmt::format("{}: cannot read the element at byte {}", name_, pos));
+      const uint32_t type = u32(tag);
+      if ((type >> 16) != 0) {  // small data element: type, size and up to 4 bytes in 8
+        pos += 8;
+        continue;
+      }
+      const uint64_t nbytes = u32(tag + 4);
+      if (nbytes > end - pos - 8)
+        throw std::runtime_error(
+            fmt::format("{}: element at byte {} claims {} bytes, only {} remain in its parent",
+                        name_, pos, nbytes, end - pos - 8));
+      if (type == 14) walk(pos + 8, nbytes, depth + 1);  // miMATRIX: check its parts too
+      const uint64_t padded = type == 15 ? nbytes : (nbytes + 7) / 8 * 8;  // 15 = miCOMPRESSED
+      pos += 8 + std::min(padded, end - pos - 8);
+    }
+  }
+
+  const FileHandle& f_;
+  const std::string& name_;
+  bool swap_ = false;
+};
+
 std::vector<VarInfo> list_variables(mat_t* mat) {
   std::vector<VarInfo> out;
   for (;;) {
+    if (out.size() > 100000) break;  // a damaged file cannot make the list grow without end
     MatVar v{Mat_VarReadNextInfo(mat)};
     if (!v.var) break;
     VarInfo i;
     i.name = v.var->name ? v.var->name : "";
     i.numeric = is_numeric(v.var->class_type) && v.var->rank == 2 && !v.var->isLogical;
     i.complex = v.var->isComplex != 0;
-    if (v.var->rank == 2) {
+    if (v.var->rank == 2 && v.var->dims) {
       i.rows = v.var->dims[0];
       i.cols = v.var->dims[1];
     }
+    i.compressed = v.var->compression != MAT_COMPRESSION_NONE;
+    i.element_bytes = static_cast<size_t>(std::max(v.var->data_size, 1));
     out.push_back(i);
   }
   return out;
@@ -120,7 +188,10 @@ class MatReader final : public RecordingReader {
  public:
   MatReader(const fs::path& path, const RecordingOptions& o, const recon::Protocol& model) {
     const std::string name = file_label(path);
-    { FileHandle exists(path); }  // a clear error for a missing or unreadable file
+    {
+      const FileHandle file(path);  // a clear error for a missing or unreadable file
+      V5Walker(file, name).check_file();
+    }
     MatFile f(path);
     if (!f.mat)
       throw std::runtime_error(fmt::format("{}: not a MATLAB .mat file libmatio can read", name));
@@ -158,14 +229,22 @@ class MatReader final : public RecordingReader {
     const size_t values = by_row ? chosen->cols : chosen->rows;
     const size_t frames = by_row ? chosen->rows : chosen->cols;
     const bool complex = chosen->complex;
+    // The size the header claims must be one the file can hold before anything is allocated.
+    const uint64_t file_bytes = fs::file_size(path);
+    const uint64_t limit =
+        std::min(kMaxVariableBytes, chosen->compressed ? kMaxInflation * file_bytes : file_bytes);
+    const unsigned __int128 claimed = static_cast<unsigned __int128>(chosen->rows) * chosen->cols *
+                                      chosen->element_bytes * (complex ? 2 : 1);
+    if (claimed > limit)
+      throw std::runtime_error(
+          fmt::format("{}: variable '{}' claims {}×{} values, more than the {}-byte file can hold",
+                      name, chosen->name, chosen->rows, chosen->cols, file_bytes));
 
     info_.path = path;
     info_.format = fmt::format("MATLAB .mat variable '{}'", chosen->name);
     info_.bytes_total = fs::file_size(path);
     info_.raw_values = values;
     info_.n_frames = frames;
-    info_.warnings.push_back(fmt::format(
-        "{}: a .mat file carries no frame rate; replay uses --fps or runs unpaced", name));
     variable_ = chosen->name;
     set_map(generic_layout(path, values, complex, o, model), model);
 

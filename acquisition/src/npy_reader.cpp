@@ -113,8 +113,6 @@ class NpyReader final : public RecordingReader {
     }
     if (info_.n_frames == 0)
       throw std::runtime_error(fmt::format("{}: no whole frame of {} values", name, values));
-    info_.warnings.push_back(fmt::format(
-        "{}: a .npy file carries no frame rate; replay uses --fps or runs unpaced", name));
     set_map(generic_layout(path, values, false, o, model), model);
     bytes_.resize(frame_bytes_);
   }

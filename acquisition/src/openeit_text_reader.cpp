@@ -59,8 +59,6 @@ class OpenEitTextReader final : public RecordingReader {
     if (text.too_long > 0)
       info_.warnings.push_back(
           fmt::format("{}: {} lines over {} bytes skipped", name, text.too_long, kMaxLine));
-    info_.warnings.push_back(fmt::format(
-        "{}: OpenEIT text carries no frame rate; replay uses --fps or runs unpaced", name));
 
     DeviceLayout l = o.layout.empty() ? openeit_layout(values) : DeviceLayout{};
     if (!o.layout.empty()) l = generic_layout(path, values, false, o, model);

@@ -41,8 +41,6 @@ class RawFrameReader final : public RecordingReader {
           "{}: frame {} is truncated ({} of {} bytes); delivering the {} whole frames", name,
           info_.n_frames + 1, info_.truncated_bytes, frame_bytes_, info_.n_frames));
     }
-    info_.warnings.push_back(fmt::format(
-        "{}: a raw file carries no frame rate; replay uses --fps or runs unpaced", name));
     set_map(generic_layout(path, values, false, o, model), model);
     bytes_.resize(frame_bytes_);
   }

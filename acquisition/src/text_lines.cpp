@@ -1,5 +1,6 @@
 #include "text_lines.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -9,7 +10,7 @@ namespace eit::acquisition::detail {
 
 TextLines index_lines(const FileHandle& file, uint32_t max_line) {
   TextLines t;
-  std::vector<char> chunk(1 << 20);
+  std::vector<char> chunk(static_cast<size_t>(std::min<uint64_t>(file.size() + 1, 1 << 20)));
   uint64_t start = 0, pos = 0;
   auto close_line = [&](uint64_t end) {
     const uint64_t len = end - start;

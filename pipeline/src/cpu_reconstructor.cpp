@@ -8,8 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 namespace eit::pipeline {
 
@@ -17,12 +17,13 @@ namespace eit::pipeline {
 // size. Calling its GEMM kernel directly with a blocking space allocated once keeps the per-frame
 // path allocation-free; it is the same kernel the expression would use.
 struct CpuReconstructor::Gemm {
-  using Blocking = Eigen::internal::gemm_blocking_space<Eigen::ColMajor, float, float, Eigen::Dynamic,
-                                                        Eigen::Dynamic, Eigen::Dynamic, 1, false>;
+  using Blocking =
+      Eigen::internal::gemm_blocking_space<Eigen::ColMajor, float, float, Eigen::Dynamic,
+                                           Eigen::Dynamic, Eigen::Dynamic, 1, false>;
   using Kernel =
       Eigen::internal::general_matrix_matrix_product<Eigen::Index, float, Eigen::RowMajor, false,
-                                                     float, Eigen::ColMajor, false,
-                                                     Eigen::ColMajor, 1>;
+                                                     float, Eigen::ColMajor, false, Eigen::ColMajor,
+                                                     1>;
   Blocking blocking;
   Gemm(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth)
       : blocking(rows, cols, depth, 1, true) {
@@ -46,8 +47,8 @@ CpuReconstructor::CpuReconstructor(const recon::Model& model, CpuOptions options
 CpuReconstructor::CpuReconstructor(const recon::MatrixRowMajorF& H, CpuOptions options)
     : H_(H.data(), H.rows(), H.cols()), max_batch_(std::max<size_t>(1, options.max_batch)) {
   if (H.rows() == 0 || H.cols() == 0)
-    throw std::invalid_argument(
-        fmt::format("CpuReconstructor: H is {}×{}, expected a non-empty matrix", H.rows(), H.cols()));
+    throw std::invalid_argument(fmt::format(
+        "CpuReconstructor: H is {}×{}, expected a non-empty matrix", H.rows(), H.cols()));
   Eigen::setNbThreads(1);
   const auto m = H.cols(), n = H.rows(), b = static_cast<Eigen::Index>(max_batch_);
   v_ref_ = Eigen::VectorXf::Zero(m);
@@ -62,14 +63,14 @@ CpuReconstructor::~CpuReconstructor() = default;
 
 void CpuReconstructor::set_reference(std::span<const double> v_ref, bool normalize) {
   if (v_ref.size() != n_meas())
-    throw std::invalid_argument(fmt::format("CpuReconstructor: v_ref has {} values, H has {} columns",
-                                            v_ref.size(), n_meas()));
+    throw std::invalid_argument(fmt::format(
+        "CpuReconstructor: v_ref has {} values, H has {} columns", v_ref.size(), n_meas()));
   for (size_t i = 0; i < v_ref.size(); ++i) {
     if (!std::isfinite(v_ref[i]))
       throw std::invalid_argument(fmt::format("CpuReconstructor: v_ref[{}] is {}", i, v_ref[i]));
     if (normalize && v_ref[i] == 0.0)
-      throw std::invalid_argument(fmt::format(
-          "CpuReconstructor: v_ref[{}] is 0, cannot normalise by |v_ref|", i));
+      throw std::invalid_argument(
+          fmt::format("CpuReconstructor: v_ref[{}] is 0, cannot normalise by |v_ref|", i));
     v_ref_[static_cast<Eigen::Index>(i)] = static_cast<float>(v_ref[i]);
     weight_[static_cast<Eigen::Index>(i)] =
         normalize ? static_cast<float>(1.0 / std::abs(v_ref[i])) : 1.0f;

@@ -12,14 +12,22 @@ size_t round_to_cache_line(size_t floats) { return (floats + 15) / 16 * 16; }
 
 std::string_view stage_name(Stage s) noexcept {
   switch (s) {
-    case Stage::kScheduled: return "scheduled";
-    case Stage::kReceived: return "received";
-    case Stage::kEnqueued: return "enqueued";
-    case Stage::kDequeued: return "dequeued";
-    case Stage::kSubmitted: return "submitted";
-    case Stage::kDone: return "done";
-    case Stage::kPublished: return "published";
-    case Stage::kCount: break;
+    case Stage::kScheduled:
+      return "scheduled";
+    case Stage::kReceived:
+      return "received";
+    case Stage::kEnqueued:
+      return "enqueued";
+    case Stage::kDequeued:
+      return "dequeued";
+    case Stage::kSubmitted:
+      return "submitted";
+    case Stage::kDone:
+      return "done";
+    case Stage::kPublished:
+      return "published";
+    case Stage::kCount:
+      break;
   }
   return "?";
 }
@@ -34,8 +42,8 @@ FramePool::FramePool(size_t n_slots, size_t n_values, size_t n_image, HostAlloca
       free_(n_slots) {
   if (n_slots == 0 || n_values == 0 || n_image == 0)
     throw std::invalid_argument(fmt::format(
-        "FramePool: slots ({}), values per frame ({}) and image size ({}) must all be > 0",
-        n_slots, n_values, n_image));
+        "FramePool: slots ({}), values per frame ({}) and image size ({}) must all be > 0", n_slots,
+        n_values, n_image));
   const size_t values_bytes = n_slots * values_stride_ * sizeof(float);
   const size_t image_bytes = n_slots * image_stride_ * sizeof(float);
   values_ = static_cast<float*>(allocator_.allocate(values_bytes));

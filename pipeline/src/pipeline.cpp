@@ -29,9 +29,8 @@ void validate(const recon::Model& model, const acquisition::Source& source,
               const Reconstructor* backend, const PipelineOptions& o, bool normalize) {
   if (!backend) throw std::invalid_argument("pipeline: no reconstructor backend given");
   if (model.n_meas() == 0 || model.n_out() == 0)
-    throw std::invalid_argument(
-        fmt::format("model {}: H is {}×{}, expected a non-empty matrix", model.id, model.n_out(),
-                    model.n_meas()));
+    throw std::invalid_argument(fmt::format("model {}: H is {}×{}, expected a non-empty matrix",
+                                            model.id, model.n_out(), model.n_meas()));
   if (source.n_values() != model.n_meas())
     throw std::invalid_argument(fmt::format(
         "source '{}' delivers {} values per frame, model {} ({}) expects {} measurements",
@@ -48,6 +47,10 @@ void validate(const recon::Model& model, const acquisition::Source& source,
     if (static_cast<size_t>(model.v_ref.size()) != model.n_meas())
       throw std::invalid_argument(fmt::format("model {}: v_ref has {} values, H has {} columns",
                                               model.id, model.v_ref.size(), model.n_meas()));
+  } else if (o.reference.mode == ReferenceMode::kGiven) {
+    if (o.reference.values.size() != model.n_meas())
+      throw std::invalid_argument(fmt::format("given reference has {} values, model {} has {}",
+                                              o.reference.values.size(), model.id, model.n_meas()));
   } else if (o.reference.capture_frames == 0) {
     throw std::invalid_argument("reference capture: frame count is 0, expected at least 1");
   }
@@ -93,14 +96,17 @@ Pipeline::Pipeline(const recon::Model& model, acquisition::Source& source,
   const bool normalize = options.normalize < 0 ? model.normalize : options.normalize > 0;
   validate(model, source, backend.get(), options, normalize);
   const size_t slots = slots_needed(options, *backend);
-  state_ = std::make_unique<State>(model, source, std::move(backend), std::move(sinks), options,
-                                   slots);
+  state_ =
+      std::make_unique<State>(model, source, std::move(backend), std::move(sinks), options, slots);
   State& s = *state_;
   if (options.on_fault == FaultPolicy::kFallbackToCpu && s.primary->name() != "cpu")
     s.fallback = std::make_unique<CpuReconstructor>(
         model.H, CpuOptions{std::min<size_t>(options.max_batch, 64)});
-  if (options.reference.mode == ReferenceMode::kModel) {
-    std::vector<double> v_ref(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
+  if (options.reference.mode != ReferenceMode::kCapture) {
+    const std::vector<double> v_ref =
+        options.reference.mode == ReferenceMode::kGiven
+            ? options.reference.values
+            : std::vector<double>(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
     s.primary->set_reference(v_ref, normalize);
     if (s.fallback) s.fallback->set_reference(v_ref, normalize);
   } else {
@@ -146,7 +152,9 @@ bool Pipeline::finished() const noexcept {
          state_->source_done.load(std::memory_order_acquire);
 }
 
-void Pipeline::recapture_reference(size_t n_frames) noexcept { state_->reference.request(n_frames); }
+void Pipeline::recapture_reference(size_t n_frames) noexcept {
+  state_->reference.request(n_frames);
+}
 
 const PipelineOptions& Pipeline::options() const noexcept { return state_->options; }
 size_t Pipeline::pool_size() const noexcept { return state_->pool.size(); }

@@ -32,7 +32,7 @@ class ReconstructStage {
         n_meas_(s.model.n_meas()),
         n_out_(s.model.n_out()),
         active_(s.primary.get()),
-        have_reference_(s.options.reference.mode == ReferenceMode::kModel) {
+        have_reference_(s.options.reference.mode != ReferenceMode::kCapture) {
     size_t cap = capacity_of(*s.primary);
     if (s.fallback) cap = std::max(cap, capacity_of(*s.fallback));
     batch_.resize(cap);
@@ -48,8 +48,8 @@ class ReconstructStage {
     return std::max<size_t>(1, r.max_batch()) * (std::max<size_t>(1, r.max_in_flight()) + 1);
   }
   void update_batch_limit() noexcept {
-    batch_limit_ = std::clamp<size_t>(std::min(s_.options.max_batch, active_->max_batch()), 1,
-                                      batch_.size());
+    batch_limit_ =
+        std::clamp<size_t>(std::min(s_.options.max_batch, active_->max_batch()), 1, batch_.size());
   }
   void fifo_push(FrameSlot* f) noexcept { fifo_[(fifo_head_ + fifo_count_++) % fifo_.size()] = f; }
   FrameSlot* fifo_pop() noexcept {
@@ -111,8 +111,8 @@ void ReconstructStage::submit(size_t n) noexcept {
   try {
     while (!active_->submit(batch)) {
       if (drain(true) == 0 && active_->in_flight() == 0) {
-        throw BackendError(fmt::format("{} refused a batch of {} with nothing in flight",
-                                       active_->name(), n));
+        throw BackendError(
+            fmt::format("{} refused a batch of {} with nothing in flight", active_->name(), n));
       }
       if (failed_) return;
     }

@@ -38,8 +38,8 @@ Protocol make_protocol(const ProtocolOptions& o) {
     for (int i = 0; i < n; ++i) {
       const int m = (first + i) % n;
       const int pos = (m + o.measure_step) % n;
-      const bool touches_drive = m == drive.source || m == drive.sink || pos == drive.source ||
-                                 pos == drive.sink;
+      const bool touches_drive =
+          m == drive.source || m == drive.sink || pos == drive.source || pos == drive.sink;
       if (touches_drive && !o.measure_on_driven) continue;
       p.measurements.push_back({d, pos, m});
     }

@@ -35,8 +35,10 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
       [&](const auto& g) {
         using G = std::decay_t<decltype(g)>;
         if constexpr (std::is_same_v<G, recon::GridGeometry>) {
-          geometry = {{"kind", "grid"}, {"nx", g.nx}, {"ny", g.ny}, {"x0", g.x0}, {"y0", g.y0},
-                      {"dx", g.dx}, {"dy", g.dy}, {"row_order", "y ascending"},
+          geometry = {{"kind", "grid"}, {"nx", g.nx},
+                      {"ny", g.ny},     {"x0", g.x0},
+                      {"y0", g.y0},     {"dx", g.dx},
+                      {"dy", g.dy},     {"row_order", "y ascending"},
                       {"mask", g.mask}, {"mask_meaning", "1 = outside the body"}};
         } else {
           json nodes = json::array(), elements = json::array();
@@ -45,9 +47,10 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
           for (Eigen::Index i = 0; i < g.elements.rows(); ++i)
             elements.push_back({g.elements(i, 0), g.elements(i, 1), g.elements(i, 2)});
           geometry = {{"kind", "mesh"},
-                      {"output_on", g.output_on == recon::MeshGeometry::OutputOn::kNodes
-                                        ? "nodes" : "elements"},
-                      {"nodes", nodes}, {"elements", elements},
+                      {"output_on",
+                       g.output_on == recon::MeshGeometry::OutputOn::kNodes ? "nodes" : "elements"},
+                      {"nodes", nodes},
+                      {"elements", elements},
                       {"electrode_nodes", g.electrode_nodes}};
         }
       },
@@ -59,34 +62,33 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
                    {"order", std::string(recon::to_string(p.options.order))},
                    {"measure_on_driven", p.options.measure_on_driven},
                    {"n_meas", p.n_meas()}};
-  json msg = {{"type", "series"},
-              {"version", 1},
-              {"stream", info.stream},
-              {"series_id", fmt::format("{:016x}", info.series_id)},
-              {"model_id", model.id},
-              {"algorithm", model.algorithm},
-              {"electrodes", p.n_electrodes},
-              {"protocol", protocol},
-              {"image", image},
-              {"geometry", geometry},
-              {"normalized", info.normalized},
-              {"units", info.normalized ? "relative conductivity change (dv/|v_ref|, arbitrary scale)"
-                                        : "conductivity change (arbitrary scale)"},
-              {"clock", "CLOCK_MONOTONIC ns (t_acquired_ns, t_published_ns); same host only"},
-              {"source", info.source},
-              {"rate_hz", info.rate_hz},
-              {"policy", info.policy},
-              {"repeat_interval_s", info.interval_s}};
+  json msg = {
+      {"type", "series"},
+      {"version", 1},
+      {"stream", info.stream},
+      {"series_id", fmt::format("{:016x}", info.series_id)},
+      {"model_id", model.id},
+      {"algorithm", model.algorithm},
+      {"electrodes", p.n_electrodes},
+      {"protocol", protocol},
+      {"image", image},
+      {"geometry", geometry},
+      {"normalized", info.normalized},
+      {"units", info.normalized ? "relative conductivity change (dv/|v_ref|, arbitrary scale)"
+                                : "conductivity change (arbitrary scale)"},
+      {"clock", "CLOCK_MONOTONIC ns (t_acquired_ns, t_published_ns); same host only"},
+      {"source", info.source},
+      {"rate_hz", info.rate_hz},
+      {"policy", info.policy},
+      {"repeat_interval_s", info.interval_s}};
   return msg.dump();
 }
 
 std::string series_end_json(const SeriesInfo& info, uint64_t frames_sent, uint64_t frames_dropped) {
-  nlohmann::json msg = {{"type", "series-end"},
-                        {"version", 1},
-                        {"stream", info.stream},
-                        {"series_id", fmt::format("{:016x}", info.series_id)},
-                        {"frames_sent", frames_sent},
-                        {"frames_dropped", frames_dropped}};
+  nlohmann::json msg = {
+      {"type", "series-end"},       {"version", 1},
+      {"stream", info.stream},      {"series_id", fmt::format("{:016x}", info.series_id)},
+      {"frames_sent", frames_sent}, {"frames_dropped", frames_dropped}};
   return msg.dump();
 }
 

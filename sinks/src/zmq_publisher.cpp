@@ -95,8 +95,7 @@ void ZmqPublisher::send_series(const std::string& json) noexcept {
 
 void ZmqPublisher::begin() noexcept {
   send_series(series_json_);
-  next_series_ns_ =
-      pipeline::now_ns() + static_cast<int64_t>(options_.series.interval_s * 1e9);
+  next_series_ns_ = pipeline::now_ns() + static_cast<int64_t>(options_.series.interval_s * 1e9);
 }
 
 void ZmqPublisher::publish(const pipeline::FrameSlot& frame) noexcept {

@@ -22,9 +22,9 @@ void check_options(const PhantomOptions& o) {
     throw std::invalid_argument(
         fmt::format("synthetic phantom: rate {} Hz, expected ≥ 0 (0: unpaced)", o.rate_hz));
   if (!(o.revolution_s > 0) || o.frames_per_revolution < 1)
-    throw std::invalid_argument(fmt::format(
-        "synthetic phantom: revolution {} s / {} frames, expected > 0", o.revolution_s,
-        o.frames_per_revolution));
+    throw std::invalid_argument(
+        fmt::format("synthetic phantom: revolution {} s / {} frames, expected > 0", o.revolution_s,
+                    o.frames_per_revolution));
   if (std::isnan(o.snr_db))
     throw std::invalid_argument("synthetic phantom: SNR is NaN, expected dB or inf");
 }
@@ -52,17 +52,17 @@ SyntheticPhantomSource::SyntheticPhantomSource(PhantomTable table, PhantomOption
         "synthetic phantom: table is {}×{} with a {}-value homogeneous frame, expected K ≥ 2 rows "
         "and matching columns",
         table_.frames.rows(), table_.frames.cols(), table_.homogeneous.size()));
-  const double rms = std::sqrt(table_.homogeneous.squaredNorm() /
-                               static_cast<double>(table_.homogeneous.size()));
+  const double rms =
+      std::sqrt(table_.homogeneous.squaredNorm() / static_cast<double>(table_.homogeneous.size()));
   sigma_ = std::isinf(options_.snr_db) ? 0.0 : rms * std::pow(10.0, -options_.snr_db / 20.0);
-  period_ns_ = options_.rate_hz > 0 ? static_cast<int64_t>(std::llround(1e9 / options_.rate_hz)) : 0;
+  period_ns_ =
+      options_.rate_hz > 0 ? static_cast<int64_t>(std::llround(1e9 / options_.rate_hz)) : 0;
 }
 
 std::string SyntheticPhantomSource::describe() const {
-  return fmt::format("synthetic phantom ({} positions, SNR {} dB, {})", table_.frames.rows(),
-                     options_.snr_db,
-                     options_.rate_hz > 0 ? fmt::format("{} frames/s", options_.rate_hz)
-                                          : std::string("unpaced"));
+  return fmt::format(
+      "synthetic phantom ({} positions, SNR {} dB, {})", table_.frames.rows(), options_.snr_db,
+      options_.rate_hz > 0 ? fmt::format("{} frames/s", options_.rate_hz) : std::string("unpaced"));
 }
 
 SyntheticPhantomSource::Blend SyntheticPhantomSource::blend(uint64_t seq) const noexcept {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "eit/pipeline/frame.hpp"
@@ -50,6 +51,12 @@ class StreamDecoder {
   // Drops any partial frame (after a reconnect or a UDP datagram boundary).
   virtual void reset() noexcept = 0;
   virtual DecoderStats stats() const noexcept = 0;
+  // True when decoded frames carry the device's own sequence number in slot.seq (so a source can
+  // find gaps and reordering); false when the format has none and the source numbers frames.
+  virtual bool carries_seq() const noexcept { return false; }
+  // The most recent rejected input in words ("frame of 207 values, model has 208"), empty when
+  // none. Called from a status thread: may allocate, must not touch decode()'s working state.
+  virtual std::string last_problem() const { return {}; }
 };
 
 }  // namespace eit::acquisition

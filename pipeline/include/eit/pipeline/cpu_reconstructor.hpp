@@ -47,11 +47,11 @@ class CpuReconstructor final : public Reconstructor {
   struct Gemm;  // Eigen's GEMM kernel with its packing buffers, preallocated
   Eigen::Map<const recon::MatrixRowMajorF> H_;
   size_t max_batch_;
-  Eigen::VectorXf v_ref_, weight_;   // dv = (v − v_ref) ⊙ weight
-  Eigen::MatrixXf dv_;               // n_meas × max_batch, column j = frame j
-  Eigen::MatrixXf result_;           // n_out × max_batch, GEMM output
+  Eigen::VectorXf v_ref_, weight_;  // dv = (v − v_ref) ⊙ weight
+  Eigen::MatrixXf dv_;              // n_meas × max_batch, column j = frame j
+  Eigen::MatrixXf result_;          // n_out × max_batch, GEMM output
   std::unique_ptr<Gemm> gemm_;
-  std::vector<FrameSlot*> batch_;    // the pending batch (capacity max_batch)
+  std::vector<FrameSlot*> batch_;  // the pending batch (capacity max_batch)
   size_t pending_ = 0;
 };
 

@@ -42,10 +42,10 @@ struct PipelineOptions {
   size_t queue_capacity = 256;  // each of the two queues (rounded up to a power of two)
   size_t max_batch = 16;        // most frames per backend call (capped by the backend's own)
   ReferenceOptions reference;
-  int normalize = -1;           // -1: the model's setting; 0: dv; 1: dv / |v_ref|
+  int normalize = -1;  // -1: the model's setting; 0: dv; 1: dv / |v_ref|
   FaultPolicy on_fault = FaultPolicy::kFallbackToCpu;
-  uint64_t max_frames = 0;      // stop after this many frames from the source (0: no limit)
-  int64_t read_timeout_ms = 50; // longest a source read blocks before the stop flag is checked
+  uint64_t max_frames = 0;         // stop after this many frames from the source (0: no limit)
+  int64_t read_timeout_ms = 50;    // longest a source read blocks before the stop flag is checked
   int64_t max_idle_sleep_us = 50;  // longest an idle stage sleeps between polls of its queue
   HostAllocator* allocator = nullptr;  // pool memory (pinned for CUDA); nullptr: aligned host
 };
@@ -59,10 +59,10 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  void start();               // starts the three threads (once)
-  void request_stop() noexcept;  // any thread; the stages drain and exit
-  void abort() noexcept;      // any thread; like request_stop, and waiting stops
-  void wait();                // joins the threads
+  void start();                    // starts the three threads (once)
+  void request_stop() noexcept;    // any thread; the stages drain and exit
+  void abort() noexcept;           // any thread; like request_stop, and waiting stops
+  void wait();                     // joins the threads
   bool finished() const noexcept;  // every stage has exited
 
   // Any thread: capture a new reference from the next n frames.

@@ -62,10 +62,10 @@ struct PipelineStats {
   QueueStats input;                    // source → reconstructor (drops include an exhausted pool)
   QueueStats output;                   // reconstructor → publish
   acquisition::SourceStats source;
-  std::vector<SinkStats> sinks;        // one per sink, in the order given
+  std::vector<SinkStats> sinks;  // one per sink, in the order given
   std::array<LatencySummary, kSpanCount> latency{};
-  LatencySummary sink_call;            // time inside the sinks' publish() per frame
-  std::string error;                   // the last fault (source or backend), empty if none
+  LatencySummary sink_call;  // time inside the sinks' publish() per frame
+  std::string error;         // the last fault (source or backend), empty if none
 
   uint64_t dropped() const noexcept { return input.dropped + output.dropped; }
 };

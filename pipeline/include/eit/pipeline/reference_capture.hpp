@@ -1,7 +1,8 @@
 #pragma once
-// Reference handling: where v_ref comes from. Either the model's own v_ref, or the mean of N
+// Reference handling: where v_ref comes from. The model's own v_ref, given values, or the mean of N
 // frames of the stream, captured at start (`first:N`) and again whenever someone asks
-// (request(), from any thread, e.g. a UI or the CLI; the stage picks the request up between frames).
+// (request(), from any thread, e.g. a UI or the CLI; the stage picks the request up between
+// frames).
 //
 // Threads: request() from any thread (one atomic store); everything else on the reconstructor
 // stage thread only. Accumulation is in double, into buffers allocated at construction: add()
@@ -17,11 +18,13 @@ namespace eit::pipeline {
 enum class ReferenceMode {
   kModel,    // the model's v_ref (set-up error when the model has none)
   kCapture,  // the mean of the first `capture_frames` finite frames
+  kGiven,    // `values` (e.g. the synthetic phantom's homogeneous frame)
 };
 
 struct ReferenceOptions {
   ReferenceMode mode = ReferenceMode::kModel;
-  size_t capture_frames = 0;  // kCapture only, ≥ 1
+  size_t capture_frames = 0;   // kCapture only, ≥ 1
+  std::vector<double> values;  // kGiven only, n_meas values
 };
 
 class ReferenceCapture {

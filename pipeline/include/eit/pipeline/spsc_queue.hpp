@@ -38,16 +38,11 @@ class SpscQueue {
     }
     items_[head & mask_] = item;
     head_.store(head + 1, std::memory_order_release);
-    // tail_cache_ may be stale, so this is an upper bound of the true depth; before it may raise
-    // the high-water mark, refresh it (once every few pushes at most: the stale bound grows by
-    // one per push from the true depth), or the mark would creep up to the capacity.
-    size_t depth = head + 1 - tail_cache_;
-    if (depth > high_water_.load(std::memory_order_relaxed)) {
-      tail_cache_ = tail_.load(std::memory_order_acquire);
-      depth = head + 1 - tail_cache_;
-      if (depth > high_water_.load(std::memory_order_relaxed))
-        high_water_.store(depth, std::memory_order_relaxed);
-    }
+    // The depth right after this push (a relaxed read of the consumer's index: it only feeds the
+    // high-water statistic; the cached tail can be arbitrarily stale and would overstate it).
+    const size_t depth = head + 1 - tail_.load(std::memory_order_relaxed);
+    if (depth > high_water_.load(std::memory_order_relaxed))
+      high_water_.store(depth, std::memory_order_relaxed);
     return true;
   }
 

@@ -17,7 +17,7 @@ struct Mesh {
   std::vector<int> electrode_nodes;  // one centre node per electrode (point electrodes)
   // Boundary nodes under each electrode, in boundary order (CEM); empty for point electrodes.
   std::vector<std::vector<int>> electrode_patches;
-  int ref_node = 0;                  // grounded node (pyEIT: first of 0..n_el not an electrode)
+  int ref_node = 0;  // grounded node (pyEIT: first of 0..n_el not an electrode)
 
   int n_nodes() const noexcept { return static_cast<int>(nodes.rows()); }
   int n_elems() const noexcept { return static_cast<int>(elements.rows()); }

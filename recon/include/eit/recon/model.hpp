@@ -43,7 +43,7 @@ struct Model {
   bool normalize = false;       // divide dv by |v_ref| element-wise
   Protocol protocol;            // fixes the measurement order
   std::variant<MeshGeometry, GridGeometry> geometry;
-  std::string id;               // content hash of H, v_ref, protocol and geometry
+  std::string id;  // content hash of H, v_ref, protocol and geometry
 
   size_t n_out() const noexcept { return static_cast<size_t>(H.rows()); }
   size_t n_meas() const noexcept { return static_cast<size_t>(H.cols()); }

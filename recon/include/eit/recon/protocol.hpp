@@ -17,8 +17,8 @@ MeasurementOrder parse_measurement_order(std::string_view text);  // "std" | "ro
 
 struct ProtocolOptions {
   int n_electrodes = 16;
-  int drive_distance = 1;       // 1 adjacent, n/2 opposite
-  int measure_step = 1;         // distance between the two measuring electrodes
+  int drive_distance = 1;  // 1 adjacent, n/2 opposite
+  int measure_step = 1;    // distance between the two measuring electrodes
   MeasurementOrder order = MeasurementOrder::kStd;
   bool measure_on_driven = false;  // keep pairs touching a driven electrode (pyEIT meas_current)
 };

@@ -21,7 +21,7 @@ struct ImageHeader {
   uint16_t version = kImageVersion;
   uint16_t header_bytes = sizeof(ImageHeader);
   uint8_t dtype = kDtypeFloat32;
-  uint8_t ndim = 1;                 // 2: grid image (shape = ny, nx); 1: mesh values (shape0)
+  uint8_t ndim = 1;  // 2: grid image (shape = ny, nx); 1: mesh values (shape0)
   uint16_t reserved = 0;
   uint32_t shape[2] = {0, 1};       // unused dimensions are 1
   uint32_t dropped_before = 0;      // frames the pipeline dropped since the previous image

@@ -12,9 +12,9 @@ namespace eit::sinks {
 struct SeriesInfo {
   std::string stream = "default";
   uint64_t series_id = 0;
-  std::string source;   // the source's description
-  double rate_hz = 0;   // nominal frame rate, 0 when unknown
-  std::string policy;   // "live" | "lossless"
+  std::string source;       // the source's description
+  double rate_hz = 0;       // nominal frame rate, 0 when unknown
+  std::string policy;       // "live" | "lossless"
   double interval_s = 2.0;  // how often the series message is repeated
   bool normalized = false;  // images are H·(dv / |v_ref|)
 };

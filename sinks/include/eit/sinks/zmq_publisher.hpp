@@ -34,9 +34,9 @@ struct ZmqPublisherOptions {
   std::string endpoint = "tcp://127.0.0.1:5555";  // "tcp://127.0.0.1:*" for an ephemeral port
   ZmqPattern pattern = ZmqPattern::kPub;
   bool lossless = false;
-  int send_hwm = 1000;        // messages queued per peer before live sends drop
-  int linger_ms = 1000;       // how long closing waits to flush queued messages
-  SeriesInfo series;          // stream name, series id (0: random), description, interval
+  int send_hwm = 1000;   // messages queued per peer before live sends drop
+  int linger_ms = 1000;  // how long closing waits to flush queued messages
+  SeriesInfo series;     // stream name, series id (0: random), description, interval
 };
 
 class ZmqPublisher final : public pipeline::ImageSink {

@@ -1,0 +1,68 @@
+#pragma once
+// IngestDecoder: the StreamDecoder for eitstream's ingest framing (ingest_frame.hpp). Frames of
+// exactly n_values values (the model's measurement count, in the model's order) are converted to
+// float32 into the slot with the device's seq and time. Anything else is counted, never thrown:
+// bytes before a valid header (hunting for the magic; a header whose CRC fails is garbage too)
+// go to bytes_skipped; a well-formed frame with the wrong value count or a payload CRC mismatch
+// is consumed whole and goes to bad_frames.
+//
+// Owns a buffer of n_values × 8 bytes allocated at construction; decode() never allocates.
+// One thread decodes; stats() and last_problem() may be called from another.
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "eit/acquisition/ingest_frame.hpp"
+#include "eit/acquisition/stream_decoder.hpp"
+
+namespace eit::acquisition {
+
+enum class ComplexPart { kReal, kMagnitude };
+// "real" | "magnitude"; throws std::invalid_argument naming the choices.
+ComplexPart parse_complex_part(std::string_view text);
+
+struct IngestDecoderOptions {
+  ComplexPart complex_part = ComplexPart::kReal;  // what a complex64 sample becomes
+  double integer_scale = 1.0;                     // i16/i32 samples are multiplied by this
+};
+
+class IngestDecoder final : public StreamDecoder {
+ public:
+  explicit IngestDecoder(size_t n_values, IngestDecoderOptions options = {});
+
+  std::string_view name() const noexcept override { return "ingest"; }
+  size_t n_values() const noexcept override { return n_values_; }
+  DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept override;
+  void reset() noexcept override;
+  DecoderStats stats() const noexcept override;
+  bool carries_seq() const noexcept override { return true; }
+  std::string last_problem() const override;
+
+ private:
+  enum class State { kHeader, kSkipHeaderTail, kPayload, kDiscard };
+
+  void push_header_byte(uint8_t b) noexcept;
+  void resync_after_bad_header() noexcept;
+  void start_frame(const IngestHeader& h) noexcept;
+  bool finish_payload(pipeline::FrameSlot& slot) noexcept;
+  static void add(std::atomic<uint64_t>& counter, uint64_t n) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  size_t n_values_;
+  IngestDecoderOptions options_;
+  State state_ = State::kHeader;
+  uint8_t header_[kIngestHeaderSize];
+  size_t header_have_ = 0;
+  IngestHeader current_;
+  size_t header_tail_left_ = 0;  // header bytes beyond version 1's, skipped
+  size_t payload_have_ = 0;
+  size_t discard_left_ = 0;       // payload bytes of a rejected frame still to skip
+  std::vector<uint8_t> payload_;  // n_values × 8 bytes
+
+  std::atomic<uint64_t> frames_{0}, bad_frames_{0}, bytes_skipped_{0};
+  std::atomic<uint32_t> last_bad_count_{0};  // value count of the last wrong-length frame
+  std::atomic<uint8_t> last_bad_kind_{0};    // 0 none, 1 wrong count, 2 payload CRC
+};
+
+}  // namespace eit::acquisition

@@ -1,0 +1,54 @@
+#pragma once
+// open_live_source: a StreamSource from a URI, for devices that stream.
+//
+//   tcp://host:port                    connect to a device that listens (reconnects with backoff)
+//   tcp-listen://127.0.0.1:port        listen for the device (port 0 or *: ephemeral)
+//   udp://127.0.0.1:port               receive datagrams (port 0 or *: ephemeral)
+//   serial:///dev/ttyUSB0?baud=115200&bits=8&parity=n&stop=1&flow=none
+//   file:///path/capture.eitf?loop=1   a byte-stream capture, decoded like the live link
+//
+// Query options for every scheme: format=ingest|openeit (default: ingest; openeit for serial),
+// complex=real|magnitude and scale=<x> (ingest sample conversion), rate=<Hz> (nominal rate).
+// Set-up only: allocates and throws std::invalid_argument / std::runtime_error naming the URI,
+// the option, the value found and the values expected.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "eit/acquisition/byte_transport.hpp"
+#include "eit/acquisition/ingest_decoder.hpp"
+#include "eit/acquisition/stream_source.hpp"
+#include "eit/recon/protocol.hpp"
+
+namespace eit::acquisition {
+
+struct LiveUri {
+  std::string scheme;  // tcp, tcp-listen, udp, serial, file
+  std::string host;    // network schemes
+  uint16_t port = 0;   // network schemes; 0 = ephemeral (listeners)
+  std::string path;    // serial and file
+  std::map<std::string, std::string, std::less<>> query;
+};
+LiveUri parse_live_uri(std::string_view uri);
+
+struct LiveSourceOptions {
+  std::string format;  // overrides the URI's format= when not empty
+  IngestDecoderOptions ingest;
+  ReconnectPolicy reconnect;
+  double nominal_rate_hz = 0.0;
+};
+
+std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const ReconnectPolicy& reconnect);
+
+// The decoder named `format` ("ingest", "openeit") for frames of the protocol's measurements.
+std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
+                                                   const IngestDecoderOptions& ingest,
+                                                   const recon::Protocol& protocol);
+
+std::unique_ptr<StreamSource> open_live_source(std::string_view uri,
+                                               const LiveSourceOptions& options,
+                                               const recon::Protocol& protocol);
+
+}  // namespace eit::acquisition

@@ -1,0 +1,197 @@
+// IngestDecoder: a byte-at-a-time header hunt (the magic "EITF" has no repeated prefix, so a
+// mismatch never hides the start of a frame), then bulk copies of the payload.
+#include "eit/acquisition/ingest_decoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "eit/acquisition/crc32.hpp"
+#include "little_endian.hpp"
+
+namespace eit::acquisition {
+
+ComplexPart parse_complex_part(std::string_view text) {
+  if (text == "real") return ComplexPart::kReal;
+  if (text == "magnitude") return ComplexPart::kMagnitude;
+  throw std::invalid_argument("complex part '" + std::string(text) +
+                              "' unknown; expected real or magnitude");
+}
+
+IngestDecoder::IngestDecoder(size_t n_values, IngestDecoderOptions options)
+    : n_values_(n_values), options_(options), payload_(n_values * 8) {
+  if (n_values == 0 || n_values > kIngestMaxValues) {
+    throw std::invalid_argument(fmt::format("ingest decoder: {} values per frame; expected 1..{}",
+                                            n_values, kIngestMaxValues));
+  }
+}
+
+void IngestDecoder::reset() noexcept {
+  state_ = State::kHeader;
+  header_have_ = 0;
+  payload_have_ = 0;
+  discard_left_ = 0;
+  header_tail_left_ = 0;
+}
+
+DecoderStats IngestDecoder::stats() const noexcept {
+  return {frames_.load(std::memory_order_relaxed), bad_frames_.load(std::memory_order_relaxed),
+          bytes_skipped_.load(std::memory_order_relaxed)};
+}
+
+std::string IngestDecoder::last_problem() const {
+  switch (last_bad_kind_.load(std::memory_order_relaxed)) {
+    case 1:
+      return fmt::format("ingest: frame of {} values rejected, the model has {}",
+                         last_bad_count_.load(std::memory_order_relaxed), n_values_);
+    case 2:
+      return "ingest: frame rejected, payload CRC mismatch";
+    default:
+      return {};
+  }
+}
+
+void IngestDecoder::push_header_byte(uint8_t b) noexcept {
+  if (header_have_ < sizeof(kIngestMagic) && b != kIngestMagic[header_have_]) {
+    // The bytes gathered so far cannot start a frame; b may (only at magic position 0).
+    uint64_t skipped = header_have_;
+    header_have_ = 0;
+    if (b == kIngestMagic[0]) {
+      header_[header_have_++] = b;
+    } else {
+      ++skipped;
+    }
+    add(bytes_skipped_, skipped);
+    return;
+  }
+  header_[header_have_++] = b;
+}
+
+void IngestDecoder::resync_after_bad_header() noexcept {
+  // The magic matched but the header did not check out: its first byte is garbage, and the
+  // other 39 may hold the real start of a frame, so hunt through them again.
+  uint8_t rest[kIngestHeaderSize - 1];
+  std::memcpy(rest, header_ + 1, sizeof(rest));
+  header_have_ = 0;
+  add(bytes_skipped_, 1);
+  for (uint8_t b : rest) push_header_byte(b);
+}
+
+void IngestDecoder::start_frame(const IngestHeader& h) noexcept {
+  current_ = h;
+  header_have_ = 0;
+  header_tail_left_ = h.header_len - kIngestHeaderSize;
+  payload_have_ = 0;
+  if (h.value_count != n_values_) {
+    add(bad_frames_, 1);
+    last_bad_count_.store(h.value_count, std::memory_order_relaxed);
+    last_bad_kind_.store(1, std::memory_order_relaxed);
+    discard_left_ = header_tail_left_ + h.payload_size();
+    header_tail_left_ = 0;
+    state_ = State::kDiscard;
+  } else {
+    state_ = header_tail_left_ > 0 ? State::kSkipHeaderTail : State::kPayload;
+  }
+}
+
+bool IngestDecoder::finish_payload(pipeline::FrameSlot& slot) noexcept {
+  state_ = State::kHeader;
+  const size_t size = current_.payload_size();
+  if (crc32({payload_.data(), size}) != current_.payload_crc) {
+    add(bad_frames_, 1);
+    last_bad_kind_.store(2, std::memory_order_relaxed);
+    return false;
+  }
+  const uint8_t* p = payload_.data();
+  float* out = slot.values;
+  const size_t n = n_values_;
+  switch (current_.sample_type) {
+    case IngestSampleType::kF32:
+      if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(out, p, n * 4);
+      } else {
+        for (size_t i = 0; i < n; ++i) out[i] = le::load<float>(p + 4 * i);
+      }
+      break;
+    case IngestSampleType::kF64:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(le::load<double>(p + 8 * i));
+      break;
+    case IngestSampleType::kI16:
+      for (size_t i = 0; i < n; ++i) {
+        out[i] = static_cast<float>(le::load<int16_t>(p + 2 * i) * options_.integer_scale);
+      }
+      break;
+    case IngestSampleType::kI32:
+      for (size_t i = 0; i < n; ++i) {
+        out[i] = static_cast<float>(le::load<int32_t>(p + 4 * i) * options_.integer_scale);
+      }
+      break;
+    case IngestSampleType::kComplex64:
+      for (size_t i = 0; i < n; ++i) {
+        const float re = le::load<float>(p + 8 * i), im = le::load<float>(p + 8 * i + 4);
+        out[i] = options_.complex_part == ComplexPart::kReal ? re : std::hypot(re, im);
+      }
+      break;
+  }
+  slot.seq = current_.seq;
+  slot.device_time_ns = (current_.flags & kIngestFlagDeviceTime) ? current_.device_time_ns : 0;
+  add(frames_, 1);
+  return true;
+}
+
+DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
+                                   pipeline::FrameSlot& slot) noexcept {
+  size_t pos = 0;
+  while (pos < in.size()) {
+    switch (state_) {
+      case State::kHeader: {
+        if (header_have_ == 0) {
+          // Fast path over garbage: jump to the next possible magic start.
+          const void* e = std::memchr(in.data() + pos, kIngestMagic[0], in.size() - pos);
+          const size_t at = e ? static_cast<const uint8_t*>(e) - in.data() : in.size();
+          add(bytes_skipped_, at - pos);
+          pos = at;
+          if (pos == in.size()) break;
+        }
+        while (pos < in.size() && header_have_ < kIngestHeaderSize) push_header_byte(in[pos++]);
+        if (header_have_ < kIngestHeaderSize) break;
+        if (auto h = parse_ingest_header({header_, kIngestHeaderSize})) {
+          start_frame(*h);
+        } else {
+          resync_after_bad_header();
+        }
+        break;
+      }
+      case State::kSkipHeaderTail: {
+        const size_t take = std::min(header_tail_left_, in.size() - pos);
+        header_tail_left_ -= take;
+        pos += take;
+        if (header_tail_left_ == 0) state_ = State::kPayload;
+        break;
+      }
+      case State::kPayload: {
+        const size_t size = current_.payload_size();
+        const size_t take = std::min(size - payload_have_, in.size() - pos);
+        std::memcpy(payload_.data() + payload_have_, in.data() + pos, take);
+        payload_have_ += take;
+        pos += take;
+        if (payload_have_ == size && finish_payload(slot)) return {pos, true};
+        break;
+      }
+      case State::kDiscard: {
+        const size_t take = std::min(discard_left_, in.size() - pos);
+        discard_left_ -= take;
+        pos += take;
+        if (discard_left_ == 0) state_ = State::kHeader;
+        break;
+      }
+    }
+  }
+  return {pos, false};
+}
+
+}  // namespace eit::acquisition

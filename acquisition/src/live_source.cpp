@@ -1,0 +1,96 @@
+// open_live_source: URI → transport + decoder → StreamSource.
+#include "eit/acquisition/live_source.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "eit/acquisition/transports.hpp"
+
+namespace eit::acquisition {
+namespace {
+
+template <typename T>
+T number_option(const LiveUri& uri, std::string_view key, T fallback) {
+  const auto it = uri.query.find(key);
+  if (it == uri.query.end()) return fallback;
+  T value{};
+  const auto& s = it->second;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc{} || end != s.data() + s.size()) {
+    throw std::invalid_argument(fmt::format("{}://{}: option {}='{}' is not a number", uri.scheme,
+                                            uri.path.empty() ? uri.host : uri.path, key, s));
+  }
+  return value;
+}
+
+std::string text_option(const LiveUri& uri, std::string_view key, std::string fallback) {
+  const auto it = uri.query.find(key);
+  return it == uri.query.end() ? fallback : it->second;
+}
+
+}  // namespace
+
+std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri,
+                                              const ReconnectPolicy& reconnect) {
+  if (uri.scheme == "tcp") return make_tcp_client_transport(uri.host, uri.port, reconnect);
+  if (uri.scheme == "tcp-listen") return make_tcp_server_transport(uri.host, uri.port);
+  if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
+  if (uri.scheme == "file") {
+    const auto loop = text_option(uri, "loop", "0");
+    return make_file_transport(uri.path, loop == "1" || loop == "true");
+  }
+  if (uri.scheme == "serial") {
+    SerialOptions s;
+    s.path = uri.path;
+    s.baud = number_option<unsigned>(uri, "baud", 115200);
+    s.data_bits = number_option<unsigned>(uri, "bits", 8);
+    s.stop_bits = number_option<unsigned>(uri, "stop", 1);
+    const auto parity = text_option(uri, "parity", "n");
+    s.parity = parity.empty() ? '?' : parity[0];
+    if (parity.size() != 1 && parity != "none" && parity != "even" && parity != "odd") {
+      throw std::invalid_argument(
+          fmt::format("serial://{}: parity='{}'; expected n, e or o", uri.path, parity));
+    }
+    const auto flow = text_option(uri, "flow", "none");
+    if (flow != "none" && flow != "rtscts") {
+      throw std::invalid_argument(
+          fmt::format("serial://{}: flow='{}'; expected none or rtscts", uri.path, flow));
+    }
+    s.hardware_flow = flow == "rtscts";
+    s.reconnect = reconnect;
+    return make_serial_transport(s);
+  }
+  throw std::invalid_argument(
+      fmt::format("source scheme '{}' unknown; expected tcp, tcp-listen, "
+                  "udp, serial or file",
+                  uri.scheme));
+}
+
+std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
+                                                   const IngestDecoderOptions& ingest,
+                                                   const recon::Protocol& protocol) {
+  if (format == "ingest") return std::make_unique<IngestDecoder>(protocol.n_meas(), ingest);
+  throw std::invalid_argument(fmt::format("stream format '{}' unknown; expected ingest", format));
+}
+
+std::unique_ptr<StreamSource> open_live_source(std::string_view text,
+                                               const LiveSourceOptions& options,
+                                               const recon::Protocol& protocol) {
+  const LiveUri uri = parse_live_uri(text);
+  std::string format = options.format;
+  if (format.empty())
+    format = text_option(uri, "format", uri.scheme == "serial" ? "openeit" : "ingest");
+  IngestDecoderOptions ingest = options.ingest;
+  if (uri.query.contains("complex"))
+    ingest.complex_part = parse_complex_part(uri.query.find("complex")->second);
+  ingest.integer_scale = number_option<double>(uri, "scale", ingest.integer_scale);
+  StreamSourceOptions source_options;
+  source_options.nominal_rate_hz = number_option<double>(uri, "rate", options.nominal_rate_hz);
+  auto decoder = make_stream_decoder(format, ingest, protocol);
+  auto transport = open_transport(uri, options.reconnect);
+  return std::make_unique<StreamSource>(std::move(transport), std::move(decoder), source_options);
+}
+
+}  // namespace eit::acquisition

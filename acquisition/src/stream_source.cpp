@@ -1,0 +1,121 @@
+// StreamSource: decode what is buffered, then read more from the transport until a frame
+// completes or the deadline passes.
+#include "eit/acquisition/stream_source.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "eit/pipeline/clock.hpp"
+
+namespace eit::acquisition {
+
+StreamSource::StreamSource(std::unique_ptr<ByteTransport> transport,
+                           std::unique_ptr<StreamDecoder> decoder, StreamSourceOptions options)
+    : transport_(std::move(transport)), decoder_(std::move(decoder)), options_(options) {
+  if (!transport_ || !decoder_)
+    throw std::invalid_argument("StreamSource: no transport or decoder");
+  size_t size = std::max<size_t>(options_.buffer_bytes, 256);
+  if (transport_->datagrams()) size = std::max<size_t>(size, 65536);
+  buffer_.resize(size);
+}
+
+std::string StreamSource::describe() const {
+  return fmt::format("{} frames of {} values over {}", decoder_->name(), decoder_->n_values(),
+                     transport_->describe());
+}
+
+void StreamSource::stop() noexcept {
+  stopped_.store(true, std::memory_order_release);
+  transport_->stop();
+}
+
+ReadStatus StreamSource::read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) {
+  const auto deadline = ByteTransport::Clock::now() + timeout;
+  for (;;) {
+    if (stopped_.load(std::memory_order_acquire)) return ReadStatus::kStopped;
+    while (pos_ < len_) {
+      const auto r = decoder_->decode({buffer_.data() + pos_, len_ - pos_}, slot);
+      pos_ += r.consumed;
+      if (r.frame && accept(slot)) return ReadStatus::kFrame;
+    }
+    const auto t = transport_->read(buffer_, deadline);
+    switch (t.status) {
+      case TransportStatus::kStopped:
+        return ReadStatus::kStopped;
+      case TransportStatus::kTimeout:
+        return ReadStatus::kTimeout;
+      case TransportStatus::kEnd:
+        return ReadStatus::kEnd;
+      case TransportStatus::kData:
+        break;
+    }
+    if (t.new_connection) {
+      decoder_->reset();
+      after_reconnect_ = have_seq_;
+    } else if (transport_->datagrams()) {
+      decoder_->reset();  // a frame never spans datagrams
+    }
+    pos_ = 0;
+    len_ = t.size;
+  }
+}
+
+bool StreamSource::accept(pipeline::FrameSlot& slot) noexcept {
+  const int64_t t = pipeline::now_ns();
+  slot.stamp(pipeline::Stage::kReceived, t);
+  slot.stamp(pipeline::Stage::kScheduled, t);
+  slot.flags = 0;
+  if (decoder_->carries_seq()) {
+    const uint64_t s = slot.seq;
+    if (have_seq_ && s != next_seq_) {
+      if (s > next_seq_) {
+        add(seq_gaps_, s - next_seq_);
+        slot.flags |= pipeline::kFlagGapBefore;
+      } else if (after_reconnect_ || next_seq_ - s > options_.restart_window) {
+        restart_from_.store(next_seq_, std::memory_order_relaxed);
+        restart_to_.store(s, std::memory_order_relaxed);
+        add(restarts_, 1);
+        slot.flags |= pipeline::kFlagGapBefore;
+      } else {
+        add(reordered_, 1);  // late: its place in the stream has passed
+        return false;
+      }
+    }
+    have_seq_ = true;
+    next_seq_ = s + 1;
+  } else {
+    slot.seq = local_seq_++;
+  }
+  after_reconnect_ = false;
+  add(frames_, 1);
+  return true;
+}
+
+SourceStats StreamSource::stats() const {
+  SourceStats s;
+  const auto d = decoder_->stats();
+  const auto ts = transport_->stats();
+  s.frames = frames_.load(std::memory_order_relaxed);
+  s.bad_frames = d.bad_frames;
+  s.bytes_skipped = d.bytes_skipped;
+  s.seq_gaps = seq_gaps_.load(std::memory_order_relaxed);
+  s.reordered = reordered_.load(std::memory_order_relaxed);
+  s.reconnects = ts.reconnects;
+  std::string error = ts.last_error;
+  auto append = [&error](const std::string& more) {
+    if (more.empty()) return;
+    if (!error.empty()) error += "; ";
+    error += more;
+  };
+  if (const auto restarts = restarts_.load(std::memory_order_relaxed)) {
+    append(fmt::format("device seq restarted {} time(s), last at {} where {} was expected",
+                       restarts, restart_to_.load(std::memory_order_relaxed),
+                       restart_from_.load(std::memory_order_relaxed)));
+  }
+  append(decoder_->last_problem());
+  s.last_error = std::move(error);
+  return s;
+}
+
+}  // namespace eit::acquisition

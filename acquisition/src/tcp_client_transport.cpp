@@ -1,0 +1,139 @@
+// TCP client transport: connects to a device server, reads whatever arrives, and after losing
+// the connection (or failing to make it) tries again after initial, 2×, 4×, … max backoff.
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "asio_loop.hpp"
+#include "eit/acquisition/transports.hpp"
+
+namespace eit::acquisition {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+class TcpClientTransport final : public ByteTransport {
+ public:
+  TcpClientTransport(const std::string& host, uint16_t port, ReconnectPolicy policy)
+      : name_(fmt::format("tcp://{}:{}", host, port)), policy_(policy) {
+    boost::system::error_code ec;
+    tcp::resolver resolver(loop_.io());
+    auto results = resolver.resolve(host, std::to_string(port), ec);
+    if (ec || results.empty()) {
+      throw std::runtime_error(
+          fmt::format("{}: cannot resolve host '{}' ({}); expected a host "
+                      "name or IP address",
+                      name_, host, ec ? ec.message() : "no addresses"));
+    }
+    for (const auto& r : results) endpoints_.push_back(r.endpoint());
+    backoff_ = policy_.initial;
+  }
+
+  std::string describe() const override { return name_ + " (client)"; }
+  std::string endpoint() const override { return name_.substr(6); }
+  void stop() noexcept override { loop_.stop(); }
+
+  TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
+    for (;;) {
+      if (loop_.stopped()) return {TransportStatus::kStopped};
+      if (!connected_) {
+        auto status = connect(deadline);
+        if (status != TransportStatus::kData) return {status};
+        continue;
+      }
+      completion_.done = false;
+      socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
+      loop_.run(completion_, deadline, [this] { socket_.cancel(); });
+      if (completion_.ok()) {
+        TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
+        fresh_ = false;
+        return r;
+      }
+      if (completion_.ec == asio::error::operation_aborted) {
+        return {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout};
+      }
+      lost_reason_ = completion_.ec.message();
+      note_error(fmt::format("{}: connection lost ({}); reconnecting", name_, lost_reason_));
+      boost::system::error_code ignored;
+      socket_.close(ignored);
+      connected_ = false;
+      backoff_ = policy_.initial;
+      next_attempt_ = Clock::now() + backoff_;
+    }
+  }
+
+ private:
+  // kData once connected; kTimeout or kStopped otherwise.
+  TransportStatus connect(Clock::time_point deadline) {
+    for (;;) {
+      if (loop_.stopped()) return TransportStatus::kStopped;
+      const auto now = Clock::now();
+      if (now >= deadline) return TransportStatus::kTimeout;
+      if (now < next_attempt_) {
+        timer_.expires_at(std::min(next_attempt_, deadline));
+        timer_.async_wait(completion_.handler());
+        loop_.run(completion_, deadline + std::chrono::seconds(1), [this] { timer_.cancel(); });
+        continue;
+      }
+      const tcp::endpoint& target = endpoints_[attempt_++ % endpoints_.size()];
+      socket_.async_connect(target, completion_.handler());
+      loop_.run(completion_, deadline, [this] {
+        boost::system::error_code ignored;
+        socket_.close(ignored);
+      });
+      if (completion_.ok()) {
+        boost::system::error_code ignored;
+        socket_.set_option(tcp::no_delay(true), ignored);
+        if (ever_connected_) {
+          count_reconnect();
+          note_error(fmt::format("{}: reconnected after connection lost ({})", name_,
+                                 lost_reason_.empty() ? "connect failed" : lost_reason_));
+        }
+        lost_reason_.clear();
+        ever_connected_ = connected_ = fresh_ = true;
+        backoff_ = policy_.initial;
+        return TransportStatus::kData;
+      }
+      boost::system::error_code ignored;
+      socket_.close(ignored);
+      if (completion_.ec == asio::error::operation_aborted) continue;  // deadline or stop
+      note_error(fmt::format("{}: connect failed ({}); retrying in {} ms", name_,
+                             completion_.ec.message(), backoff_.count()));
+      if (lost_reason_.empty()) lost_reason_ = completion_.ec.message();
+      next_attempt_ = Clock::now() + backoff_;
+      backoff_ =
+          std::min(policy_.max, std::chrono::milliseconds(static_cast<int64_t>(
+                                    static_cast<double>(backoff_.count()) * policy_.factor)));
+    }
+  }
+
+  std::string name_;
+  ReconnectPolicy policy_;
+  detail::IoLoop loop_;
+  tcp::socket socket_{loop_.io()};
+  asio::steady_timer timer_{loop_.io()};
+  detail::Completion completion_;
+  std::vector<tcp::endpoint> endpoints_;
+  size_t attempt_ = 0;
+  bool connected_ = false, ever_connected_ = false, fresh_ = false;
+  std::string lost_reason_;
+  std::chrono::milliseconds backoff_;
+  Clock::time_point next_attempt_{};
+};
+
+}  // namespace
+
+std::unique_ptr<ByteTransport> make_tcp_client_transport(const std::string& host, uint16_t port,
+                                                         ReconnectPolicy reconnect) {
+  if (port == 0) {
+    throw std::invalid_argument(
+        fmt::format("tcp://{}:0: a client needs the device's port; expected 1..65535", host));
+  }
+  return std::make_unique<TcpClientTransport>(host, port, reconnect);
+}
+
+}  // namespace eit::acquisition

@@ -1,0 +1,75 @@
+#pragma once
+// The CUDA backend: a pipeline::Reconstructor that keeps H and v_ref resident on one GPU and moves
+// only measurements up and images down, straight from and into the FramePool's pinned slots.
+//
+//   - Single frames go to a persistent kernel (mode kPersistent, or kAuto for matrices small
+//     enough that launches dominate): one block polls a mailbox in mapped host memory, relays the
+//     frame to the others through device memory, every block writes its image rows to host memory
+//     with 16-byte stores and the last one raises a done flag. No launch per frame. It backs off
+//     (sleeps on the GPU) when idle and exits after a longer idle spell; the next frame restarts
+//     it.
+//   - Batches (frames that queued up) go to one fused gather/subtract/normalise kernel, one cuBLAS
+//     GEMM and one scatter kernel on one of max_in_flight streams; completion is in order.
+//   - Per-frame CUDA errors become pipeline::BackendError naming the failing call.
+//
+// No CUDA header is needed to use this file. Thread rules: as pipeline::Reconstructor (one thread
+// calls everything). Set-up (make_cuda_reconstructor, set_reference) allocates device memory and
+// throws std::runtime_error / std::invalid_argument with the reason (e.g. H does not fit).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "eit/gpu/precision.hpp"
+#include "eit/pipeline/host_allocator.hpp"
+#include "eit/pipeline/reconstructor.hpp"
+#include "eit/recon/model.hpp"
+
+namespace eit::gpu {
+
+// True when the CUDA runtime finds a usable device; false with the reason otherwise (no driver,
+// no device, incompatible driver). Never throws, never aborts.
+bool cuda_available(std::string* why = nullptr);
+
+// "NVIDIA H200, sm_90, 132 SMs, 139.8 GiB (137.2 free), driver 13.0, runtime 13.0"; or why not.
+std::string cuda_device_description();
+
+struct CudaOptions {
+  int device = 0;
+  size_t max_batch = 256;    // frames per submit()
+  size_t max_in_flight = 4;  // batches pending at once (one CUDA stream each)
+  Precision precision = kFloat32;
+  // kLaunch: every batch is launched (one fused kernel for a single frame, GEMM for more).
+  // kPersistent: single frames through the persistent kernel, batches launched.
+  // kAuto: kPersistent when H is small enough that launch overhead dominates, else kLaunch.
+  enum class Mode { kAuto, kLaunch, kPersistent } mode = Mode::kAuto;
+  int persistent_blocks = 0;             // 0: chosen from H's size (32 for small H)
+  double persistent_idle_exit_ms = 500;  // the persistent kernel exits after this long idle
+};
+
+// Uploads H (and v_ref when the model has one; otherwise call set_reference before submitting).
+// Throws when there is no device, or when H does not fit in the device's free memory (the message
+// gives both sizes).
+std::unique_ptr<pipeline::Reconstructor> make_cuda_reconstructor(const recon::Model& model,
+                                                                 const CudaOptions& options = {});
+
+// What a CUDA reconstructor has done so far (benchmarks, tests); all zero for other backends.
+// Not for the per-frame path (queries the persistent kernel's stream).
+struct CudaStats {
+  uint64_t persistent_frames = 0;  // single frames through the persistent kernel
+  uint64_t launched_batches = 0;   // batches launched (fused single-frame kernel or GEMM)
+  uint64_t launched_frames = 0;
+  uint64_t persistent_launches = 0;  // times the persistent kernel was started
+  bool persistent_enabled = false;   // the mode routes single frames to the persistent kernel
+  bool persistent_resident = false;  // the persistent kernel is on the GPU right now
+  int persistent_blocks = 0;
+  size_t staged_frames = 0;  // frames copied through staging (not in pinned memory)
+};
+CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
+
+// Page-locked, device-mapped host memory (cudaHostAlloc) for the FramePool, so frames are read
+// and written by the GPU in place. Throws std::bad_alloc (with the CUDA reason logged in what())
+// when pinning fails.
+std::unique_ptr<pipeline::HostAllocator> make_pinned_allocator();
+
+}  // namespace eit::gpu

@@ -1,0 +1,244 @@
+// CudaReconstructor: set-up (fit check, upload, lanes, persistent engine) and the per-frame path.
+#include "cuda_reconstructor.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cuda_check.hpp"
+#include "frame_kernels.hpp"
+#include "pinned_registry.hpp"
+
+namespace eit::gpu {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
+// kAuto sends single frames to the persistent kernel when H is at most this large: beyond it
+// the product itself (HBM-bound) dwarfs the launch it saves (docs/gpu-notes.md).
+constexpr size_t kAutoPersistentMaxBytes = size_t{32} << 20;
+constexpr size_t kSmallPersistentBytes = size_t{8} << 20;  // 32 blocks up to this size
+constexpr size_t kStagingMaxBytes = size_t{256} << 20;     // pinned staging for unpinned frames
+constexpr size_t kPerLaneReserveBytes = size_t{64} << 20;  // cuBLAS handle and workspace
+constexpr size_t kMarginBytes = size_t{128} << 20;
+constexpr int kRowsPerWarpGroup = 32;  // 8 warps × 4 rows
+
+const char* precision_name(Precision p) {
+  return p == kFloat32 ? "float32" : p == kBf16 ? "bf16" : "fp16";
+}
+
+// Validates the options, selects the device and checks that everything fits in its memory.
+CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
+  std::string why;
+  if (!cuda_available(&why)) throw std::runtime_error("CUDA backend: no usable device: " + why);
+  if (o.max_batch == 0 || o.max_in_flight == 0)
+    throw std::invalid_argument(
+        fmt::format("CUDA backend: max_batch = {}, max_in_flight = {}; both must be >= 1",
+                    o.max_batch, o.max_in_flight));
+  EIT_CUDA(cudaSetDevice(o.device));
+  cudaDeviceProp prop{};
+  EIT_CUDA(cudaGetDeviceProperties(&prop, o.device));
+  const size_t n_out = model.n_out(), n_meas = model.n_meas();
+  const size_t ld = DeviceMatrix::padded_ld(n_meas), ld_img = (n_out + 3) / 4 * 4;
+  const size_t eb = element_bytes(o.precision);
+  const double h_bytes = double(n_out) * ld * eb;
+  const double lane_bytes =
+      double(o.max_batch) * (ld * eb + ld_img * 4.0) + ld * 4.0 + kPerLaneReserveBytes;
+  const double need = h_bytes + o.max_in_flight * lane_bytes +
+                      std::min(64 * kMiB, double(n_out) * n_meas * 4) + kMarginBytes;
+  size_t free_bytes = 0, total_bytes = 0;
+  EIT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (need > double(free_bytes))
+    throw std::runtime_error(fmt::format(
+        "CUDA backend: H ({} × {} {}, {:.2f} GiB) plus buffers for {} batches of {} frames "
+        "({:.2f} GiB) need {:.2f} GiB, but device {} ({}) has {:.2f} GiB free of {:.2f} GiB; "
+        "use a smaller model, bf16/fp16, or a smaller max_batch / max_in_flight",
+        n_out, n_meas, precision_name(o.precision), h_bytes / kGiB, o.max_in_flight, o.max_batch,
+        o.max_in_flight * lane_bytes / kGiB, need / kGiB, o.device, prop.name, free_bytes / kGiB,
+        total_bytes / kGiB));
+  return o;
+}
+
+int sm_count(int device) {
+  int n = 0;
+  EIT_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  return n;
+}
+
+}  // namespace
+
+CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOptions& options)
+    : options_(checked(model, options)), matrix_(model.H, options.precision) {
+  const DeviceModel& m = matrix_.model();
+  const int sms = sm_count(options_.device);
+  int smem_optin = 0;
+  EIT_CUDA(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                  options_.device));
+
+  LaneShape shape{};
+  shape.precision = options_.precision;
+  shape.model = m;
+  shape.max_batch = options_.max_batch;
+  shape.ld_img = (m.n_out + 3) / 4 * 4;
+  const int groups = (m.n_out + kRowsPerWarpGroup - 1) / kRowsPerWarpGroup;
+  shape.single_fused = groups <= sms;  // each block reads the frame itself: keep them few
+  shape.single_blocks = shape.single_fused ? groups : std::min(groups, 4 * sms);
+  const size_t stage_bytes =
+      options_.max_in_flight * options_.max_batch * (size_t(m.ld) + shape.ld_img) * 4;
+  shape.staging = stage_bytes <= kStagingMaxBytes;
+
+  const size_t smem = (m.ld + rows_per_block(m.n_out, shape.single_blocks)) * sizeof(float);
+  if (smem > static_cast<size_t>(smem_optin))
+    throw std::invalid_argument(fmt::format(
+        "CUDA backend: {} measurements need {} bytes of shared memory per block; the device "
+        "allows {}",
+        m.n_meas, smem, smem_optin));
+  set_frame_kernels_smem_limit(smem);
+
+  for (size_t i = 0; i < options_.max_in_flight; ++i)
+    lanes_.push_back(std::make_unique<LaunchLane>(shape));
+  ring_.resize(options_.max_in_flight);
+  for (Pending& p : ring_) p.frames.resize(options_.max_batch);
+
+  const bool persistent =
+      options_.mode == CudaOptions::Mode::kPersistent ||
+      (options_.mode == CudaOptions::Mode::kAuto && matrix_.h_bytes() <= kAutoPersistentMaxBytes);
+  if (persistent) {
+    const int blocks = options_.persistent_blocks > 0               ? options_.persistent_blocks
+                       : matrix_.h_bytes() <= kSmallPersistentBytes ? 32
+                                                                    : sms;
+    persistent_ = std::make_unique<PersistentEngine>(
+        options_.precision, m, std::min(blocks, groups * 8), options_.persistent_idle_exit_ms);
+  }
+  if (model.v_ref.size() > 0)
+    matrix_.set_reference(std::span<const double>(model.v_ref.data(), model.v_ref.size()),
+                          model.normalize);
+}
+
+CudaReconstructor::~CudaReconstructor() {
+  if (persistent_) persistent_->stop();
+}
+
+void CudaReconstructor::activate_device() const {
+  if (options_.device != 0) EIT_CUDA(cudaSetDevice(options_.device));
+}
+
+void CudaReconstructor::set_reference(std::span<const double> v_ref, bool normalize) {
+  if (count_ != 0)
+    throw std::logic_error(fmt::format(
+        "CUDA backend: set_reference with {} batches in flight; complete them first", count_));
+  activate_device();
+  matrix_.set_reference(v_ref, normalize);
+}
+
+FrameDesc CudaReconstructor::describe(pipeline::FrameSlot& frame, LaunchLane& lane, size_t i,
+                                      bool& staged_image) {
+  const size_t values_bytes = n_meas() * sizeof(float), image_bytes = n_out() * sizeof(float);
+  FrameDesc d{};
+  d.flags = (frame.flags & pipeline::kFlagNonFinite) ? kBadFrame : 0u;
+  d.values = static_cast<const float*>(device_address(frame.values, values_bytes));
+  d.image = static_cast<float*>(device_address(frame.image, image_bytes));
+  if ((!d.values || !d.image) && !lane.has_staging())
+    throw pipeline::BackendError(fmt::format(
+        "CUDA backend: frame {} is not in pinned memory from make_pinned_allocator() and the "
+        "batch buffers are too large for staging; build the FramePool with the pinned allocator",
+        frame.seq));
+  if (!d.values) {
+    std::memcpy(lane.staged_values(i), frame.values, values_bytes);
+    d.values = lane.staged_values_dev(i);
+    ++stats_.staged_frames;
+  }
+  if (!d.image) {
+    d.image = lane.staged_image_dev(i);
+    staged_image = true;
+  }
+  return d;
+}
+
+bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
+  if (batch.empty() || batch.size() > options_.max_batch)
+    throw pipeline::BackendError(fmt::format("CUDA backend: submit of {} frames; expected 1 to {}",
+                                             batch.size(), options_.max_batch));
+  if (!matrix_.has_reference())
+    throw pipeline::BackendError("CUDA backend: submit before any reference was set");
+  if (count_ == options_.max_in_flight) return false;
+  activate_device();
+  const size_t slot = (head_ + count_) % ring_.size();
+  Pending& p = ring_[slot];
+  LaunchLane& lane = *lanes_[slot];
+  p.n = batch.size();
+  p.staged_image = false;
+  std::copy(batch.begin(), batch.end(), p.frames.begin());
+  if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1) {
+    p.seq = persistent_->post(describe(*batch[0], lane, 0, p.staged_image));
+    p.persistent = true;
+    ++persistent_pending_;
+    ++stats_.persistent_frames;
+  } else {
+    FrameDesc* descs = lane.descs();
+    for (size_t i = 0; i < batch.size(); ++i)
+      descs[i] = describe(*batch[i], lane, i, p.staged_image);
+    lane.run(batch.size());
+    p.persistent = false;
+    ++stats_.launched_batches;
+    stats_.launched_frames += batch.size();
+  }
+  ++count_;
+  return true;
+}
+
+size_t CudaReconstructor::complete(std::span<pipeline::FrameSlot*> out, bool wait) {
+  if (count_ == 0) return 0;
+  activate_device();
+  Pending& p = ring_[head_];
+  LaunchLane& lane = *lanes_[head_];
+  if (out.size() < p.n)
+    throw pipeline::BackendError(fmt::format(
+        "CUDA backend: complete() given room for {} frames; the batch has {}", out.size(), p.n));
+  if (p.persistent) {
+    bool bad = false;
+    if (!(wait ? persistent_->wait(p.seq, bad) : persistent_->done(p.seq, bad))) return 0;
+    if (bad) p.frames[0]->flags |= pipeline::kFlagNonFinite;
+    --persistent_pending_;
+  } else {
+    if (!lane.ready(wait)) return 0;
+    for (size_t i = 0; i < p.n; ++i)
+      if (lane.status(i)) p.frames[i]->flags |= pipeline::kFlagNonFinite;
+  }
+  if (p.staged_image) {
+    const size_t image_bytes = n_out() * sizeof(float);
+    for (size_t i = 0; i < p.n; ++i)
+      if (!device_address(p.frames[i]->image, image_bytes))
+        std::memcpy(p.frames[i]->image, lane.staged_image(i), image_bytes);
+  }
+  std::copy(p.frames.begin(), p.frames.begin() + p.n, out.begin());
+  head_ = (head_ + 1) % ring_.size();
+  --count_;
+  return p.n;
+}
+
+CudaStats CudaReconstructor::stats() const {
+  CudaStats s = stats_;
+  s.persistent_enabled = persistent_ != nullptr;
+  if (persistent_) {
+    s.persistent_launches = persistent_->launches();
+    s.persistent_blocks = persistent_->blocks();
+    s.persistent_resident = persistent_->resident();
+  }
+  return s;
+}
+
+std::unique_ptr<pipeline::Reconstructor> make_cuda_reconstructor(const recon::Model& model,
+                                                                 const CudaOptions& options) {
+  return std::make_unique<CudaReconstructor>(model, options);
+}
+
+CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor) {
+  if (const auto* r = dynamic_cast<const CudaReconstructor*>(&reconstructor)) return r->stats();
+  return {};
+}
+
+}  // namespace eit::gpu

@@ -1,0 +1,55 @@
+#pragma once
+// CudaReconstructor: the pipeline::Reconstructor of the CUDA backend (contract in
+// eit/gpu/cuda_backend.hpp). Pending batches sit in a ring of max_in_flight entries; entry i
+// uses launch lane i (its stream) or the persistent kernel, and complete() returns entries in
+// ring order, so completion is in submission order whichever path each batch took.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "device_matrix.hpp"
+#include "eit/gpu/cuda_backend.hpp"
+#include "launch_lane.hpp"
+#include "persistent_engine.hpp"
+
+namespace eit::gpu {
+
+class CudaReconstructor final : public pipeline::Reconstructor {
+ public:
+  CudaReconstructor(const recon::Model& model, const CudaOptions& options);
+  ~CudaReconstructor() override;
+
+  std::string_view name() const noexcept override { return "cuda"; }
+  size_t n_meas() const noexcept override { return matrix_.model().n_meas; }
+  size_t n_out() const noexcept override { return matrix_.model().n_out; }
+  size_t max_batch() const noexcept override { return options_.max_batch; }
+  size_t max_in_flight() const noexcept override { return options_.max_in_flight; }
+  void set_reference(std::span<const double> v_ref, bool normalize) override;
+  bool submit(std::span<pipeline::FrameSlot* const> batch) override;
+  size_t complete(std::span<pipeline::FrameSlot*> out, bool wait) override;
+  size_t in_flight() const noexcept override { return count_; }
+
+  CudaStats stats() const;
+
+ private:
+  struct Pending {
+    bool persistent = false;
+    bool staged_image = false;  // some image goes through staging: copy back on completion
+    uint64_t seq = 0;           // persistent frame number
+    size_t n = 0;
+    std::vector<pipeline::FrameSlot*> frames;  // max_batch entries, allocated at set-up
+  };
+  FrameDesc describe(pipeline::FrameSlot& frame, LaunchLane& lane, size_t i, bool& staged_image);
+  void activate_device() const;
+
+  CudaOptions options_;
+  DeviceMatrix matrix_;
+  std::vector<std::unique_ptr<LaunchLane>> lanes_;
+  std::unique_ptr<PersistentEngine> persistent_;
+  std::vector<Pending> ring_;
+  size_t head_ = 0, count_ = 0, persistent_pending_ = 0;
+  CudaStats stats_;
+};
+
+}  // namespace eit::gpu

@@ -1,0 +1,197 @@
+// The launched path's kernels: single-frame fused kernel, batch prepare (gather, subtract the
+// reference, normalise, detect non-finite), rows-only GEMV, scatter to the slots, H conversion.
+#include "frame_kernels.hpp"
+
+#include "cuda_check.hpp"
+#include "device_layout.cuh"
+
+namespace eit::gpu {
+namespace {
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    single_frame_kernel(DeviceModel m, FrameDesc f, int rpb, uint32_t* status) {
+  extern __shared__ float4 smem4[];
+  float* s_dv = reinterpret_cast<float*>(smem4);
+  float* s_out = s_dv + m.ld;
+  const bool bad = block_prepare(m, f.values, f.flags & kBadFrame, s_dv);
+  const int r0 = blockIdx.x * rpb, r1 = min(m.n_out, r0 + rpb);
+  if (!bad) block_rows<T>(m, s_dv, r0, r1, s_out);
+  __syncthreads();
+  block_store(f.image, r0, r1, s_out, bad);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *status = bad ? 1u : 0u;
+}
+
+__device__ __forceinline__ FrameDesc load_desc(const FrameDesc* d) {
+  // Descriptors live in mapped host memory rewritten between launches: never cached.
+  const ulonglong2 a = __ldcv(reinterpret_cast<const ulonglong2*>(d));
+  const uint2 b = __ldcv(reinterpret_cast<const uint2*>(d) + 2);
+  FrameDesc f;
+  f.values = reinterpret_cast<const float*>(a.x);
+  f.image = reinterpret_cast<float*>(a.y);
+  f.flags = b.x;
+  f.pad = 0;
+  return f;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    prepare_kernel(DeviceModel m, const FrameDesc* descs, T* dv, uint32_t* status) {
+  extern __shared__ float4 smem4[];
+  float* s_dv = reinterpret_cast<float*>(smem4);
+  __shared__ FrameDesc s_f;
+  if (threadIdx.x == 0) s_f = load_desc(descs + blockIdx.x);
+  __syncthreads();
+  const bool bad = block_prepare(m, s_f.values, s_f.flags & kBadFrame, s_dv);
+  T* out = dv + static_cast<size_t>(blockIdx.x) * m.ld;
+  for (int i = threadIdx.x; i < m.ld; i += blockDim.x) out[i] = from_float<T>(bad ? 0.f : s_dv[i]);
+  if (threadIdx.x == 0) status[blockIdx.x] = bad ? 1u : 0u;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    prepare_one_kernel(DeviceModel m, FrameDesc f, float* dv, uint32_t* status) {
+  extern __shared__ float4 smem4[];
+  float* s_dv = reinterpret_cast<float*>(smem4);
+  const bool bad = block_prepare(m, f.values, f.flags & kBadFrame, s_dv);
+  for (int i = threadIdx.x; i < m.ld; i += blockDim.x) dv[i] = bad ? 0.f : s_dv[i];
+  if (threadIdx.x == 0) *status = bad ? 1u : 0u;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    rows_kernel(DeviceModel m, const float* dv, float* image, int rpb) {
+  extern __shared__ float4 smem4[];
+  float* s_dv = reinterpret_cast<float*>(smem4);
+  float* s_out = s_dv + m.ld;
+  for (int i = threadIdx.x; i < m.ld / 4; i += blockDim.x)
+    reinterpret_cast<float4*>(s_dv)[i] = __ldcg(reinterpret_cast<const float4*>(dv) + i);
+  __syncthreads();
+  const int r0 = blockIdx.x * rpb, r1 = min(m.n_out, r0 + rpb);
+  block_rows<T>(m, s_dv, r0, r1, s_out);
+  __syncthreads();
+  block_store(image, r0, r1, s_out, false);
+}
+
+__global__ void scatter_kernel(const float* img, int n_out, int ld_img, const FrameDesc* descs) {
+  __shared__ float* s_dst;
+  if (threadIdx.x == 0) s_dst = load_desc(descs + blockIdx.y).image;
+  __syncthreads();
+  float* dst = s_dst;
+  const float* src = img + static_cast<size_t>(blockIdx.y) * ld_img;
+  const int stride = gridDim.x * blockDim.x;
+  int start = 0;
+  if (reinterpret_cast<uintptr_t>(dst) % 16 == 0 && ld_img % 4 == 0) {
+    const int n4 = n_out / 4;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride)
+      reinterpret_cast<float4*>(dst)[i] = __ldcs(reinterpret_cast<const float4*>(src) + i);
+    start = 4 * n4;
+  }
+  for (int i = start + blockIdx.x * blockDim.x + threadIdx.x; i < n_out; i += stride)
+    dst[i] = src[i];
+}
+
+template <typename T>
+__global__ void convert_rows_kernel(const float* src, int rows, int n_meas, T* dst, int ld) {
+  const size_t total = static_cast<size_t>(rows) * ld;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t r = i / ld, c = i % ld;
+    dst[i] = from_float<T>(c < static_cast<size_t>(n_meas) ? src[r * n_meas + c] : 0.f);
+  }
+}
+
+size_t smem_dv_out(const DeviceModel& m, int rpb) { return (m.ld + rpb) * sizeof(float); }
+
+template <typename F>
+void dispatch(Precision p, F&& f) {
+  switch (p) {
+    case kFloat32:
+      f(float{});
+      break;
+    case kBf16:
+      f(__nv_bfloat16{});
+      break;
+    case kFp16:
+      f(__half{});
+      break;
+  }
+}
+
+}  // namespace
+
+size_t element_bytes(Precision p) { return p == kFloat32 ? 4 : 2; }
+
+void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, int blocks,
+                         uint32_t* status, cudaStream_t stream) {
+  const int rpb = rows_per_block(m.n_out, blocks);
+  const int grid = (m.n_out + rpb - 1) / rpb;
+  dispatch(p, [&](auto t) {
+    single_frame_kernel<decltype(t)>
+        <<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, f, rpb, status);
+  });
+  check_launch("single_frame_kernel");
+}
+
+void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
+                    uint32_t* status, cudaStream_t stream) {
+  dispatch(p, [&](auto t) {
+    using T = decltype(t);
+    prepare_kernel<T>
+        <<<batch, kThreads, m.ld * sizeof(float), stream>>>(m, descs, static_cast<T*>(dv), status);
+  });
+  check_launch("prepare_kernel");
+}
+
+void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uint32_t* status,
+                        cudaStream_t stream) {
+  prepare_one_kernel<<<1, kThreads, m.ld * sizeof(float), stream>>>(m, f, dv, status);
+  check_launch("prepare_one_kernel");
+}
+
+void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image, int blocks,
+                 cudaStream_t stream) {
+  const int rpb = rows_per_block(m.n_out, blocks);
+  const int grid = (m.n_out + rpb - 1) / rpb;
+  dispatch(p, [&](auto t) {
+    rows_kernel<decltype(t)><<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, image, rpb);
+  });
+  check_launch("rows_kernel");
+}
+
+void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* descs, int batch,
+                    cudaStream_t stream) {
+  const int per_frame = std::max(1, std::min(64, (n_out / 4 + kThreads - 1) / kThreads));
+  scatter_kernel<<<dim3(per_frame, batch), kThreads, 0, stream>>>(img, n_out, ld_img, descs);
+  check_launch("scatter_kernel");
+}
+
+void launch_convert_rows(Precision p, const float* src, int rows, int n_meas, void* dst, int ld,
+                         cudaStream_t stream) {
+  dispatch(p, [&](auto t) {
+    using T = decltype(t);
+    convert_rows_kernel<T>
+        <<<1024, kThreads, 0, stream>>>(src, rows, n_meas, static_cast<T*>(dst), ld);
+  });
+  check_launch("convert_rows_kernel");
+}
+
+}  // namespace eit::gpu
+
+namespace eit::gpu {
+
+void set_frame_kernels_smem_limit(size_t bytes) {
+  const int b = static_cast<int>(bytes);
+  constexpr auto kAttr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  auto all = [&](auto t) {
+    using T = decltype(t);
+    EIT_CUDA(cudaFuncSetAttribute(single_frame_kernel<T>, kAttr, b));
+    EIT_CUDA(cudaFuncSetAttribute(prepare_kernel<T>, kAttr, b));
+    EIT_CUDA(cudaFuncSetAttribute(rows_kernel<T>, kAttr, b));
+  };
+  all(float{});
+  all(__nv_bfloat16{});
+  all(__half{});
+  EIT_CUDA(cudaFuncSetAttribute(prepare_one_kernel, kAttr, b));
+}
+
+}  // namespace eit::gpu

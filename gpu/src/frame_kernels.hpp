@@ -1,0 +1,45 @@
+#pragma once
+// Launchers for the launched (non-persistent) path. Each enqueues on `stream` and checks the
+// launch (BackendError naming the kernel). Element type of H given at run time.
+#include <cuda_runtime_api.h>
+
+#include "device_types.hpp"
+#include "eit/gpu/precision.hpp"
+
+namespace eit::gpu {
+
+// One frame in one launch: every block reads the frame itself, computes its rows and writes
+// them to f.image; block 0 writes the bad flag to *status. `blocks` blocks.
+void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, int blocks,
+                         uint32_t* status, cudaStream_t stream);
+
+// B frames → dv (ld × B, element type of H) in device memory; bad frames get zero columns and
+// status[b] = 1. descs: B descriptors (device address; may be mapped host memory).
+void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
+                    uint32_t* status, cudaStream_t stream);
+// Same, one frame given by value (no descriptor read), dv float32 in device memory.
+void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uint32_t* status,
+                        cudaStream_t stream);
+
+// image rows = H · dv for one frame (dv float32, device memory), written to image (device
+// address); `blocks` blocks.
+void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image, int blocks,
+                 cudaStream_t stream);
+
+// images (column b at img + b·ld_img) → descs[b].image for b < batch.
+void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* descs, int batch,
+                    cudaStream_t stream);
+
+// Converts `rows` rows of n_meas floats (src, device) into H's layout (dst, ld elements per row,
+// padding zeroed).
+void launch_convert_rows(Precision p, const float* src, int rows, int n_meas, void* dst, int ld,
+                         cudaStream_t stream);
+
+size_t element_bytes(Precision p);
+
+}  // namespace eit::gpu
+
+namespace eit::gpu {
+// Raises the dynamic shared-memory limit of every launched kernel to `bytes` (set-up only).
+void set_frame_kernels_smem_limit(size_t bytes);
+}  // namespace eit::gpu

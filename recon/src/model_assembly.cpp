@@ -1,0 +1,36 @@
+#include "model_assembly.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace eit::recon::detail {
+
+Model make_model(std::string algorithm, std::string parameters_json, const Eigen::MatrixXd& H,
+                 Eigen::VectorXd v_ref, bool normalize, const Protocol& protocol,
+                 std::variant<MeshGeometry, GridGeometry> geometry) {
+  Model model;
+  model.algorithm = std::move(algorithm);
+  model.parameters_json = std::move(parameters_json);
+  model.H = (-H).cast<float>();
+  model.v_ref = std::move(v_ref);
+  model.normalize = normalize;
+  model.protocol = protocol;
+  model.geometry = std::move(geometry);
+  return model;
+}
+
+std::string json_number(double value) {
+  if (!std::isfinite(value)) return "null";
+  return fmt::format("{}", value);  // shortest round-trip representation
+}
+
+std::string forward_json(const ForwardOptions& o) {
+  if (o.electrodes == ForwardOptions::Electrodes::kPoint)
+    return R"("forward": {"electrodes": "point"})";
+  return fmt::format(
+      R"("forward": {{"electrodes": "complete", "contact_impedance": {}, "electrode_width": {}}})",
+      json_number(o.contact_impedance), json_number(o.electrode_width));
+}
+
+}  // namespace eit::recon::detail

@@ -1,0 +1,24 @@
+#pragma once
+// Internal: turning a builder's double H (pyEIT sign) into the streaming Model, and the JSON
+// fragments the builders record as parameters_json. Allocate; no state.
+#include <string>
+
+#include <Eigen/Core>
+
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/model.hpp"
+
+namespace eit::recon::detail {
+
+// model.H = float(−H) row-major; everything else copied. model.id stays empty.
+Model make_model(std::string algorithm, std::string parameters_json, const Eigen::MatrixXd& H,
+                 Eigen::VectorXd v_ref, bool normalize, const Protocol& protocol,
+                 std::variant<MeshGeometry, GridGeometry> geometry);
+
+// `"forward": {...}` describing the forward model's options (electrode model, z, width).
+std::string forward_json(const ForwardOptions& options);
+
+// A double written so that it reads back exactly.
+std::string json_number(double value);
+
+}  // namespace eit::recon::detail

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, one per codec) with clang into ./build-fuzz and runs
+# each for N seconds (default 10) on a small seed corpus: generated here, plus pieces cut from
+# ../shared/data/recordings when present. Fails when any target finds a crash, a leak or a hang.
+#   scripts/fuzz.sh [--seconds N] [--jobs J] [target ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=10
+jobs=2
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+
+build=build-fuzz
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DEIT_FUZZ=ON -DEIT_WITH_CUDA=OFF -DEIT_NATIVE=OFF >/dev/null
+fi
+cmake --build "$build" -j"$jobs" --target fuzz_all
+if [ ${#targets[@]} -eq 0 ]; then
+  for bin in "$build"/fuzz/fuzz_*; do targets+=("$(basename "$bin")"); done
+fi
+
+# Seed corpora: small valid examples of each format, so the fuzzer starts inside the codecs.
+seeds="$build/seeds"
+rm -rf "$seeds"
+python3 - "$seeds" "${EIT_SHARED_DATA:-../shared/data}/recordings" <<'PY'
+import os, struct, sys
+out, rec = sys.argv[1], sys.argv[2]
+def put(target, name, data):
+    d = os.path.join(out, target); os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, name), "wb").write(data)
+def shared(name):
+    p = os.path.join(rec, name)
+    return open(p, "rb").read() if os.path.exists(p) else None
+chunks = bytes([0, 3, 17, 200, 1, 64, 255, 9])
+# OpenEIT lines, 8 electrodes (32 values): simulator and firmware dialects.
+sim = ("magnitudes : " + "".join(f"{0.25 + i / 7:.17g}," for i in range(32)) + "\n").encode()
+fw = ("magnitudes: " + "".join(f"{100 + i:8d}.{i * 37 % 10000:04d}," for i in range(32)) + "\r\n").encode()
+put("fuzz_openeit_lines", "sim", chunks + sim + sim)
+put("fuzz_openeit_lines", "fw", chunks + fw + b"debug\r\n" + fw[:-2])
+put("fuzz_openeit_text", "mixed.txt", b"\n" + sim + fw + fw[:200])
+# Raw float32 frames: a full 16x16 table.
+frame = struct.pack("<256f", *[1.0 + i for i in range(256)])
+put("fuzz_raw_frames", "two", chunks + frame + frame[:100])
+# CSV: 208 values per row.
+row = ",".join(f"{i * 0.001:.6f}" for i in range(208))
+put("fuzz_csv", "rows.csv", ("c" + ",c" * 207 + "\n" + row + "\n" + row + "\r\n").encode())
+# .npy: 2 frames of 208 float32 and of 256 float64.
+def npy(descr, shape, data):
+    h = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+    h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + data
+put("fuzz_npy", "f4.npy", npy("<f4", "(2, 208)", struct.pack("<416f", *range(416))))
+put("fuzz_npy", "f8.npy", npy("<f8", "(2, 256)", struct.pack("<512d", *range(512))))
+# Dräger .eit v51: header and two frames (cut from the real file when present).
+d = shared("draeger_ID_SC_10_60.eit")
+if d:
+    off = struct.unpack("<I", d[4:8])[0] + 16
+    put("fuzz_draeger_eit", "real2.eit", d[:off + 2 * 5495])
+text = b"\r\n---Draeger EIT-Software V1.20---\r\nFormat:    51\r\nFramerate [Hz]:    20\r\n"
+body = b"".join(struct.pack("<600d", *[f + k / 1000 for k in range(600)]) + b"\0" * 695 for f in range(2))
+put("fuzz_draeger_eit", "gen.eit", struct.pack("<II", 51, 8 + len(text) - 16) + text + body)
+# Goe-MF .get: two frames (real or generated), and an old Dräger .get with its text header.
+g = shared("P04P-1016.get")
+put("fuzz_goe_get", "real2.get", g[:2048] if g else frame + frame)
+put("fuzz_goe_get", "draeger.get", b"---Draeger EIT-Software---\r\nFrames: 1\r\n\r\n\r\n" + frame)
+# MATLAB v5 .mat: hand-built 256x2 double, complex single and int16 matrices.
+def element(tag, data):
+    pad = (8 - len(data) % 8) % 8
+    return struct.pack("<II", tag, len(data)) + data + b"\0" * pad
+def matrix(name, cls, mi, fmt, re, im=None):
+    flags = cls | (0x800 if im is not None else 0)
+    body = element(6, struct.pack("<II", flags, 0)) + element(5, struct.pack("<ii", 256, len(re) // 256))
+    body += element(1, name.encode()) + element(mi, struct.pack("<%d%s" % (len(re), fmt), *re))
+    if im is not None:
+        body += element(mi, struct.pack("<%d%s" % (len(im), fmt), *im))
+    return element(14, body)
+hdr = b"MATLAB 5.0 MAT-file, eitstream fuzz seed".ljust(116, b" ") + b"\0" * 8 + struct.pack("<H", 0x0100) + b"IM"
+put("fuzz_mat", "double.mat", hdr + matrix("v", 6, 9, "d", [float(i) for i in range(512)]))
+put("fuzz_mat", "complex.mat", hdr + matrix("v_rotate", 7, 7, "f", [float(i) for i in range(256)], [0.5] * 256))
+put("fuzz_mat", "int16.mat", hdr + matrix("zc", 10, 3, "h", list(range(256))) + matrix("h", 6, 9, "d", [1.0] * 256))
+PY
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  bin="$build/fuzz/$t"
+  corpus="$build/corpus/$t"
+  mkdir -p "$corpus"
+  [ -d "$seeds/$t" ] && cp -n "$seeds/$t"/* "$corpus"/ 2>/dev/null || true
+  log="$build/$t.log"
+  echo "== $t: ${seconds}s"
+  rc=0
+  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$build/$t-" "$corpus" >"$log" 2>&1 || rc=$?
+  # libFuzzer's RSS watchdog can report out-of-memory and still exit 0: read the log too.
+  if [ $rc -eq 0 ] && ! grep -qE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|^SUMMARY: ' "$log"; then
+    runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+    cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo "?")
+    summary+=("$t: $runs runs in ${seconds}s, coverage $cov edges, corpus $(ls "$corpus" | wc -l) inputs")
+  else
+    status=1
+    summary+=("$t: FAILED (see $log and $build/$t-*)")
+    tail -40 "$log"
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status

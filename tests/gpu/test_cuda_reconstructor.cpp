@@ -1,0 +1,217 @@
+// The CUDA reconstructor against a float64 CPU reference: sizes, batch sizes, modes, ordering,
+// normalisation and non-finite frames. Every image is poisoned (NaN) before each run.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpu_test_support.hpp"
+
+using namespace eit;
+using namespace eit::gpu::test;
+using Mode = eit::gpu::CudaOptions::Mode;
+
+namespace {
+
+struct Size {
+  size_t n_out, n_meas;
+};
+
+// Runs `batches` (sizes) through a reconstructor, keeping up to max_in_flight pending, and checks
+// every image against the reference and the completion order. Returns the largest error.
+double run_and_check(const recon::Model& model, pipeline::Reconstructor& r,
+                     pipeline::FramePool& pool, const std::vector<size_t>& batches,
+                     std::mt19937_64& rng, double tolerance) {
+  std::vector<pipeline::FrameSlot*> out(r.max_batch());
+  uint64_t next_seq = 0, expect_seq = 0;
+  double worst = 0;
+  auto drain_one = [&](bool wait) {
+    const size_t n = r.complete(out, wait);
+    for (size_t i = 0; i < n; ++i) {
+      pipeline::FrameSlot* s = out[i];
+      CHECK(s->seq == expect_seq);  // completion in submission order
+      ++expect_seq;
+      const double err = relative_error(s->image, reference_image(model, s->values));
+      worst = std::max(worst, err);
+      CHECK_MESSAGE(err <= tolerance, fmt::format("{}×{} frame {}: relative error {:.3g}",
+                                                  model.n_out(), model.n_meas(), s->seq, err));
+      CHECK((s->flags & pipeline::kFlagNonFinite) == 0);
+      pool.release(s);
+    }
+    return n;
+  };
+  for (size_t b : batches) {
+    std::vector<pipeline::FrameSlot*> batch;
+    while (batch.size() < b) {
+      pipeline::FrameSlot* s = pool.try_acquire();
+      if (!s) {
+        REQUIRE(drain_one(true) > 0);
+        continue;
+      }
+      s->seq = next_seq++;
+      random_frame(model, rng, s->values);
+      poison(s->image, model.n_out());
+      batch.push_back(s);
+    }
+    while (!r.submit(batch)) REQUIRE(drain_one(true) > 0);
+  }
+  while (r.in_flight() > 0) drain_one(true);
+  CHECK(expect_seq == next_seq);
+  return worst;
+}
+
+std::vector<size_t> batch_plan(size_t max_batch) {
+  std::vector<size_t> plan = {1, 2, 1, 1, 3, 7, 1, max_batch, 5, 1, max_batch - 1, 16, 1};
+  for (size_t& b : plan) b = std::clamp<size_t>(b, 1, max_batch);
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("cuda_available answers without crashing and the description says why or what") {
+  std::string why;
+  const bool ok = gpu::cuda_available(&why);
+  const std::string description = gpu::cuda_device_description();
+  CHECK(!description.empty());
+  if (!ok) {
+    CHECK(!why.empty());
+    eit::test::report_skip("device description", "no CUDA device: " + why);
+  } else {
+    MESSAGE("device: " << description);
+  }
+}
+
+TEST_CASE("float32 images match the float64 reference for every size, batch size and mode") {
+  if (skip_without_cuda("float32 accuracy")) return;
+  const uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<Size> sizes = {{1, 1},    {3, 5},      {7, 13},     {33, 207},
+                                   {257, 31}, {1024, 208}, {4096, 208}, {1001, 929}};
+  auto allocator = gpu::make_pinned_allocator();
+  for (const Size& size : sizes) {
+    const recon::Model model = random_model(size.n_out, size.n_meas, rng, (rng() & 1) != 0);
+    for (Mode mode : {Mode::kLaunch, Mode::kPersistent}) {
+      gpu::CudaOptions o;
+      o.max_batch = 32;
+      o.max_in_flight = 3;
+      o.mode = mode;
+      auto r = gpu::make_cuda_reconstructor(model, o);
+      pipeline::FramePool pool(128, size.n_meas, size.n_out, *allocator);
+      const double err = run_and_check(model, *r, pool, batch_plan(o.max_batch), rng, 1e-5);
+      MESSAGE(fmt::format("{}×{} {}: max relative error {:.2e}", size.n_out, size.n_meas,
+                          mode == Mode::kLaunch ? "launch" : "persistent", err));
+      if (mode == Mode::kPersistent) CHECK(gpu::cuda_stats(*r).persistent_frames > 0);
+    }
+  }
+}
+
+TEST_CASE("a large matrix (20000×928) matches the reference in batches 1 to 64") {
+  if (skip_without_cuda("20000×928 accuracy")) return;
+  const uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  const recon::Model model = random_model(20000, 928, rng, true);
+  auto allocator = gpu::make_pinned_allocator();
+  pipeline::FramePool pool(160, model.n_meas(), model.n_out(), *allocator);
+  for (Mode mode : {Mode::kAuto, Mode::kPersistent}) {
+    gpu::CudaOptions o;
+    o.max_batch = 64;
+    o.mode = mode;
+    auto r = gpu::make_cuda_reconstructor(model, o);
+    const double err = run_and_check(model, *r, pool, {1, 2, 1, 64, 3}, rng, 1e-5);
+    MESSAGE(fmt::format("20000×928: max relative error {:.2e}", err));
+  }
+}
+
+TEST_CASE("batches complete in submission order with several in flight, mixing both paths") {
+  if (skip_without_cuda("ordering")) return;
+  std::mt19937_64 rng(fresh_seed());
+  const recon::Model model = random_model(1024, 208, rng, false);
+  auto allocator = gpu::make_pinned_allocator();
+  pipeline::FramePool pool(256, 208, 1024, *allocator);
+  gpu::CudaOptions o;
+  o.max_batch = 64;
+  o.max_in_flight = 8;
+  o.mode = Mode::kPersistent;
+  auto r = gpu::make_cuda_reconstructor(model, o);
+  // Large batches then single frames: the singles (persistent kernel) tend to finish first.
+  std::vector<size_t> plan;
+  for (int k = 0; k < 20; ++k) {
+    plan.push_back(64);
+    plan.push_back(1);
+    plan.push_back(1);
+    plan.push_back(17);
+  }
+  run_and_check(model, *r, pool, plan, rng, 1e-5);
+  const auto stats = gpu::cuda_stats(*r);
+  CHECK(stats.persistent_frames >= 1);
+  CHECK(stats.launched_batches >= 40);
+}
+
+TEST_CASE("normalisation on and off via set_reference follows the reference formula") {
+  if (skip_without_cuda("normalisation")) return;
+  std::mt19937_64 rng(fresh_seed());
+  recon::Model model = random_model(512, 208, rng, false);
+  auto allocator = gpu::make_pinned_allocator();
+  pipeline::FramePool pool(64, 208, 512, *allocator);
+  gpu::CudaOptions o;
+  o.max_batch = 16;
+  auto r = gpu::make_cuda_reconstructor(model, o);
+  for (bool normalize : {true, false, true}) {
+    for (Eigen::Index i = 0; i < model.v_ref.size(); ++i) model.v_ref[i] *= 1.5;
+    model.normalize = normalize;
+    r->set_reference(std::span<const double>(model.v_ref.data(), model.v_ref.size()), normalize);
+    run_and_check(model, *r, pool, {1, 16, 3, 1}, rng, 1e-5);
+  }
+  std::vector<double> bad_ref(208, 1.0);
+  bad_ref[17] = 0.0;
+  CHECK_THROWS_AS(r->set_reference(bad_ref, true), std::invalid_argument);
+  CHECK_THROWS_AS(r->set_reference(std::vector<double>(207, 1.0), false), std::invalid_argument);
+}
+
+TEST_CASE("non-finite or flagged frames give zero images and kFlagNonFinite, the rest are exact") {
+  if (skip_without_cuda("non-finite frames")) return;
+  std::mt19937_64 rng(fresh_seed());
+  const recon::Model model = random_model(1024, 208, rng, true);
+  auto allocator = gpu::make_pinned_allocator();
+  pipeline::FramePool pool(64, 208, 1024, *allocator);
+  for (Mode mode : {Mode::kLaunch, Mode::kPersistent}) {
+    gpu::CudaOptions o;
+    o.max_batch = 8;
+    o.mode = mode;
+    auto r = gpu::make_cuda_reconstructor(model, o);
+    for (size_t b : {size_t{1}, size_t{8}}) {
+      for (int kind = 0; kind < 3; ++kind) {  // NaN value, Inf value, flag set by the source
+        std::vector<pipeline::FrameSlot*> batch;
+        for (size_t i = 0; i < b; ++i) {
+          pipeline::FrameSlot* s = pool.try_acquire();
+          REQUIRE(s);
+          random_frame(model, rng, s->values);
+          poison(s->image, 1024);
+          batch.push_back(s);
+        }
+        pipeline::FrameSlot* bad = batch[b / 2];
+        if (kind == 0) bad->values[rng() % 208] = std::numeric_limits<float>::quiet_NaN();
+        if (kind == 1) bad->values[207] = -std::numeric_limits<float>::infinity();
+        if (kind == 2) bad->flags |= pipeline::kFlagNonFinite;
+        REQUIRE(r->submit(batch));
+        std::vector<pipeline::FrameSlot*> out(8);
+        REQUIRE(r->complete(out, true) == b);
+        for (size_t i = 0; i < b; ++i) {
+          if (out[i] == bad) {
+            CHECK((out[i]->flags & pipeline::kFlagNonFinite) != 0);
+            CHECK(all_zero(out[i]->image, 1024));
+          } else {
+            CHECK((out[i]->flags & pipeline::kFlagNonFinite) == 0);
+            CHECK(relative_error(out[i]->image, reference_image(model, out[i]->values)) <= 1e-5);
+          }
+          pool.release(out[i]);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,175 @@
+// `eitstream listen ENDPOINT`: subscribes to published images (or PULLs them with --pull),
+// prints one line per image or a summary, measures end-to-end latency from the header's
+// acquisition time (CLOCK_MONOTONIC: same host only), counts gaps by sequence number and can save
+// every image as .npy or raw float32.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "command_registry.hpp"
+#include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/latency_histogram.hpp"
+#include "eit/sinks/image_header.hpp"
+
+namespace eit::cli {
+namespace {
+
+std::atomic<bool> g_listen_stop{false};
+extern "C" void on_listen_interrupt(int) { g_listen_stop.store(true); }
+
+struct ListenOptions {
+  std::string endpoint;
+  bool pull = false;
+  bool summary = false;
+  uint64_t count = 0;
+  std::string save_dir;
+  std::string format = "npy";
+  std::string topic = "eit/";
+  bool exit_on_end = false;
+  double timeout_s = 0;
+};
+
+void save_image(const ListenOptions& o, const sinks::ImageHeader& h,
+                const zmq::message_t& payload) {
+  const auto dir = std::filesystem::path(o.save_dir);
+  const std::string stem = fmt::format("img_{:08d}", h.seq);
+  if (o.format == "raw") {
+    std::ofstream(dir / (stem + ".f32"), std::ios::binary)
+        .write(static_cast<const char*>(payload.data()),
+               static_cast<std::streamsize>(payload.size()));
+    return;
+  }
+  // NumPy .npy v1.0: magic, header length, a dict padded so the data starts 64-byte aligned.
+  const std::string shape = h.ndim == 2 ? fmt::format("({}, {})", h.shape[0], h.shape[1])
+                                        : fmt::format("({},)", h.shape[0]);
+  std::string dict =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape);
+  const size_t unpadded = 10 + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict.push_back('\n');
+  std::ofstream f(dir / (stem + ".npy"), std::ios::binary);
+  const uint16_t len = static_cast<uint16_t>(dict.size());
+  f.write("\x93NUMPY\x01\x00", 8);
+  f.write(reinterpret_cast<const char*>(&len), 2);
+  f.write(dict.data(), static_cast<std::streamsize>(dict.size()));
+  f.write(static_cast<const char*>(payload.data()), static_cast<std::streamsize>(payload.size()));
+}
+
+int listen(const ListenOptions& o) {
+  if (o.format != "npy" && o.format != "raw")
+    throw CommandError(fmt::format("--format '{}': expected npy or raw", o.format));
+  if (!o.save_dir.empty()) std::filesystem::create_directories(o.save_dir);
+  zmq::context_t ctx(1);
+  zmq::socket_t socket(ctx, o.pull ? zmq::socket_type::pull : zmq::socket_type::sub);
+  socket.set(zmq::sockopt::rcvtimeo, 200);
+  socket.set(zmq::sockopt::linger, 0);
+  if (!o.pull) socket.set(zmq::sockopt::subscribe, o.topic);
+  try {
+    socket.connect(o.endpoint);
+  } catch (const zmq::error_t& e) {
+    throw CommandError(fmt::format("cannot connect to '{}': {}", o.endpoint, e.what()));
+  }
+  g_listen_stop = false;
+  std::signal(SIGINT, on_listen_interrupt);
+  std::signal(SIGTERM, on_listen_interrupt);
+
+  pipeline::LatencyHistogram latency;
+  uint64_t images = 0, gaps = 0, reordered = 0, dropped_reported = 0, bad = 0, series = 0;
+  std::optional<uint64_t> last_seq;
+  int64_t first_ns = 0, last_ns = 0;
+  const int64_t deadline =
+      o.timeout_s > 0 ? pipeline::now_ns() + static_cast<int64_t>(o.timeout_s * 1e9) : 0;
+  bool ended = false;
+  std::vector<zmq::message_t> parts;
+  while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
+    if (deadline && pipeline::now_ns() > deadline) break;
+    parts.clear();
+    if (!zmq::recv_multipart(socket, std::back_inserter(parts))) continue;  // timeout: re-check
+    const int64_t now = pipeline::now_ns();
+    const std::string topic = parts[0].to_string();
+    if (topic.ends_with("/series") && parts.size() == 2) {
+      ++series;
+      const std::string json = parts[1].to_string();
+      const bool end = json.find("\"series-end\"") != std::string::npos;
+      if (!o.summary) fmt::print("{} {}\n", end ? "series-end" : "series", json.substr(0, 160));
+      if (end && o.exit_on_end) ended = true;
+      continue;
+    }
+    const auto header = parts.size() == 3
+                            ? sinks::decode_image_header(
+                                  {static_cast<const std::byte*>(parts[1].data()), parts[1].size()})
+                            : std::nullopt;
+    if (!header || parts[2].size() != header->count * sizeof(float)) {
+      ++bad;
+      continue;
+    }
+    const auto& h = *header;
+    if (last_seq) {
+      if (h.seq > *last_seq + 1) gaps += h.seq - *last_seq - 1;
+      if (h.seq <= *last_seq) ++reordered;
+    }
+    last_seq = h.seq;
+    dropped_reported += h.dropped_before;
+    latency.record(now - h.t_acquired_ns);
+    if (!first_ns) first_ns = now;
+    last_ns = now;
+    ++images;
+    if (!o.summary) {
+      const float* v = static_cast<const float*>(parts[2].data());
+      float lo = v[0], hi = v[0];
+      for (uint32_t i = 1; i < h.count; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+      fmt::print(
+          "seq {:>8}  {}  latency {:>9.1f} µs  dropped_before {}  flags 0x{:x}  min {:.4g} max "
+          "{:.4g}\n",
+          h.seq,
+          h.ndim == 2 ? fmt::format("{}×{}", h.shape[0], h.shape[1])
+                      : fmt::format("{}", h.shape[0]),
+          static_cast<double>(now - h.t_acquired_ns) / 1e3, h.dropped_before, h.flags, lo, hi);
+    }
+    if (!o.save_dir.empty()) save_image(o, h, parts[2]);
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const auto l = latency.snapshot().summary();
+  const double span = static_cast<double>(last_ns - first_ns) / 1e9;
+  fmt::print(
+      "images {}, missing by seq {}, reported dropped {}, out of order {}, malformed {}, "
+      "series messages {}{}\n",
+      images, gaps, dropped_reported, reordered, bad, series, ended ? ", series ended" : "");
+  if (images)
+    fmt::print(
+        "rate {:.1f} images/s; end-to-end latency (acquired → received) p50 {:.1f} µs, "
+        "p90 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs\n",
+        span > 0 ? static_cast<double>(images - 1) / span : 0.0, l.p50_ns / 1e3, l.p90_ns / 1e3,
+        l.p99_ns / 1e3, l.p999_ns / 1e3, l.max_ns / 1e3);
+  std::fflush(stdout);
+  return 0;
+}
+
+const RegisterCommand kListen{
+    40, [](CLI::App& app) {
+      auto o = std::make_shared<ListenOptions>();
+      auto* cmd = app.add_subcommand("listen", "Subscribe to published images and report on them");
+      cmd->add_option("endpoint", o->endpoint, "e.g. tcp://127.0.0.1:5555")->required();
+      cmd->add_flag("--pull", o->pull, "PULL (from a --push publisher) instead of SUB");
+      cmd->add_flag("--summary", o->summary, "Only the final summary, no line per image");
+      cmd->add_option("--count", o->count, "Stop after N images");
+      cmd->add_option("--save", o->save_dir, "Save every image into this folder");
+      cmd->add_option("--format", o->format, "npy | raw (float32)")->capture_default_str();
+      cmd->add_option("--topic", o->topic, "Subscription prefix")->capture_default_str();
+      cmd->add_flag("--exit-on-end", o->exit_on_end, "Stop at the series-end message");
+      cmd->add_option("--timeout", o->timeout_s, "Stop after N seconds");
+      cmd->callback([o] { listen(*o); });
+    }};
+
+}  // namespace
+}  // namespace eit::cli

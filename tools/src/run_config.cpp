@@ -1,0 +1,99 @@
+#include "run_config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace eit::cli {
+namespace {
+
+// One table drives reading, copying and the list of keys, so they cannot disagree.
+template <typename F>
+void for_each_field(RunConfig& c, F&& f) {
+  f("model", c.model);
+  f("source", c.source);
+  f("backend", c.backend);
+  f("endpoint", c.endpoint);
+  f("push", c.push);
+  f("policy", c.policy);
+  f("fps", c.fps);
+  f("frames", c.frames);
+  f("duration", c.duration);
+  f("reference", c.reference);
+  f("normalize", c.normalize);
+  f("stream", c.stream);
+  f("snr_db", c.snr_db);
+  f("max_batch", c.max_batch);
+  f("queue", c.queue);
+  f("quiet", c.quiet);
+}
+
+template <typename T>
+std::string_view type_name() {
+  if constexpr (std::is_same_v<T, std::string>)
+    return "a string";
+  else if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_same_v<T, double>)
+    return "a number";
+  else
+    return "a non-negative integer";
+}
+
+}  // namespace
+
+const std::vector<std::string>& run_config_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    RunConfig c;
+    for_each_field(c, [&](const char* name, auto&) { k.emplace_back(name); });
+    return k;
+  }();
+  return keys;
+}
+
+void apply_config_file(const std::filesystem::path& path, RunConfig& config) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("config {}: cannot open the file", path.string()));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("config {}: not valid JSON: {}", path.string(), e.what()));
+  }
+  if (!j.is_object())
+    throw std::runtime_error(fmt::format("config {}: expected a JSON object", path.string()));
+  const auto& keys = run_config_keys();
+  for (const auto& [key, value] : j.items())
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw std::runtime_error(fmt::format("config {}: unknown key '{}' (known: {})", path.string(),
+                                           key, fmt::join(keys, ", ")));
+  for_each_field(config, [&](const char* name, auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if (!j.contains(name)) return;
+    const auto& v = j[name];
+    const bool ok = std::is_same_v<T, std::string> ? v.is_string()
+                    : std::is_same_v<T, bool>      ? v.is_boolean()
+                    : std::is_same_v<T, double>    ? v.is_number()
+                                                   : v.is_number_unsigned();
+    if (!ok)
+      throw std::runtime_error(fmt::format("config {}: key '{}' is {}, expected {}", path.string(),
+                                           name, v.dump(), type_name<T>()));
+    field = v.get<T>();
+  });
+}
+
+void copy_key(const std::string& key, RunConfig from, RunConfig& to) {
+  for_each_field(to, [&](const char* name, auto& dst) {
+    if (key != name) return;
+    for_each_field(from, [&](const char* other, auto& src) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(src)>, std::decay_t<decltype(dst)>>)
+        if (key == other) dst = src;
+    });
+  });
+}
+
+}  // namespace eit::cli

@@ -1,0 +1,40 @@
+#pragma once
+// Settings of `eitstream run`: defaults, a JSON config file with the same keys as the long
+// options (without the dashes), and command-line options on top (explicit options win).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace eit::cli {
+
+struct RunConfig {
+  std::string model;                 // HDF5 model file; empty: built-in
+  std::string source = "synthetic";  // synthetic | recording file | live URI
+  std::string backend = "auto";      // auto | cpu | cuda
+  std::string endpoint = "tcp://127.0.0.1:5555";
+  bool push = false;            // PUSH (lossless consumers) instead of PUB
+  std::string policy = "live";  // live | lossless
+  double fps = 50;              // synthetic source rate; 0: as fast as possible
+  uint64_t frames = 0;          // stop after N frames (0: no limit)
+  double duration = 0;          // stop after N seconds (0: no limit)
+  std::string reference;        // model | first:N | phantom; empty: automatic
+  bool normalize = false;
+  std::string stream = "default";  // topic eit/<stream>/…
+  double snr_db = 60;              // synthetic noise
+  uint64_t max_batch = 16;
+  uint64_t queue = 256;
+  bool quiet = false;  // no status line
+};
+
+// Keys a config file may hold (those of RunConfig).
+const std::vector<std::string>& run_config_keys();
+
+// Reads `path` (JSON object) over `config`. Throws std::runtime_error naming the file and the
+// key for a syntax error, an unknown key or a value of the wrong type.
+void apply_config_file(const std::filesystem::path& path, RunConfig& config);
+
+// Copies one key's value from `from` to `to` (for "command line wins over the file").
+void copy_key(const std::string& key, RunConfig from, RunConfig& to);
+
+}  // namespace eit::cli

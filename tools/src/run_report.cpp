@@ -1,0 +1,73 @@
+#include "run_report.hpp"
+
+#include <fmt/format.h>
+
+#include "eit/pipeline/clock.hpp"
+
+namespace eit::cli {
+namespace {
+
+std::string us(int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); }
+
+uint64_t sink_drops(const pipeline::PipelineStats& s) {
+  uint64_t d = 0;
+  for (const auto& k : s.sinks) d += k.dropped;
+  return d;
+}
+
+}  // namespace
+
+StatusLine::StatusLine(const pipeline::Pipeline& p)
+    : pipeline_(p), last_hist_(p.latency(pipeline::kSpanTotal)), last_ns_(pipeline::now_ns()) {}
+
+std::string StatusLine::next() {
+  const auto s = pipeline_.stats();
+  const auto hist = pipeline_.latency(pipeline::kSpanTotal);
+  const auto window = hist.since(last_hist_);
+  const double dt = static_cast<double>(s.now_ns - last_ns_) / 1e9;
+  const double fps = dt > 0 ? static_cast<double>(s.frames_out - last_out_) / dt : 0;
+  last_hist_ = hist;
+  last_out_ = s.frames_out;
+  last_ns_ = s.now_ns;
+  const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
+  std::string line = fmt::format(
+      "[{:7.1f} s] {:7.1f} frames/s | latency p50 {} µs p99 {} µs | frames {} | drops {} "
+      "(queues {}, sink {}) | {}",
+      elapsed, fps, window.count() ? us(window.percentile(0.5)) : "-",
+      window.count() ? us(window.percentile(0.99)) : "-", s.frames_out, s.dropped() + sink_drops(s),
+      s.dropped(), sink_drops(s), s.backend);
+  if (s.non_finite) line += fmt::format(" | non-finite {}", s.non_finite);
+  if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
+  return line;
+}
+
+std::string final_summary(const pipeline::PipelineStats& s) {
+  const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
+  std::string out = fmt::format(
+      "frames: in {}, published {}, dropped {} (input queue {}, output queue {}, sinks {}), "
+      "non-finite {}, backend faults {}, lost on fault {}\n",
+      s.frames_in, s.frames_out, s.dropped() + sink_drops(s), s.input.dropped, s.output.dropped,
+      sink_drops(s), s.non_finite, s.backend_faults, s.lost_on_fault);
+  out += fmt::format(
+      "run: {:.2f} s, {:.1f} frames/s published, backend {}, queue high-water {}/{} "
+      "and {}/{}\n",
+      elapsed, elapsed > 0 ? static_cast<double>(s.frames_out) / elapsed : 0.0, s.backend,
+      s.input.high_water, s.input.capacity, s.output.high_water, s.output.capacity);
+  if (s.source.bad_frames || s.source.seq_gaps || s.source.bytes_skipped)
+    out += fmt::format("source: {} bad frames, {} frames missing by seq, {} bytes skipped\n",
+                       s.source.bad_frames, s.source.seq_gaps, s.source.bytes_skipped);
+  out += fmt::format("{:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}   (µs)\n", "latency", "p50", "p90",
+                     "p99", "p99.9", "max", "mean");
+  auto row = [&](std::string_view name, const pipeline::LatencySummary& l) {
+    if (l.count == 0) return;
+    out += fmt::format("  {:<20}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10.1f}\n", name, us(l.p50_ns),
+                       us(l.p90_ns), us(l.p99_ns), us(l.p999_ns), us(l.max_ns), l.mean_ns / 1e3);
+  };
+  for (size_t i = 0; i < pipeline::kSpanCount; ++i)
+    row(pipeline::kLatencySpans[i].name, s.latency[i]);
+  row("sink call", s.sink_call);
+  if (!s.error.empty()) out += fmt::format("error: {}\n", s.error);
+  return out;
+}
+
+}  // namespace eit::cli

@@ -1,0 +1,27 @@
+#pragma once
+// What `eitstream run` prints: the live status line (rate, latency p50/p99, drops, refreshed
+// about twice a second) and the final summary, both from PipelineStats snapshots. The status
+// thread reads the pipeline without locks (pipeline_stats.hpp).
+#include <string>
+
+#include "eit/pipeline/latency_histogram.hpp"
+#include "eit/pipeline/pipeline.hpp"
+
+namespace eit::cli {
+
+// Keeps the previous snapshot so each line shows the last interval, not the whole run.
+class StatusLine {
+ public:
+  explicit StatusLine(const pipeline::Pipeline& p);
+  std::string next();  // the line for the interval since the previous call
+
+ private:
+  const pipeline::Pipeline& pipeline_;
+  pipeline::HistogramSnapshot last_hist_;
+  uint64_t last_out_ = 0;
+  int64_t last_ns_ = 0;
+};
+
+std::string final_summary(const pipeline::PipelineStats& s);
+
+}  // namespace eit::cli
