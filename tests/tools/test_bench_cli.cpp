@@ -87,8 +87,8 @@ TEST_CASE("a short bench exits cleanly and reports every run with every stage") 
     CHECK(run["counters"]["produced"] == 350);
     // Every measured-window frame is accounted for: measured, dropped, lost or inconsistent.
     const auto& f = run["frames"];
-    CHECK(f["measured"].get<int>() + f["not_published"].get<int>() +
-              f["not_received"].get<int>() + f["inconsistent"].get<int>() ==
+    CHECK(f["measured"].get<int>() + f["not_published"].get<int>() + f["not_received"].get<int>() +
+              f["inconsistent"].get<int>() ==
           300);
     CHECK(f["measured"].get<int>() > 0);
     REQUIRE(run["stages"].size() == stages.size());
@@ -188,7 +188,8 @@ TEST_CASE("the bench writes a summary CSV and an SVG that is a valid, renderable
   }
   if (std::system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
     const fs::path png = o.dir / "b.png";
-    CHECK(std::system(fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg.string()).c_str()) == 0);
+    CHECK(std::system(
+              fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg.string()).c_str()) == 0);
     CHECK(fs::exists(png));
   } else {
     eit::test::report_skip("bench SVG rendering", "rsvg-convert not installed");
@@ -199,7 +200,8 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
   const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_bad_{}.txt", ::getpid());
   const auto run = [&](const std::string& args) {
     const int status = std::system(
-        fmt::format("'{}' bench --quiet {} > '{}' 2>&1", EITSTREAM_BIN, args, out.string()).c_str());
+        fmt::format("'{}' bench --quiet {} > '{}' 2>&1", EITSTREAM_BIN, args, out.string())
+            .c_str());
     return std::make_pair(status, slurp(out));
   };
   auto [s1, m1] = run("--rate fast");

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Times pyEIT on the frames eitstream bench streams: per frame, a pyEIT `solve` (JAC and GREIT)
 plus a pyzmq publish of the image (topic, a 112-byte header like eitstream's, float32 payload) to
-a subscriber in another process over tcp loopback, in a plain Python loop.
+a subscriber in another process over tcp loopback, in a plain Python loop — once paced at --rate
+(latency from "frame in" to "image sent", as eitstream's received→sent) and once back to back
+(frames/s, as eitstream's runs at max).
 
 Called by `eitstream bench --compare-pyeit`, which prints the result next to eitstream's own runs
 on the same frames and matrix shapes. Standalone:
@@ -65,14 +67,22 @@ def build(algorithm, h0):
     return solver, np.asarray(solver.H).shape
 
 
-def time_loop(algorithm, solver, frames, pub, topic):
+def time_loop(algorithm, solver, frames, pub, topic, rate):
+    """Per frame: (paced) wait for the frame's scheduled time, then solve and publish. Returns the
+    per-frame times from 'frame in' (the loop has the frame) to 'image sent', and the loop's
+    total time. rate 0: back to back, as fast as it goes."""
     import numpy as np
 
     v0 = frames[0]
     header = bytearray(HEADER.size)
     per_frame = np.empty(len(frames), dtype=np.int64)
+    period = int(1e9 / rate) if rate > 0 else 0
     start = time.perf_counter_ns()
     for i, v in enumerate(frames):
+        if period:
+            due = start + i * period
+            while (left := due - time.perf_counter_ns()) > 0:
+                time.sleep(left * 1e-9 if left > 200_000 else 0)
         t0 = time.perf_counter_ns()
         ds = solver.solve(v, v0, normalize=True)
         img = np.ascontiguousarray(np.real(ds), dtype=np.float32)
@@ -90,6 +100,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--algorithms", default="jac,greit")
     ap.add_argument("--h0", type=float, default=0.1, help="pyEIT mesh size (0.1: 686 triangles)")
+    ap.add_argument("--rate", type=float, default=1000,
+                    help="frames/s of the paced loop that measures latency (the throughput loop "
+                         "runs back to back)")
     ap.add_argument("--subscribe", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.subscribe:
@@ -123,15 +136,19 @@ def main():
         t_setup = time.perf_counter()
         solver, shape = build(algorithm, args.h0)
         setup_s = time.perf_counter() - t_setup
-        time_loop(algorithm, solver, frames[: min(50, len(frames))], pub, b"eit/pyeit/img")  # warm-up
-        per_frame, total = time_loop(algorithm, solver, frames, pub, b"eit/pyeit/img")
+        topic = b"eit/pyeit/img"
+        time_loop(algorithm, solver, frames[: min(50, len(frames))], pub, topic, 0)  # warm-up
+        per_frame, _ = time_loop(algorithm, solver, frames, pub, topic, args.rate)
+        _, total = time_loop(algorithm, solver, frames, pub, topic, 0)
         results.append({
             "name": f"pyeit-{algorithm}",
             "what": f"pyEIT {algorithm.upper()} solve (H {shape[0]}x{shape[1]}, float64, "
-                    f"normalize) + pyzmq publish over tcp, per frame",
+                    f"normalize) + pyzmq publish over tcp; latency paced at {args.rate:g} "
+                    f"frames/s, frames/s back to back",
             "n_out": int(shape[0]),
             "n_meas": int(shape[1]),
             "setup_s": setup_s,
+            "rate_hz": args.rate,
             "total_ns": int(total),
             "per_frame_ns": [int(x) for x in per_frame],
         })

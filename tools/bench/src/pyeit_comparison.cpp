@@ -46,7 +46,7 @@ void write_frames_npy(const acquisition::PhantomTable& table, size_t n_frames,
 }
 
 PyeitRun run_pyeit(const std::string& script, const acquisition::PhantomTable& table,
-                   size_t n_frames, const std::string& algorithms) {
+                   size_t n_frames, double rate_hz, const std::string& algorithms) {
   PyeitRun run;
   if (!fs::exists(script)) {
     run.skipped = fmt::format("{} not found (pass --pyeit-script)", script);

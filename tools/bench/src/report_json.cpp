@@ -123,6 +123,7 @@ json to_json(const BenchReport& report) {
                      {"frames_per_s", e.frames_per_s},
                      {"versions", e.versions},
                      {"run_index", e.run_index},
+                     {"max_run_index", e.max_run_index},
                      {"per_frame", summary_json(e.summary)}});
     j["comparison"] = {
         {"skipped", c.skipped}, {"eitstream_what", c.eitstream_what}, {"external", std::move(ext)}};

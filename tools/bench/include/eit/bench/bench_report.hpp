@@ -24,10 +24,11 @@ struct ExternalTiming {
   std::string name;  // "pyeit-jac", "pyeit-greit"
   std::string what;  // what one sample covers, in words
   size_t n_out = 0, n_meas = 0;
-  LatencySummary summary;       // per-frame time, ns
-  double frames_per_s = 0;      // frames / total loop time
-  std::string versions;         // "pyeit 1.2.4, pyzmq 27.3.0, numpy 2.4.6"
-  size_t run_index = SIZE_MAX;  // the eitstream run with the same matrix shape and frames
+  LatencySummary summary;           // per-frame time, ns
+  double frames_per_s = 0;          // frames / total loop time
+  std::string versions;             // "pyeit 1.2.4, pyzmq 27.3.0, numpy 2.4.6"
+  size_t run_index = SIZE_MAX;      // eitstream's paced run, same matrix shape and frames (latency)
+  size_t max_run_index = SIZE_MAX;  // eitstream's run at max, same shape (frames/s)
 };
 
 struct Comparison {

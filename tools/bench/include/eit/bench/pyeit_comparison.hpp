@@ -22,7 +22,8 @@ struct PyeitRun {
 void write_frames_npy(const acquisition::PhantomTable& table, size_t n_frames,
                       const std::string& path);
 
+// rate_hz: the paced loop's rate (latency); frames/s comes from a back-to-back loop.
 PyeitRun run_pyeit(const std::string& script, const acquisition::PhantomTable& table,
-                   size_t n_frames, const std::string& algorithms = "jac,greit");
+                   size_t n_frames, double rate_hz, const std::string& algorithms = "jac,greit");
 
 }  // namespace eit::bench
