@@ -1,5 +1,6 @@
 // Drives the real `eitstream model` binary (EITSTREAM_BIN) and checks what it writes.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
