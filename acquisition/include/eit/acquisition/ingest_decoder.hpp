@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "eit/acquisition/ingest_frame.hpp"
-#include "eit/acquisition/measurement_map.hpp"  // ComplexPart, parse_complex_part
+#include "eit/acquisition/measurement_map.hpp"  // ComplexPart
 #include "eit/acquisition/stream_decoder.hpp"
 
 namespace eit::acquisition {
