@@ -176,7 +176,7 @@ void draw_over_time(SvgDocument& svg, const Frame& f, const RunResult& run) {
   svg.text(f.x + f.w / 2, f.y + f.h + 32, "time since the first measured frame was scheduled (s)",
            {11, SvgDocument::Anchor::kMiddle});
   // Buckets of equal time; per bucket min, median, max.
-  const size_t buckets = std::min<size_t>(300, series.size());
+  const size_t buckets = std::clamp<size_t>(series.size() / 5, 1, 300);  // ≥ 5 frames each
   std::vector<std::vector<int64_t>> per(buckets);
   for (const auto& [t, v] : series)
     per[std::min(buckets - 1, static_cast<size_t>(t / tmax * static_cast<double>(buckets)))]
@@ -207,7 +207,7 @@ void draw_over_time(SvgDocument& svg, const Frame& f, const RunResult& run) {
   const std::array<std::pair<std::string_view, std::string_view>, 3> legend{
       {{"#D55E00", "max"}, {"#0072B2", "median"}, {"#009E73", "min"}}};
   for (size_t i = 0; i < legend.size(); ++i) {
-    const double x = lx + static_cast<double>(i) * 100;
+    const double x = lx + static_cast<double>(i) * 118;
     svg.line(x, ly - 4, x + 16, ly - 4, {legend[i].first, 2});
     svg.text(x + 20, ly, fmt::format("{} / bucket", legend[i].second), {10});
   }

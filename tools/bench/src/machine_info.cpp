@@ -8,7 +8,9 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <string_view>
+#include <vector>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -103,6 +105,21 @@ MachineInfo collect_machine_info(int argc, const char* const* argv) {
   m.versions.emplace_back("fmt", fmt::format("{}.{}.{}", FMT_VERSION / 10000,
                                              FMT_VERSION / 100 % 100, FMT_VERSION % 100));
   return m;
+}
+
+MachineInfo collect_machine_info() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t pos = 0; pos < all.size();) {
+    const size_t end = all.find('\0', pos);
+    args.push_back(all.substr(pos, end == std::string::npos ? std::string::npos : end - pos));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return collect_machine_info(static_cast<int>(argv.size()), argv.data());
 }
 
 }  // namespace eit::bench

@@ -70,6 +70,7 @@ json run_json(const RunResult& r) {
           {"end_to_end", interval_json(r.end_to_end)},
           {"pipeline", interval_json(r.pipeline)},
           {"frame_to_image", interval_json(r.frame_to_image)},
+          {"send_call", interval_json(r.send_call)},
           {"max_sum_error_ns", r.max_sum_error_ns}};
 }
 
@@ -121,11 +122,11 @@ json to_json(const BenchReport& report) {
                      {"n_meas", e.n_meas},
                      {"frames_per_s", e.frames_per_s},
                      {"versions", e.versions},
+                     {"run_index", e.run_index},
+                     {"max_run_index", e.max_run_index},
                      {"per_frame", summary_json(e.summary)}});
-    j["comparison"] = {{"skipped", c.skipped},
-                       {"run_index", c.run_index},
-                       {"eitstream_what", c.eitstream_what},
-                       {"external", std::move(ext)}};
+    j["comparison"] = {
+        {"skipped", c.skipped}, {"eitstream_what", c.eitstream_what}, {"external", std::move(ext)}};
   }
   return j;
 }
@@ -159,27 +160,31 @@ void write_summary_csv(const BenchReport& report, const std::string& path) {
     line(r.end_to_end);
     line(r.pipeline);
     line(r.frame_to_image);
+    line(r.send_call);
   }
   close_or_throw(out, path);
 }
 
-void write_frames_csv(const StampRecorder& recorder, const RunResult& run,
+void write_frames_csv(const std::vector<std::pair<const StampRecorder*, const RunResult*>>& runs,
                       const std::string& path) {
   auto out = open_or_throw(path);
-  out << "seq,warmup";
+  out << "run,seq,warmup";
   for (size_t c = 0; c < kStampColumns; ++c) out << ',' << stamp_column_name(c) << "_ns";
   out << '\n';
-  // Stamps relative to the first frame's scheduled (or received) time; empty = never stamped.
-  int64_t t0 = recorder.stamp(run.first_seq, 0);
-  if (t0 == 0) t0 = recorder.stamp(run.first_seq, 1);
-  for (uint64_t seq = run.first_seq; seq < run.first_seq + run.frames_total; ++seq) {
-    out << seq << ',' << (seq < run.first_seq + run.warmup_excluded ? 1 : 0);
-    for (size_t c = 0; c < kStampColumns; ++c) {
-      const int64_t t = recorder.stamp(seq, c);
-      out << ',';
-      if (t != 0) out << (t - t0);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const StampRecorder& recorder = *runs[i].first;
+    const RunResult& run = *runs[i].second;
+    int64_t t0 = recorder.stamp(run.first_seq, 0);
+    if (t0 == 0) t0 = recorder.stamp(run.first_seq, 1);
+    for (uint64_t seq = run.first_seq; seq < run.first_seq + run.frames_total; ++seq) {
+      out << i + 1 << ',' << seq << ',' << (seq < run.first_seq + run.warmup_excluded ? 1 : 0);
+      for (size_t c = 0; c < kStampColumns; ++c) {
+        const int64_t t = recorder.stamp(seq, c);
+        out << ',';
+        if (t != 0) out << (t - t0);
+      }
+      out << '\n';
     }
-    out << '\n';
   }
   close_or_throw(out, path);
 }

@@ -60,6 +60,7 @@ std::string format_table(const BenchReport& report) {
     out += row("= end to end", r.end_to_end);
     out += row("  pipeline", r.pipeline);
     out += row("  frame→image", r.frame_to_image);
+    out += row("  send call", r.send_call);
     double sum_means = 0;
     for (const auto& iv : r.intervals) sum_means += iv.summary.mean_ns;
     out += fmt::format(
@@ -76,41 +77,37 @@ std::string format_comparison(const BenchReport& report) {
   if (!report.comparison) return {};
   const Comparison& cmp = *report.comparison;
   if (!cmp.skipped.empty()) return fmt::format("\npyEIT comparison skipped: {}\n", cmp.skipped);
-  if (cmp.run_index >= report.runs.size()) return {};
-  const RunResult& run = report.runs[cmp.run_index];
-  const LatencySummary& ours = run.frame_to_image.summary;
-  std::string out = fmt::format(
-      "\n── eitstream vs pyEIT, same frames ({}x{}); eitstream: run {} {}, {}\n", run.config.n_out,
-      run.config.n_meas, cmp.run_index + 1, run.config.label(), cmp.eitstream_what);
-  out +=
-      fmt::format("  {:<13} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>11}\n", "loop", "p50 µs",
-                  "p99 µs", "mean µs", "frames/s", "p50 ratio", "p99 ratio", "fps ratio");
+  std::string out = fmt::format("\n── eitstream vs pyEIT on the same frames; eitstream: {}\n",
+                                cmp.eitstream_what);
+  out += fmt::format("  {:<28} {:>10} {:>10} {:>10} {:>12}   {}\n", "loop", "p50 µs", "p99 µs",
+                     "mean µs", "frames/s", "ratios eitstream/pyEIT: p50 · p99 · frames/s");
   const auto p = [](const LatencySummary& s, std::string_view l) {
     const auto* pv = s.find(l);
     return pv && pv->quoted ? static_cast<double>(pv->value_ns) : 0.0;
   };
-  // Throughput: what the run delivered when it ran as fast as it could, else 1 / mean frame time.
-  const double our_fps = run.config.rate_hz == 0 && run.delivered_fps > 0 ? run.delivered_fps
-                         : ours.mean_ns > 0                               ? 1e9 / ours.mean_ns
-                                                                          : 0;
-  out += fmt::format("  {:<13} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f} {:>10} {:>10} {:>11}\n",
-                     "eitstream", p(ours, "p50") * 1e-3, p(ours, "p99") * 1e-3, ours.mean_ns * 1e-3,
-                     our_fps, "1", "1", "1");
+  const auto ratio = [](double a, double b) {
+    return a > 0 && b > 0 ? fmt::format("{:.3g}", a / b) : std::string("—");
+  };
   for (const auto& ext : cmp.external) {
-    const auto ratio = [](double a, double b) {
-      return a > 0 && b > 0 ? fmt::format("{:.3g}", a / b) : std::string("—");
-    };
-    out += fmt::format("  {:<13} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f} {:>10} {:>10} {:>11}\n",
-                       ext.name, p(ext.summary, "p50") * 1e-3, p(ext.summary, "p99") * 1e-3,
-                       ext.summary.mean_ns * 1e-3, ext.frames_per_s,
-                       ratio(p(ours, "p50"), p(ext.summary, "p50")),
-                       ratio(p(ours, "p99"), p(ext.summary, "p99")),
-                       ratio(ext.frames_per_s > 0 ? our_fps : 0, ext.frames_per_s));
-    out += fmt::format("  {:<13} {} ({})\n", "", ext.what, ext.versions);
+    if (ext.run_index >= report.runs.size()) continue;
+    const RunResult& run = report.runs[ext.run_index];
+    const LatencySummary& ours = run.frame_to_image.summary;
+    // Throughput: what eitstream's run at max delivered.
+    const double our_fps =
+        ext.max_run_index < report.runs.size() ? report.runs[ext.max_run_index].delivered_fps : 0;
+    out += fmt::format("  {:<28} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f}\n",
+                       fmt::format("eitstream (run {}, {}x{})", ext.run_index + 1, run.config.n_out,
+                                   run.config.n_meas),
+                       p(ours, "p50") * 1e-3, p(ours, "p99") * 1e-3, ours.mean_ns * 1e-3, our_fps);
+    out += fmt::format(
+        "  {:<28} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f}   {} · {} · {}\n",
+        fmt::format("{} ({}x{})", ext.name, ext.n_out, ext.n_meas), p(ext.summary, "p50") * 1e-3,
+        p(ext.summary, "p99") * 1e-3, ext.summary.mean_ns * 1e-3, ext.frames_per_s,
+        ratio(p(ours, "p50"), p(ext.summary, "p50")), ratio(p(ours, "p99"), p(ext.summary, "p99")),
+        ratio(our_fps, ext.frames_per_s));
+    out += fmt::format("  {:<28} {} ({})\n", "", ext.what, ext.versions);
   }
-  out +=
-      "  latency ratios are eitstream / pyEIT (below 1: eitstream faster); the fps ratio is "
-      "eitstream / pyEIT frames/s (above 1: eitstream faster).\n";
+  out += "  Latency ratios below 1 and frames/s ratios above 1 mean eitstream is faster.\n";
   return out;
 }
 

@@ -30,17 +30,18 @@ std::string RunConfig::label() const {
   return fmt::format("{} {}x{} b{} {} {}", backend, n_out, n_meas, batch, transport, rate);
 }
 
-std::string_view interval_name(size_t from_column) noexcept {
-  static constexpr std::array<std::string_view, kStampColumns - 1> kNames{
+std::string_view interval_name(size_t index) noexcept {
+  static constexpr std::array<std::string_view, kChainIntervals> kNames{
       "source",     // scheduled → received: pacing lateness and the source's own work
-      "enqueue",    // received → enqueued: slot hand-over to the reconstructor's queue
+      "enqueue",    // received → enqueued: hand-over to the reconstructor's queue (and, lossless,
+                    // waiting for room)
       "queue",      // enqueued → dequeued: waiting in the queue
       "batch",      // dequeued → submitted: gathering a batch
       "compute",    // submitted → done: the backend
-      "publish",    // done → published: output queue and the send call
-      "transport",  // published → subscribed: ZeroMQ to the subscriber
+      "out_queue",  // done → published: waiting for the publish stage
+      "transport",  // published → subscribed: the send call and ZeroMQ to the subscriber
   };
-  return from_column < kNames.size() ? kNames[from_column] : std::string_view("?");
+  return index < kNames.size() ? kNames[index] : std::string_view("?");
 }
 
 RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const RunConfig& config,
@@ -52,13 +53,10 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
   r.frames_total = config.warmup + config.frames;
   r.warmup_excluded = config.warmup;
 
-  constexpr size_t kIntervals = kStampColumns - 1;
-  std::array<std::vector<int64_t>, kIntervals> samples;
+  std::array<std::vector<int64_t>, kChainIntervals> samples;
   for (auto& s : samples) s.reserve(config.frames);
-  std::vector<int64_t> e2e, pipe, own;
-  e2e.reserve(config.frames);
-  pipe.reserve(config.frames);
-  own.reserve(config.frames);
+  std::vector<int64_t> e2e, pipe, own, send;
+  for (auto* v : {&e2e, &pipe, &own, &send}) v->reserve(config.frames);
   r.end_to_end_over_time.reserve(config.frames);
 
   int64_t t0 = 0, first_recv = 0, last_recv = 0, first_sched = 0, last_sched = 0;
@@ -75,22 +73,26 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
       ++r.not_received;
       continue;
     }
-    bool ordered = t[0] > 0;
-    for (size_t c = 1; c < kStampColumns && ordered; ++c) ordered = t[c] >= t[c - 1];
+    // "sent" is off the chain: the subscriber may hold the image before the publishing thread
+    // returns from its send call, so only sent ≥ published is required of it.
+    bool ordered = t[kChain[0]] > 0 && t[kSentColumn] >= t[kPublished];
+    for (size_t i = 1; i < kChain.size() && ordered; ++i)
+      ordered = t[kChain[i]] >= t[kChain[i - 1]];
     if (!ordered) {
       ++r.inconsistent;
       continue;
     }
     int64_t sum = 0;
-    for (size_t c = 0; c < kIntervals; ++c) {
-      samples[c].push_back(t[c + 1] - t[c]);
-      sum += t[c + 1] - t[c];
+    for (size_t i = 0; i < kChainIntervals; ++i) {
+      samples[i].push_back(t[kChain[i + 1]] - t[kChain[i]]);
+      sum += t[kChain[i + 1]] - t[kChain[i]];
     }
     const int64_t total = t[kSubscriberColumn] - t[kScheduled];
     r.max_sum_error_ns = std::max<int64_t>(r.max_sum_error_ns, std::llabs(sum - total));
     e2e.push_back(total);
     pipe.push_back(t[kPublished] - t[kScheduled]);
     own.push_back(t[kSentColumn] - t[kReceived]);
+    send.push_back(t[kSentColumn] - t[kPublished]);
     if (r.measured == 0) {
       t0 = first_sched = t[kScheduled];
       first_recv = t[kSubscriberColumn];
@@ -114,12 +116,13 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
       r.delivered_fps = static_cast<double>(r.measured - 1) / span_s(first_recv, last_recv);
     r.window_s = static_cast<double>(last_recv - first_sched) * 1e-9;
   }
-  for (size_t c = 0; c < kIntervals; ++c)
-    r.intervals.push_back(
-        make_interval(std::string(interval_name(c)), c, c + 1, std::move(samples[c])));
+  for (size_t i = 0; i < kChainIntervals; ++i)
+    r.intervals.push_back(make_interval(std::string(interval_name(i)), kChain[i], kChain[i + 1],
+                                        std::move(samples[i])));
   r.end_to_end = make_interval("end_to_end", kScheduled, kSubscriberColumn, std::move(e2e));
   r.pipeline = make_interval("pipeline", kScheduled, kPublished, std::move(pipe));
   r.frame_to_image = make_interval("frame_to_image", kReceived, kSentColumn, std::move(own));
+  r.send_call = make_interval("send_call", kPublished, kSentColumn, std::move(send));
   return r;
 }
 

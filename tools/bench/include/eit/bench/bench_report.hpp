@@ -4,6 +4,7 @@
 // table, JSON, CSV (summary, and per-frame stamps) and a self-contained SVG (latency_svg.hpp).
 // Writers run after the runs, on the calling thread; they allocate freely and throw
 // std::runtime_error naming the file when it cannot be written.
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -23,9 +24,11 @@ struct ExternalTiming {
   std::string name;  // "pyeit-jac", "pyeit-greit"
   std::string what;  // what one sample covers, in words
   size_t n_out = 0, n_meas = 0;
-  LatencySummary summary;   // per-frame time, ns
-  double frames_per_s = 0;  // frames / total loop time
-  std::string versions;     // "pyeit 1.2.4, pyzmq 27.3.0, numpy 2.4.6"
+  LatencySummary summary;           // per-frame time, ns
+  double frames_per_s = 0;          // frames / total loop time
+  std::string versions;             // "pyeit 1.2.4, pyzmq 27.3.0, numpy 2.4.6"
+  size_t run_index = SIZE_MAX;      // eitstream's paced run, same matrix shape and frames (latency)
+  size_t max_run_index = SIZE_MAX;  // eitstream's run at max, same shape (frames/s)
 };
 
 struct Comparison {
@@ -50,8 +53,10 @@ nlohmann::json to_json(const BenchReport& report);
 void write_json(const BenchReport& report, const std::string& path);
 // One row per run × interval (and end to end, pipeline): summary statistics in ns.
 void write_summary_csv(const BenchReport& report, const std::string& path);
-// One row per frame of one run: seq and every stamp relative to the run's first scheduled time.
-void write_frames_csv(const StampRecorder& recorder, const RunResult& run, const std::string& path);
+// One row per frame of every run: run number, seq, warm-up flag and every stamp relative to the
+// run's first scheduled time (empty: never stamped).
+void write_frames_csv(const std::vector<std::pair<const StampRecorder*, const RunResult*>>& runs,
+                      const std::string& path);
 
 // The eitstream figure a comparison divides by: p50/p99 of `interval` of run `run_index`.
 const IntervalResult* find_interval(const RunResult& run, std::string_view name) noexcept;

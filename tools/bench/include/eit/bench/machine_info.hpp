@@ -29,6 +29,9 @@ struct MachineInfo {
 // Fills everything it can find on this machine; `gpu` and extra versions are the caller's.
 MachineInfo collect_machine_info(int argc, const char* const* argv);
 
+// Same, with the command line read from /proc/self/cmdline (for code that has no argv).
+MachineInfo collect_machine_info();
+
 // argv joined with single quotes around arguments that need them.
 std::string quote_command_line(int argc, const char* const* argv);
 

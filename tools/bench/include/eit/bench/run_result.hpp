@@ -2,9 +2,12 @@
 // One benchmark run's configuration and results, and analyze_run(), which turns a StampRecorder's
 // per-frame stamps into per-interval latency summaries.
 //
-// Intervals are the differences of *consecutive* stamps of one frame (scheduled→received,
-// received→enqueued, …, sent→subscribed), so for every frame they add up exactly to its
-// end-to-end latency (subscribed − scheduled): the sum telescopes. Means therefore add up too.
+// Intervals are the differences of *consecutive* stamps of one frame along the chain
+// scheduled → received → enqueued → dequeued → submitted → done → published → subscribed, so for
+// every frame they add up exactly to its end-to-end latency (subscribed − scheduled): the sum
+// telescopes. Means therefore add up too. The "sent" stamp (the send call returned) is reported
+// on the side (send_call, frame_to_image), not in the chain: a subscriber can hold the image
+// before the publishing thread returns from the call, so it has no fixed place in the order.
 // Percentiles do not: the p99 of a sum is neither the sum of the p99s nor bounded by it in
 // general (the slowest frames of one stage are rarely the slowest of another), which is why the
 // report gives end to end its own row, computed from per-frame sums, not from the stage rows.
@@ -12,6 +15,7 @@
 // All intervals of a run are computed over the same frames: those after the warm-up that carry
 // every stamp in non-decreasing order. Frames missing a stamp are counted (dropped in the
 // pipeline, lost in transport), never silently averaged in.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,7 +56,7 @@ struct PipelineCounters {
 };
 
 struct IntervalResult {
-  std::string name;  // "source", "enqueue", "queue", "batch", "compute", "out_queue", "send", …
+  std::string name;  // "source", "enqueue", "queue", "batch", "compute", "out_queue", "transport"
   size_t from = 0, to = 0;  // StampRecorder columns
   LatencySummary summary;
   std::vector<int64_t> sorted_ns;  // every sample, ascending (for CDFs)
@@ -79,6 +83,7 @@ struct RunResult {
   IntervalResult pipeline;                // scheduled → published (without the transport)
   IntervalResult frame_to_image;          // received → sent: a frame's own path through
                                           // eitstream (what the pyEIT comparison measures)
+  IntervalResult send_call;               // published → sent: the sinks' publish() calls
 
   // Per measured frame in seq order: seconds since the window's first scheduled time, and its
   // end-to-end latency in ns.
@@ -87,8 +92,10 @@ struct RunResult {
   int64_t max_sum_error_ns = 0;
 };
 
-// The names of the intervals between consecutive columns: interval_name(c) is column c → c+1.
-std::string_view interval_name(size_t from_column) noexcept;
+// The stamp columns of the chain, in order, and the names of the intervals between them.
+inline constexpr std::array<size_t, 8> kChain{0, 1, 2, 3, 4, 5, 6, kSubscriberColumn};
+inline constexpr size_t kChainIntervals = kChain.size() - 1;
+std::string_view interval_name(size_t index) noexcept;  // "source", …, "transport"
 
 // Analyses seqs [first_seq, first_seq + config.warmup + config.frames) of `recorder`.
 RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const RunConfig& config,

@@ -1,0 +1,217 @@
+// `eitstream bench` end to end: the real binary runs a short bench (a few hundred frames through
+// the real pipeline, publisher and a subscriber thread / child process) and writes its reports.
+// Checks structure and arithmetic only — never timing numbers.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "test_data.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> split(const std::string& line, char sep = ',') {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, sep)) out.push_back(item);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
+
+// Runs the bench once for the whole file (the cases below inspect its outputs).
+struct BenchOutputs {
+  fs::path dir;
+  int status = -1;
+  nlohmann::json json;
+  BenchOutputs() {
+    dir = fs::temp_directory_path() / fmt::format("eit_bench_cli_{}", ::getpid());
+    fs::create_directories(dir);
+    const std::string cmd = fmt::format(
+        "'{}' bench --rate 2000 --size 256x208 --transport inproc,tcp --frames 300 --warmup 50 "
+        "--batch 4 --quiet --json '{}/b.json' --csv '{}/b.csv' --svg '{}/b.svg' --frames-csv "
+        "'{}/f.csv' > '{}/out.txt' 2>&1",
+        EITSTREAM_BIN, dir.string(), dir.string(), dir.string(), dir.string(), dir.string());
+    status = std::system(cmd.c_str());
+    if (status == 0) json = nlohmann::json::parse(slurp(dir / "b.json"));
+  }
+  ~BenchOutputs() { fs::remove_all(dir); }
+};
+
+BenchOutputs& outputs() {
+  static BenchOutputs o;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a short bench exits cleanly and reports every run with every stage") {
+  auto& o = outputs();
+  INFO(slurp(o.dir / "out.txt"));
+  REQUIRE(o.status == 0);
+  const auto& j = o.json;
+  CHECK(j["format"] == "eitstream-bench/1");
+  CHECK(j["machine"]["command_line"].get<std::string>().find("bench --rate 2000") !=
+        std::string::npos);
+  CHECK(j["machine"]["logical_cpus"].get<int>() >= 1);
+  CHECK_FALSE(j["machine"]["gpu"].get<std::string>().empty());
+  REQUIRE(j["runs"].size() == 2);
+  const std::vector<std::string> stages{"source",  "enqueue",   "queue",    "batch",
+                                        "compute", "out_queue", "transport"};
+  for (const auto& run : j["runs"]) {
+    CHECK(run["config"]["n_out"] == 256);
+    CHECK(run["config"]["n_meas"] == 208);
+    CHECK(run["config"]["batch"] == 4);
+    CHECK(run["frames"]["total"] == 350);
+    CHECK(run["frames"]["warmup_excluded"] == 50);
+    CHECK(run["counters"]["produced"] == 350);
+    // Every measured-window frame is accounted for: measured, dropped, lost or inconsistent.
+    const auto& f = run["frames"];
+    CHECK(f["measured"].get<int>() + f["not_published"].get<int>() + f["not_received"].get<int>() +
+              f["inconsistent"].get<int>() ==
+          300);
+    CHECK(f["measured"].get<int>() > 0);
+    REQUIRE(run["stages"].size() == stages.size());
+    for (size_t i = 0; i < stages.size(); ++i) {
+      CHECK(run["stages"][i]["name"] == stages[i]);
+      CHECK(run["stages"][i]["n"] == f["measured"]);
+      // 300 samples: p99 is quoted, p99.9 must not be.
+      CHECK(run["stages"][i]["percentiles"]["p99"]["quoted"] == (f["measured"].get<int>() >= 100));
+      CHECK(run["stages"][i]["percentiles"]["p99.9"]["quoted"] == false);
+    }
+    for (const char* key : {"end_to_end", "pipeline", "frame_to_image", "send_call"})
+      CHECK_MESSAGE(run.contains(key), key);
+    CHECK(run["counters"]["queue_high_water"].contains("input"));
+    CHECK(run["counters"]["queue_high_water"].contains("output"));
+  }
+  CHECK(j["runs"][0]["config"]["transport"] == "inproc");
+  CHECK(j["runs"][1]["config"]["transport"] == "tcp");
+  const std::string table = slurp(o.dir / "out.txt");
+  CHECK(table.find("end to end") != std::string::npos);
+  CHECK(table.find("scheduled→subscribed") != std::string::npos);
+}
+
+TEST_CASE("stage latencies add up to the end-to-end latency, per frame and in the report") {
+  auto& o = outputs();
+  REQUIRE(o.status == 0);
+  const int64_t resolution = std::max<int64_t>(1, o.json["machine"]["clock_resolution_ns"]);
+  for (const auto& run : o.json["runs"]) {
+    CHECK(run["max_sum_error_ns"].get<int64_t>() <= resolution);
+    double sum = 0;
+    for (const auto& s : run["stages"]) sum += s["mean_ns"].get<double>();
+    CHECK(std::abs(sum - run["end_to_end"]["mean_ns"].get<double>()) <= resolution);
+  }
+  // From the raw stamps: each frame's intervals, recomputed here, add up to its end to end, and
+  // the report's end-to-end extremes are exactly those of the frames.
+  std::ifstream csv(o.dir / "f.csv");
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  const auto header = split(line);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  const std::vector<std::string> chain{"scheduled_ns", "received_ns",  "enqueued_ns",
+                                       "dequeued_ns",  "submitted_ns", "done_ns",
+                                       "published_ns", "subscribed_ns"};
+  for (const auto& c : chain) REQUIRE_MESSAGE(col.count(c), c);
+  std::map<int, std::vector<int64_t>> e2e_by_run;
+  size_t frames = 0;
+  while (std::getline(csv, line)) {
+    const auto f = split(line);
+    REQUIRE(f.size() == header.size());
+    ++frames;
+    if (f[col["warmup"]] == "1") continue;
+    bool complete = true;
+    for (const auto& c : chain) complete = complete && !f[col[c]].empty();
+    if (!complete) continue;
+    int64_t sum = 0;
+    for (size_t i = 1; i < chain.size(); ++i)
+      sum += std::stoll(f[col[chain[i]]]) - std::stoll(f[col[chain[i - 1]]]);
+    const int64_t e2e = std::stoll(f[col["subscribed_ns"]]) - std::stoll(f[col["scheduled_ns"]]);
+    CHECK(std::llabs(sum - e2e) <= resolution);
+    e2e_by_run[std::stoi(f[col["run"]])].push_back(e2e);
+  }
+  CHECK(frames == 2 * 350);
+  for (auto& [run, v] : e2e_by_run) {
+    const auto& report = o.json["runs"][run - 1]["end_to_end"];
+    std::sort(v.begin(), v.end());
+    CHECK(static_cast<int64_t>(v.size()) <= report["n"].get<int64_t>());
+    if (static_cast<int64_t>(v.size()) == report["n"].get<int64_t>()) {
+      CHECK(v.front() == report["min_ns"].get<int64_t>());
+      CHECK(v.back() == report["max_ns"].get<int64_t>());
+    }
+  }
+}
+
+TEST_CASE("the bench writes a summary CSV and an SVG that is a valid, renderable image") {
+  auto& o = outputs();
+  REQUIRE(o.status == 0);
+  std::ifstream csv(o.dir / "b.csv");
+  std::string line;
+  size_t rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  CHECK(rows == 1 + 2 * (7 + 4));
+
+  const fs::path svg = o.dir / "b.svg";
+  REQUIRE(fs::exists(svg));
+  const std::string text = slurp(svg);
+  CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
+  CHECK(text.find("latency CDF per stage") != std::string::npos);
+  CHECK(text.find("end-to-end latency over the run") != std::string::npos);
+  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0) {
+    const std::string cmd = fmt::format(
+        "python3 -c \"import sys, xml.etree.ElementTree as E; "
+        "r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith('svg') else 3)\" '{}'",
+        svg.string());
+    CHECK(std::system(cmd.c_str()) == 0);
+  } else {
+    eit::test::report_skip("bench SVG XML parse", "python3 not found");
+  }
+  if (std::system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
+    const fs::path png = o.dir / "b.png";
+    CHECK(std::system(
+              fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg.string()).c_str()) == 0);
+    CHECK(fs::exists(png));
+  } else {
+    eit::test::report_skip("bench SVG rendering", "rsvg-convert not installed");
+  }
+}
+
+TEST_CASE("bench rejects bad options with a message naming the option and the value") {
+  const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_bad_{}.txt", ::getpid());
+  const auto run = [&](const std::string& args) {
+    const int status = std::system(
+        fmt::format("'{}' bench --quiet {} > '{}' 2>&1", EITSTREAM_BIN, args, out.string())
+            .c_str());
+    return std::make_pair(status, slurp(out));
+  };
+  auto [s1, m1] = run("--rate fast");
+  CHECK(s1 != 0);
+  CHECK(m1.find("--rate 'fast'") != std::string::npos);
+  auto [s2, m2] = run("--size 1024x207");
+  CHECK(s2 != 0);
+  CHECK(m2.find("207 measurements") != std::string::npos);
+  auto [s3, m3] = run("--transport udp");
+  CHECK(s3 != 0);
+  CHECK(m3.find("--transport 'udp'") != std::string::npos);
+  fs::remove(out);
+}

@@ -1,0 +1,184 @@
+#include "eit/bench/subscriber_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "eit/pipeline/clock.hpp"
+
+namespace eit::bench {
+namespace {
+
+constexpr std::string_view kMagic = "EITBSUB1";
+constexpr int64_t kDrainQuietNs = 300'000'000;
+
+bool write_all(int fd, const void* data, size_t n) {
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Reads exactly n bytes before `deadline_ns`; false on EOF, error or timeout.
+bool read_exact(int fd, void* data, size_t n, int64_t deadline_ns) {
+  auto* p = static_cast<char*>(data);
+  while (n > 0) {
+    const int64_t left_ms = (deadline_ns - pipeline::now_ns()) / 1'000'000;
+    if (left_ms <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    const int rc = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
+    if (rc < 0 && errno != EINTR) return false;
+    if (rc <= 0) continue;
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+std::string current_executable() {
+  std::array<char, 4096> buf{};
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) throw std::runtime_error("cannot read /proc/self/exe to start the bench subscriber");
+  return std::string(buf.data(), static_cast<size_t>(n));
+}
+
+SubscriberProcess::SubscriberProcess(const std::string& executable, const std::string& endpoint,
+                                     size_t capacity, int ready_timeout_ms) {
+  int in_pipe[2], out_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("bench subscriber: pipe: {}", std::strerror(errno)));
+  const std::string cap = std::to_string(capacity);
+  std::vector<std::string> args{
+      executable, "bench", "--subscriber-only", endpoint, "--subscriber-capacity", cap};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ < 0)
+    throw std::runtime_error(fmt::format("bench subscriber: fork: {}", std::strerror(errno)));
+  if (pid_ == 0) {  // child: only async-signal-safe calls until exec
+    ::dup2(in_pipe[0], STDIN_FILENO);
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  to_child_ = in_pipe[1];
+  from_child_ = out_pipe[0];
+  char ready[6] = {};
+  if (!read_exact(from_child_, ready, sizeof ready,
+                  pipeline::now_ns() + int64_t{ready_timeout_ms} * 1'000'000) ||
+      std::string_view(ready, sizeof ready) != "ready\n") {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    close_fd(to_child_);
+    close_fd(from_child_);
+    throw std::runtime_error(fmt::format(
+        "bench subscriber ({} bench --subscriber-only {}) did not report ready within {} ms",
+        executable, endpoint, ready_timeout_ms));
+  }
+}
+
+SubscriberProcess::~SubscriberProcess() {
+  close_fd(to_child_);
+  close_fd(from_child_);
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+SubscriberReport SubscriberProcess::finish(int timeout_ms) {
+  close_fd(to_child_);  // EOF on the child's stdin: the run is over
+  const int64_t deadline = pipeline::now_ns() + int64_t{timeout_ms} * 1'000'000;
+  SubscriberReport report;
+  char magic[8];
+  std::array<uint64_t, 6> head{};
+  bool ok = read_exact(from_child_, magic, sizeof magic, deadline) &&
+            std::string_view(magic, 8) == kMagic &&
+            read_exact(from_child_, head.data(), sizeof head, deadline);
+  if (ok) {
+    report.counts = {head[0], head[1], head[2], head[3], head[4] != 0};
+    report.times.resize(head[5]);
+    ok = read_exact(from_child_, report.times.data(), head[5] * sizeof(ReceiveTime), deadline);
+  }
+  close_fd(from_child_);
+  int status = 0;
+  if (!ok) ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  if (!ok)
+    throw std::runtime_error(
+        "bench subscriber: its record of receive times was missing or cut short");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("bench subscriber exited with status {}", status));
+  return report;
+}
+
+int run_subscriber_child(const std::string& endpoint, size_t capacity) {
+  static_assert(sizeof(ReceiveTime) == 16);
+  ::signal(SIGPIPE, SIG_IGN);
+  zmq::context_t context(1);
+  ImageSubscriber sub(context, endpoint, capacity);
+  // Connecting is asynchronous: give the connection and the subscription time to reach the
+  // publisher before the parent starts the source (the warm-up absorbs anything later).
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  if (!write_all(STDOUT_FILENO, "ready\n", 6)) return 2;
+  bool parent_open = true;
+  int64_t quiet_until = 0;
+  while (!sub.counts().series_end) {
+    std::array<zmq::pollitem_t, 2> items{
+        {{sub.socket().handle(), 0, ZMQ_POLLIN, 0}, {nullptr, STDIN_FILENO, ZMQ_POLLIN, 0}}};
+    zmq::poll(items.data(), parent_open ? 2 : 1, std::chrono::milliseconds(50));
+    const size_t got = (items[0].revents & ZMQ_POLLIN) ? sub.poll(0) : 0;
+    if (parent_open && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
+      char buf[64];
+      if (::read(STDIN_FILENO, buf, sizeof buf) <= 0) {
+        parent_open = false;
+        quiet_until = pipeline::now_ns() + kDrainQuietNs;
+      }
+    }
+    if (!parent_open) {
+      if (got > 0) quiet_until = pipeline::now_ns() + kDrainQuietNs;
+      if (pipeline::now_ns() > quiet_until) break;
+    }
+  }
+  const auto& c = sub.counts();
+  const auto& t = sub.received();
+  const std::array<uint64_t, 6> head{
+      c.images, c.overflow, c.malformed, c.series, c.series_end ? 1u : 0u, t.size()};
+  const bool ok = write_all(STDOUT_FILENO, kMagic.data(), kMagic.size()) &&
+                  write_all(STDOUT_FILENO, head.data(), sizeof head) &&
+                  write_all(STDOUT_FILENO, t.data(), t.size() * sizeof(ReceiveTime));
+  return ok ? 0 : 3;
+}
+
+}  // namespace eit::bench

@@ -1,0 +1,393 @@
+// `eitstream bench`: latency and throughput of the real streaming path — source → queue →
+// reconstructor → queue → publisher → subscriber in another process — open loop at given rates,
+// over models or matrix sizes, backends, batch sizes and transports; per-stage percentiles in a
+// table, JSON, CSV and an SVG; optionally pyEIT on the same frames, side by side.
+// The library behind it is eit_bench (tools/bench/); this file is argument handling and output.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "command_registry.hpp"
+#include "default_setup.hpp"
+#include "eit/bench/bench_model.hpp"
+#include "eit/bench/bench_report.hpp"
+#include "eit/bench/bench_runner.hpp"
+#include "eit/bench/latency_svg.hpp"
+#include "eit/bench/pyeit_comparison.hpp"
+#include "eit/bench/subscriber_process.hpp"
+#include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/recon/model_file.hpp"
+#if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
+#include "eit/gpu/cuda_backend.hpp"
+#define EIT_BENCH_CUDA 1
+#endif
+
+#ifndef EIT_BENCH_SCRIPT_DIR
+#define EIT_BENCH_SCRIPT_DIR "tools/bench"
+#endif
+
+namespace {
+
+using eit::cli::CommandError;
+
+struct BenchArgs {
+  std::string rates = "50,1000,max";
+  std::vector<std::string> models;
+  std::string sizes;
+  std::string backends = "cpu";
+  std::string batches = "16";
+  std::string transports = "tcp";
+  std::string policy = "auto";
+  size_t frames = 1000;
+  size_t warmup = 100;
+  std::string json, csv, svg, frames_csv;
+  bool quiet = false;
+  bool compare_pyeit = false;
+  size_t compare_frames = 1000;
+  double compare_rate = 1000;
+  std::string pyeit_script = std::string(EIT_BENCH_SCRIPT_DIR) + "/bench_vs_pyeit.py";
+  std::string subscriber_only;
+  size_t subscriber_capacity = 0;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+double parse_rate(const std::string& text) {
+  if (text == "max") return 0;
+  try {
+    size_t used = 0;
+    const double r = std::stod(text, &used);
+    if (used == text.size() && r > 0) return r;
+  } catch (const std::exception&) {
+  }
+  throw CommandError(fmt::format("--rate '{}': expected frames per second (> 0) or 'max'", text));
+}
+
+size_t parse_count(const std::string& text, const char* option) {
+  try {
+    size_t used = 0;
+    const unsigned long v = std::stoul(text, &used);
+    if (used == text.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw CommandError(fmt::format("{} '{}': expected a whole number ≥ 1", option, text));
+}
+
+std::string resolve_backend(const std::string& name) {
+  if (name == "cpu") return name;
+#ifdef EIT_BENCH_CUDA
+  if (name == "cuda" || name == "auto") {
+    if (eit::gpu::cuda_available()) return "cuda";
+    if (name == "auto") return "cpu";
+    throw CommandError("--backend cuda: no CUDA device is available");
+  }
+#else
+  if (name == "auto") return "cpu";
+  if (name == "cuda") throw CommandError("--backend cuda: this eitstream was built without CUDA");
+#endif
+  throw CommandError(fmt::format("--backend '{}': expected cpu, cuda or auto", name));
+}
+
+std::unique_ptr<eit::pipeline::Reconstructor> make_backend(const eit::bench::RunConfig& c,
+                                                           const eit::recon::Model& model) {
+#ifdef EIT_BENCH_CUDA
+  if (c.backend == "cuda") {
+    eit::gpu::CudaOptions options;
+    options.max_batch = c.batch;
+    return eit::gpu::make_cuda_reconstructor(model, options);
+  }
+#endif
+  eit::pipeline::CpuOptions options;
+  options.max_batch = c.batch;
+  return std::make_unique<eit::pipeline::CpuReconstructor>(model, options);
+}
+
+struct NamedModel {
+  std::string description;
+  eit::recon::Model model;
+};
+
+// Prints a progress line at most every 250 ms on a terminal (overwritten), else every 5 s.
+class Progress {
+ public:
+  Progress(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) != 0) {}
+  void start(size_t index, size_t count) {
+    index_ = index;
+    count_ = count;
+    last_ns_ = eit::pipeline::now_ns();
+  }
+  void update(const eit::bench::RunConfig& c, const eit::pipeline::PipelineStats& s) {
+    const int64_t now = eit::pipeline::now_ns();
+    if (quiet_ || now - last_ns_ < (tty_ ? 250'000'000 : 5'000'000'000)) return;
+    last_ns_ = now;
+    const std::string line =
+        fmt::format("run {}/{} {}: {}/{} frames in, {} out, {} dropped", index_ + 1, count_,
+                    c.label(), s.frames_in, c.warmup + c.frames, s.frames_out, s.dropped());
+    if (tty_)
+      fmt::print(stderr, "\r{:<100}", line);
+    else
+      fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void done(const eit::bench::RunResult& r) {
+    if (quiet_) return;
+    if (tty_ && shown_) fmt::print(stderr, "\r{:<100}\r", "");
+    const auto& e2e = r.end_to_end.summary;
+    const auto* p99 = e2e.find("p99");
+    fmt::print(stderr,
+               "run {}/{} {}: {} frames, end to end p50 {:.1f} µs, p99 {}, {} dropped, {} lost\n",
+               index_ + 1, count_, r.config.label(), r.measured, e2e.percentiles[0].value_ns * 1e-3,
+               p99 && p99->quoted ? fmt::format("{:.1f} µs", p99->value_ns * 1e-3) : "—",
+               r.not_published, r.not_received);
+    shown_ = false;
+  }
+
+ private:
+  bool quiet_, tty_;
+  bool shown_ = false;
+  size_t index_ = 0, count_ = 0;
+  int64_t last_ns_ = 0;
+};
+
+void run_bench(const BenchArgs& a) {
+  if (!a.subscriber_only.empty()) {
+    const int code = eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity);
+    if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
+    return;
+  }
+  eit::bench::BenchReport report;
+  report.machine = eit::bench::collect_machine_info();
+#ifdef EIT_BENCH_CUDA
+  report.machine.gpu = eit::gpu::cuda_device_description();
+#endif
+
+  std::vector<NamedModel> models;
+  for (const auto& path : a.models) {
+    if (path == "builtin") {  // what `eitstream run` uses by default
+      eit::recon::Model m = eit::cli::default_model(eit::cli::default_mesh());
+      models.push_back({fmt::format("built-in ({}, id {})", m.algorithm, m.id), std::move(m)});
+      continue;
+    }
+    eit::recon::Model m = eit::recon::load_model(path);
+    models.push_back({fmt::format("{} ({}, id {})", path, m.algorithm, m.id), std::move(m)});
+  }
+  const std::string sizes = a.sizes.empty() && a.models.empty() ? "1024x208" : a.sizes;
+  for (const auto& s : split_list(sizes)) {
+    const auto [rows, cols] = eit::bench::parse_matrix_size(s);
+    models.push_back({fmt::format("random {}x{} (seed 1)", rows, cols),
+                      eit::bench::make_random_model(rows, cols)});
+  }
+  std::vector<std::string> backends;
+  for (const auto& b : split_list(a.backends)) backends.push_back(resolve_backend(b));
+  std::vector<size_t> batches;
+  for (const auto& b : split_list(a.batches)) batches.push_back(parse_count(b, "--batch"));
+  std::vector<double> rates;
+  for (const auto& r : split_list(a.rates)) rates.push_back(parse_rate(r));
+  const auto transports = split_list(a.transports);
+  for (const auto& t : transports)
+    if (t != "inproc" && t != "ipc" && t != "tcp")
+      throw CommandError(fmt::format("--transport '{}': expected inproc, ipc or tcp", t));
+  if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
+    throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
+  // auto: a paced source is a device that cannot wait (live: drop and count); "max" measures the
+  // sustained throughput, which only a source that waits for room shows (lossless).
+  const auto policy_for = [&](double rate) {
+    return a.policy != "auto" ? a.policy : rate > 0 ? std::string("live") : std::string("lossless");
+  };
+  if (models.empty() || backends.empty() || batches.empty() || rates.empty() || transports.empty())
+    throw CommandError("nothing to run: every list option needs at least one value");
+
+  eit::bench::RunEnvironment env;
+  env.make_backend = make_backend;
+  env.executable = eit::bench::current_executable();
+#ifdef EIT_BENCH_CUDA
+  std::unique_ptr<eit::pipeline::HostAllocator> pinned;
+  for (const auto& b : backends)
+    if (b == "cuda" && !pinned) pinned = eit::gpu::make_pinned_allocator();
+#endif
+  Progress progress(a.quiet);
+  env.progress = [&](const eit::bench::RunConfig& c, const eit::pipeline::PipelineStats& s) {
+    progress.update(c, s);
+  };
+
+  struct Planned {
+    const NamedModel* model;
+    eit::bench::RunConfig config;
+  };
+  std::vector<Planned> plan;
+  for (const auto& m : models)
+    for (const auto& backend : backends)
+      for (size_t batch : batches)
+        for (const auto& transport : transports)
+          for (double rate : rates) {
+            eit::bench::RunConfig c;
+            c.backend = backend;
+            c.model = m.description;
+            c.n_out = m.model.n_out();
+            c.n_meas = m.model.n_meas();
+            c.batch = batch;
+            c.transport = transport;
+            c.rate_hz = rate;
+            c.frames = a.frames;
+            c.warmup = a.warmup;
+            c.policy = policy_for(rate);
+            plan.push_back({&m, c});
+          }
+
+  // The pyEIT comparison adds one eitstream run per pyEIT matrix shape, on the same frames.
+  std::optional<eit::bench::PyeitRun> pyeit;
+  std::vector<NamedModel> comparison_models;
+  eit::acquisition::PhantomTable comparison_frames;
+  if (a.compare_pyeit) {
+    comparison_frames = eit::bench::make_frame_table(eit::bench::make_random_model(1, 208));
+    if (!a.quiet)
+      fmt::print(stderr, "pyEIT: timing JAC and GREIT on {} frames (set-up takes a while)…\n",
+                 a.compare_frames);
+    pyeit =
+        eit::bench::run_pyeit(a.pyeit_script, comparison_frames, a.compare_frames, a.compare_rate);
+    comparison_models.reserve(pyeit->timings.size());
+    for (const auto& t : pyeit->timings) {
+      comparison_models.push_back(
+          {fmt::format("random {}x{} (the shape of {}'s H)", t.n_out, t.n_meas, t.name),
+           eit::bench::make_random_model(t.n_out, t.n_meas)});
+      // Two runs per shape: paced like pyEIT's latency loop, and at max like its frames/s loop.
+      for (double rate : {a.compare_rate, 0.0}) {
+        eit::bench::RunConfig c;
+        c.backend = backends.front();
+        c.model = comparison_models.back().description;
+        c.n_out = t.n_out;
+        c.n_meas = t.n_meas;
+        c.batch = batches.front();
+        c.transport = "tcp";
+        c.rate_hz = rate;
+        c.frames = a.compare_frames;
+        c.warmup = std::min<size_t>(a.warmup, a.compare_frames);
+        c.policy = policy_for(rate);
+        plan.push_back({&comparison_models.back(), c});
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<eit::bench::StampRecorder>> recorders;
+  const size_t first_comparison_run = plan.size() - 2 * comparison_models.size();
+  for (size_t i = 0; i < plan.size(); ++i) {
+    progress.start(i, plan.size());
+    const auto& table = i >= first_comparison_run
+                            ? comparison_frames
+                            : eit::bench::make_frame_table(plan[i].model->model);
+#ifdef EIT_BENCH_CUDA
+    env.allocator = plan[i].config.backend == "cuda" ? pinned.get() : nullptr;
+#endif
+    auto out = eit::bench::run_benchmark(plan[i].model->model, table, plan[i].config, env);
+    progress.done(out.result);
+    report.runs.push_back(std::move(out.result));
+    recorders.push_back(std::move(out.recorder));
+  }
+  if (pyeit) {
+    eit::bench::Comparison cmp;
+    cmp.skipped = pyeit->skipped;
+    cmp.eitstream_what = fmt::format(
+        "received→sent (frame in → image handed to ZeroMQ) per frame at {:g} frames/s offered, "
+        "frames/s from a run at max (lossless), tcp",
+        a.compare_rate);
+    for (size_t k = 0; k < pyeit->timings.size(); ++k) {
+      cmp.external.push_back(pyeit->timings[k]);
+      cmp.external.back().run_index = first_comparison_run + 2 * k;
+      cmp.external.back().max_run_index = first_comparison_run + 2 * k + 1;
+    }
+    report.comparison = std::move(cmp);
+  }
+
+  fmt::print("{}", eit::bench::format_table(report));
+  if (!a.json.empty()) eit::bench::write_json(report, a.json);
+  if (!a.csv.empty()) eit::bench::write_summary_csv(report, a.csv);
+  if (!a.svg.empty()) eit::bench::write_latency_svg(report, a.svg);
+  if (!a.frames_csv.empty()) {
+    std::vector<std::pair<const eit::bench::StampRecorder*, const eit::bench::RunResult*>> rows;
+    for (size_t i = 0; i < report.runs.size(); ++i)
+      rows.emplace_back(recorders[i].get(), &report.runs[i]);
+    eit::bench::write_frames_csv(rows, a.frames_csv);
+  }
+}
+
+}  // namespace
+
+static const eit::cli::RegisterCommand kBench{
+    60, [](CLI::App& app) {
+      auto args = std::make_shared<BenchArgs>();
+      auto* cmd = app.add_subcommand(
+          "bench",
+          "Measure latency and throughput of the real pipeline, stage by stage, open loop");
+      cmd->footer(
+          "Each frame is timed from its scheduled time (t0 + i/rate), so a late pipeline shows up "
+          "as\n"
+          "latency, never as a slower schedule. Stage intervals are differences of consecutive "
+          "stamps\n"
+          "(scheduled, received, enqueued, dequeued, submitted, done, published, sent, subscribed) "
+          "and\n"
+          "add up per frame to the end-to-end latency. Example:\n"
+          "  eitstream bench --rate 50,1000,max --size 1024x208 --transport inproc,ipc,tcp \\\n"
+          "                  --frames 5000 --json bench.json --svg bench.svg");
+      cmd->add_option("--rate", args->rates, "Offered rates, frames/s or 'max' (comma-separated)")
+          ->capture_default_str();
+      cmd->add_option("--model", args->models,
+                      "Model file(s) (.h5) to reconstruct with, or 'builtin' (the model of "
+                      "`eitstream run`)");
+      cmd->add_option(
+          "--size", args->sizes,
+          "Random H of these sizes, ROWSxMEAS (comma-separated; default 1024x208 when no "
+          "--model is given)");
+      cmd->add_option("--backend", args->backends, "cpu, cuda or auto (comma-separated)")
+          ->capture_default_str();
+      cmd->add_option("--batch", args->batches, "Largest micro-batch (comma-separated)")
+          ->capture_default_str();
+      cmd->add_option("--transport", args->transports, "inproc, ipc, tcp (comma-separated)")
+          ->capture_default_str();
+      cmd->add_option(
+             "--policy", args->policy,
+             "live (drop newest, counted), lossless (wait), or auto: live at a given rate, "
+             "lossless at max")
+          ->capture_default_str();
+      cmd->add_option("--frames", args->frames, "Measured frames per run")->capture_default_str();
+      cmd->add_option("--warmup", args->warmup, "Frames excluded at the start of each run")
+          ->capture_default_str();
+      cmd->add_option("--json", args->json, "Write the full report as JSON");
+      cmd->add_option("--csv", args->csv, "Write per-run, per-stage statistics as CSV");
+      cmd->add_option("--svg", args->svg, "Write latency CDFs and latency over time as SVG");
+      cmd->add_option("--frames-csv", args->frames_csv, "Write every frame's stamps as CSV");
+      cmd->add_flag("--quiet", args->quiet, "No progress lines on stderr");
+      cmd->add_flag("--compare-pyeit", args->compare_pyeit,
+                    "Also time pyEIT (JAC, GREIT solve + pyzmq publish) on the same frames");
+      cmd->add_option("--compare-frames", args->compare_frames, "Frames for the pyEIT comparison")
+          ->capture_default_str();
+      cmd->add_option("--compare-rate", args->compare_rate,
+                      "Offered rate of eitstream's comparison runs")
+          ->capture_default_str();
+      cmd->add_option("--pyeit-script", args->pyeit_script, "Path of bench_vs_pyeit.py")
+          ->capture_default_str();
+      cmd->add_option("--subscriber-only", args->subscriber_only,
+                      "Internal: run only the measuring subscriber on ENDPOINT")
+          ->group("");
+      cmd->add_option("--subscriber-capacity", args->subscriber_capacity)->group("");
+      cmd->callback([args] { run_bench(*args); });
+    }};
