@@ -15,6 +15,7 @@
 
 #include "command_registry.hpp"
 #include "default_setup.hpp"
+#include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/synthetic_phantom.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
@@ -108,11 +109,15 @@ std::unique_ptr<acquisition::Source> open_source(const RunConfig& c, const recon
     const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
     return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
   }
-  if (c.source.find("://") != std::string::npos)
-    throw CommandError(fmt::format(
-        "--source '{}': live device URIs are not wired into `run` in this build yet; replay a "
-        "capture file instead",
-        c.source));
+  if (c.source.find("://") != std::string::npos) {
+    // tcp://, tcp-listen://, udp://, serial://, file:// (docs/protocol.md, "Ingest framing").
+    acquisition::LiveSourceOptions lo;
+    if (c.fps > 0) lo.nominal_rate_hz = c.fps;
+    auto live = acquisition::open_live_source(c.source, lo, model.protocol);
+    fmt::print("eitstream: receiving from {} ({})\n", live->endpoint(), live->describe());
+    std::fflush(stdout);
+    return live;
+  }
   return open_replay_file(c.source, c.fps, c.loop, model.protocol);
 }
 
