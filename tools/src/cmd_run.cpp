@@ -19,6 +19,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
+#include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 #include "run_config.hpp"
@@ -108,11 +109,7 @@ std::unique_ptr<acquisition::Source> open_source(const RunConfig& c, const recon
     const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
     return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
   }
-  if (c.source.find("://") != std::string::npos)
-    throw CommandError(fmt::format(
-        "--source '{}': live device URIs are not wired into `run` in this build yet; replay a "
-        "capture file instead",
-        c.source));
+  if (c.source.find("://") != std::string::npos) return open_live(c.source, c.fps, model.protocol);
   return open_replay_file(c.source, c.fps, c.loop, model.protocol);
 }
 
@@ -126,8 +123,8 @@ int run(const RunConfig& c) {
   if (!c.model.empty()) {
     model = recon::load_model(c.model);
   } else {
-    builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(16));
-    model = default_model(*builtin_mesh);
+    model = recon::default_model();
+    builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(model.protocol.n_electrodes));
   }
   auto source = open_source(c, model, builtin_mesh.get());
   const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());
