@@ -14,7 +14,6 @@
 #include <CLI/CLI.hpp>
 
 #include "command_registry.hpp"
-#include "default_setup.hpp"
 #include "eit/bench/bench_model.hpp"
 #include "eit/bench/bench_report.hpp"
 #include "eit/bench/bench_runner.hpp"
@@ -23,6 +22,7 @@
 #include "eit/bench/subscriber_process.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
 #include "eit/gpu/cuda_backend.hpp"
@@ -184,7 +184,7 @@ void run_bench(const BenchArgs& a) {
   std::vector<NamedModel> models;
   for (const auto& path : a.models) {
     if (path == "builtin") {  // what `eitstream run` uses by default
-      eit::recon::Model m = eit::cli::default_model(eit::cli::default_mesh());
+      eit::recon::Model m = eit::recon::default_model();
       models.push_back({fmt::format("built-in ({}, id {})", m.algorithm, m.id), std::move(m)});
       continue;
     }

@@ -20,6 +20,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
+#include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 #include "run_config.hpp"
@@ -109,15 +110,7 @@ std::unique_ptr<acquisition::Source> open_source(const RunConfig& c, const recon
     const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
     return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
   }
-  if (c.source.find("://") != std::string::npos) {
-    // tcp://, tcp-listen://, udp://, serial://, file:// (docs/protocol.md, "Ingest framing").
-    acquisition::LiveSourceOptions lo;
-    if (c.fps > 0) lo.nominal_rate_hz = c.fps;
-    auto live = acquisition::open_live_source(c.source, lo, model.protocol);
-    fmt::print("eitstream: receiving from {} ({})\n", live->endpoint(), live->describe());
-    std::fflush(stdout);
-    return live;
-  }
+  if (c.source.find("://") != std::string::npos) return open_live(c.source, c.fps, model.protocol);
   return open_replay_file(c.source, c.fps, c.loop, model.protocol);
 }
 
@@ -131,8 +124,8 @@ int run(const RunConfig& c) {
   if (!c.model.empty()) {
     model = recon::load_model(c.model);
   } else {
-    builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(16));
-    model = default_model(*builtin_mesh);
+    model = recon::default_model();
+    builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(model.protocol.n_electrodes));
   }
   auto source = open_source(c, model, builtin_mesh.get());
   const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());

@@ -1,6 +1,5 @@
 #pragma once
-// Recording sources for `eitstream run`, behind their own translation unit (acquisition's replay
-// and live-device headers cannot share one yet: both declare a ComplexPart enum).
+// Recording and live-device sources for `eitstream run`.
 #include <memory>
 #include <string>
 
@@ -12,5 +11,8 @@ namespace eit::cli {
 // A recording replayed at its own rate (fps < 0), at `fps`, or as fast as possible (fps = 0).
 std::unique_ptr<acquisition::Source> open_replay_file(const std::string& path, double fps,
                                                       bool loop, const recon::Protocol& protocol);
+// A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://).
+std::unique_ptr<acquisition::Source> open_live(const std::string& uri, double fps,
+                                               const recon::Protocol& protocol);
 
 }  // namespace eit::cli

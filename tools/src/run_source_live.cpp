@@ -1,0 +1,13 @@
+#include "eit/acquisition/live_source.hpp"
+#include "run_sources.hpp"
+
+namespace eit::cli {
+
+std::unique_ptr<acquisition::Source> open_live(const std::string& uri, double fps,
+                                               const recon::Protocol& protocol) {
+  acquisition::LiveSourceOptions o;
+  if (fps > 0) o.nominal_rate_hz = fps;
+  return acquisition::open_live_source(uri, o, protocol);
+}
+
+}  // namespace eit::cli
