@@ -11,27 +11,82 @@
 // cancelled), so the buffer and the Completion are free again afterwards.
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <new>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
 
 namespace eit::acquisition::detail {
 
+// Memory for the one operation a Completion has in flight. Asio allocates each asynchronous
+// operation through the handler's associated allocator; its default only recycles memory on
+// threads inside io_context::run(), and a transport starts its operations outside it, so without
+// this every read would call operator new.
+class HandlerMemory {
+ public:
+  void* allocate(std::size_t size) {
+    if (!in_use_ && size <= sizeof(storage_)) {
+      in_use_ = true;
+      return storage_;
+    }
+    return ::operator new(size);
+  }
+  void deallocate(void* p) noexcept {
+    if (p == storage_) {
+      in_use_ = false;
+    } else {
+      ::operator delete(p);
+    }
+  }
+
+ private:
+  alignas(std::max_align_t) unsigned char storage_[1024];
+  bool in_use_ = false;
+};
+
+template <typename T>
+struct HandlerAllocator {
+  using value_type = T;
+  explicit HandlerAllocator(HandlerMemory& m) noexcept : memory(&m) {}
+  template <typename U>
+  HandlerAllocator(const HandlerAllocator<U>& other) noexcept : memory(other.memory) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(memory->allocate(sizeof(T) * n)); }
+  void deallocate(T* p, std::size_t) noexcept { memory->deallocate(p); }
+  template <typename U>
+  bool operator==(const HandlerAllocator<U>& o) const noexcept {
+    return memory == o.memory;
+  }
+  template <typename U>
+  bool operator!=(const HandlerAllocator<U>& o) const noexcept {
+    return memory != o.memory;
+  }
+  HandlerMemory* memory;
+};
+
 struct Completion {
   bool done = false;
   boost::system::error_code ec;
   size_t bytes = 0;
+  HandlerMemory memory;
+
+  struct Handler {
+    Completion* c;
+    using allocator_type = HandlerAllocator<void>;
+    allocator_type get_allocator() const noexcept { return allocator_type(c->memory); }
+    void operator()(const boost::system::error_code& e, size_t n = 0) const {
+      c->done = true;
+      c->ec = e;
+      c->bytes = n;
+    }
+  };
 
   bool ok() const noexcept { return done && !ec; }
-  auto handler() noexcept {
+  Handler handler() noexcept {
     done = false;
     ec.clear();
     bytes = 0;
-    return [this](const boost::system::error_code& e, size_t n = 0) {
-      done = true;
-      ec = e;
-      bytes = n;
-    };
+    return Handler{this};
   }
 };
 

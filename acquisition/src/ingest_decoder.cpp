@@ -15,13 +15,6 @@
 
 namespace eit::acquisition {
 
-ComplexPart parse_complex_part(std::string_view text) {
-  if (text == "real") return ComplexPart::kReal;
-  if (text == "magnitude") return ComplexPart::kMagnitude;
-  throw std::invalid_argument("complex part '" + std::string(text) +
-                              "' unknown; expected real or magnitude");
-}
-
 IngestDecoder::IngestDecoder(size_t n_values, IngestDecoderOptions options)
     : n_values_(n_values), options_(options), payload_(n_values * 8) {
   if (n_values == 0 || n_values > kIngestMaxValues) {
@@ -133,7 +126,9 @@ bool IngestDecoder::finish_payload(pipeline::FrameSlot& slot) noexcept {
     case IngestSampleType::kComplex64:
       for (size_t i = 0; i < n; ++i) {
         const float re = le::load<float>(p + 8 * i), im = le::load<float>(p + 8 * i + 4);
-        out[i] = options_.complex_part == ComplexPart::kReal ? re : std::hypot(re, im);
+        out[i] = options_.complex_part == ComplexPart::kReal   ? re
+                 : options_.complex_part == ComplexPart::kImag ? im
+                                                               : std::hypot(re, im);
       }
       break;
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/acquisition/openeit_line_decoder.hpp"
 #include "eit/acquisition/transports.hpp"
 
 namespace eit::acquisition {
@@ -72,7 +73,9 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
                                                    const IngestDecoderOptions& ingest,
                                                    const recon::Protocol& protocol) {
   if (format == "ingest") return std::make_unique<IngestDecoder>(protocol.n_meas(), ingest);
-  throw std::invalid_argument(fmt::format("stream format '{}' unknown; expected ingest", format));
+  if (format == "openeit") return std::make_unique<OpenEitLineDecoder>(protocol);
+  throw std::invalid_argument(
+      fmt::format("stream format '{}' unknown; expected ingest or openeit", format));
 }
 
 std::unique_ptr<StreamSource> open_live_source(std::string_view text,

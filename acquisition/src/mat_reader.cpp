@@ -45,6 +45,28 @@ void copy_as_double(const void* src, size_t count, double* dst, size_t dst_strid
   for (size_t i = 0; i < count; ++i) dst[i * dst_stride] = static_cast<double>(s[i]);
 }
 
+// Bytes per element of a numeric class, 0 for any other.
+size_t class_bytes(matio_classes c) {
+  switch (c) {
+    case MAT_C_DOUBLE:
+    case MAT_C_INT64:
+    case MAT_C_UINT64:
+      return 8;
+    case MAT_C_SINGLE:
+    case MAT_C_INT32:
+    case MAT_C_UINT32:
+      return 4;
+    case MAT_C_INT16:
+    case MAT_C_UINT16:
+      return 2;
+    case MAT_C_INT8:
+    case MAT_C_UINT8:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 // Converts `count` elements of class `c` at src into doubles at dst[i·dst_stride].
 bool convert(matio_classes c, const void* src, size_t count, double* dst, size_t dst_stride) {
   switch (c) {
@@ -110,12 +132,14 @@ class V5Walker {
     if (f_.size() < 128 || !f_.read_at(0, head, 128))
       throw std::runtime_error(
           fmt::format("{}: {} bytes, too short for a MATLAB file", name_, f_.size()));
-    if (std::memcmp(head, "MATLAB 7.3", 10) == 0) return;
     if (head[126] == 'M' && head[127] == 'I')
       swap_ = true;
     else if (!(head[126] == 'I' && head[127] == 'M'))
       throw std::runtime_error(fmt::format(
           "{}: endian indicator (bytes 126–127) is not 'IM' or 'MI': not a MATLAB v5 file", name_));
+    const uint16_t version =
+        swap_ ? uint16_t(head[124] << 8 | head[125]) : uint16_t(head[125] << 8 | head[124]);
+    if (version == 0x0200) return;  // v7.3: HDF5, which libmatio reads through the HDF5 library
     walk(128, f_.size() - 128, 0);
   }
 
@@ -136,6 +160,10 @@ class V5Walker {
         throw std::runtime_error(fmt::format("{}: cannot read the element at byte {}", name_, pos));
       const uint32_t type = u32(tag);
       if ((type >> 16) != 0) {  // small data element: type, size and up to 4 bytes in 8
+        if ((type >> 16) > 4)
+          throw std::runtime_error(
+              fmt::format("{}: small element at byte {} claims {} bytes, at most 4 fit", name_, pos,
+                          type >> 16));
         pos += 8;
         continue;
       }
@@ -252,8 +280,17 @@ class MatReader final : public RecordingReader {
     if (!var.var || !var.var->data)
       throw std::runtime_error(fmt::format("{}: cannot read variable '{}'", name, chosen->name));
     const size_t scalars = complex ? 2 * values : values;
-    data_.assign(frames * scalars, 0.0);
     const size_t count = chosen->rows * chosen->cols;
+    // What libmatio read must be what the header promised, or a damaged file would have us read
+    // past its buffer.
+    const size_t element = class_bytes(var.var->class_type);
+    if (var.var->rank != 2 || var.var->dims[0] != chosen->rows ||
+        var.var->dims[1] != chosen->cols || element == 0 || size_t(var.var->data_size) != element ||
+        var.var->nbytes < count * element || (var.var->isComplex != 0) != complex)
+      throw std::runtime_error(fmt::format(
+          "{}: variable '{}' is damaged: its data ({} bytes) does not match {}×{} values", name,
+          chosen->name, var.var->nbytes, chosen->rows, chosen->cols));
+    data_.assign(frames * scalars, 0.0);
     // Element (r, c) of the column-major matrix is at r + c·rows; it lands at
     // frame·scalars + value·(complex ? 2 : 1) (+1 for the imaginary part).
     auto scatter = [&](const void* src, size_t part) {

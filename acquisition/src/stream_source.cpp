@@ -46,6 +46,12 @@ ReadStatus StreamSource::read(pipeline::FrameSlot& slot, std::chrono::millisecon
       case TransportStatus::kTimeout:
         return ReadStatus::kTimeout;
       case TransportStatus::kEnd:
+        // A text frame whose terminator never came is completed once; then the end stands.
+        if (!ended_ && decoder_->flush(slot) && accept(slot)) {
+          ended_ = true;
+          return ReadStatus::kFrame;
+        }
+        ended_ = true;
         return ReadStatus::kEnd;
       case TransportStatus::kData:
         break;

@@ -184,11 +184,13 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
     o.max_batch = z.max_batch;
     o.max_in_flight = in_flight;
     o.mode = mode;
-    o.persistent_blocks = blocks;
+    o.persistent_blocks = std::max(blocks, 0);
+    o.fuse_single_frame = blocks < 0;
     o.precision = p;
     variants.push_back({std::move(label), o});
   };
-  add("backend launch (fused single-frame kernel / prepare+rows)", Mode::kLaunch, 0, kFloat32);
+  add("backend launch (prepare + rows kernels)", Mode::kLaunch, 0, kFloat32);
+  add("backend launch, one fused kernel (every block reads v)", Mode::kLaunch, -1, kFloat32);
   add("backend persistent (auto blocks)", Mode::kPersistent, 0, kFloat32);
   if (z.n_out <= 4096) {
     for (int b : {16, 64, 132})
@@ -217,6 +219,9 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
     o.max_batch = z.max_batch;
     o.max_in_flight = in_flight;
     auto r = make_cuda_reconstructor(model, o);
+    if (!cuda_stats(*r).batch_fallback.empty())
+      emit("(cuBLAS failed at warm-up, batches use the own kernel: {})",
+           cuda_stats(*r).batch_fallback);
     NaiveReference naive(model.H.data(), z.n_out, z.n_meas, z.max_batch);
     const double bound = bw.d2h_gbs * 1e9 / (z.n_out * 4);
     for (size_t b = 1; b <= z.max_batch; b *= 4) {

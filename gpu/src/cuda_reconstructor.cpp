@@ -20,7 +20,10 @@ constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
 // kAuto sends single frames to the persistent kernel when H is at most this large: beyond it
 // the product itself (HBM-bound) dwarfs the launch it saves (docs/gpu-notes.md).
 constexpr size_t kAutoPersistentMaxBytes = size_t{32} << 20;
-constexpr size_t kSmallPersistentBytes = size_t{8} << 20;  // 32 blocks up to this size
+// Small batches of a matrix that stays in L2 go to the own kernel (H read once per frame from L2)
+// rather than cuBLAS, whose small-n GEMMs measured slow here (docs/gpu-notes.md).
+constexpr size_t kOwnKernelMaxBytes = size_t{8} << 20;
+constexpr size_t kOwnKernelMaxBatch = 8;
 constexpr size_t kStagingMaxBytes = size_t{256} << 20;     // pinned staging for unpinned frames
 constexpr size_t kPerLaneReserveBytes = size_t{64} << 20;  // cuBLAS handle and workspace
 constexpr size_t kMarginBytes = size_t{128} << 20;
@@ -84,11 +87,15 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   shape.max_batch = options_.max_batch;
   shape.ld_img = (m.n_out + 3) / 4 * 4;
   const int groups = (m.n_out + kRowsPerWarpGroup - 1) / kRowsPerWarpGroup;
-  shape.single_fused = groups <= sms;  // each block reads the frame itself: keep them few
-  shape.single_blocks = shape.single_fused ? groups : std::min(groups, 4 * sms);
+  shape.single_fused = options_.fuse_single_frame && groups <= sms;  // every block reads v
+  shape.single_blocks = std::min(groups, shape.single_fused ? sms : 4 * sms);
   const size_t stage_bytes =
       options_.max_in_flight * options_.max_batch * (size_t(m.ld) + shape.ld_img) * 4;
   shape.staging = stage_bytes <= kStagingMaxBytes;
+  shape.own_kernel_max_batch =
+      size_t(m.n_out) * m.ld * element_bytes(options_.precision) <= kOwnKernelMaxBytes
+          ? kOwnKernelMaxBatch
+          : 1;
 
   const size_t smem = (m.ld + rows_per_block(m.n_out, shape.single_blocks)) * sizeof(float);
   if (smem > static_cast<size_t>(smem_optin))
@@ -100,6 +107,14 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
 
   for (size_t i = 0; i < options_.max_in_flight; ++i)
     lanes_.push_back(std::make_unique<LaunchLane>(shape));
+  try {
+    lanes_[0]->warm_up();
+  } catch (const pipeline::BackendError& e) {
+    // cuBLAS cannot run here: batches use the backend's own kernel (slower for large batches).
+    if (cudaGetLastError() != cudaSuccess) throw;  // a sticky CUDA error: nothing would work
+    for (auto& lane : lanes_) lane->use_own_batch_kernel();
+    stats_.batch_fallback = e.what();
+  }
   ring_.resize(options_.max_in_flight);
   for (Pending& p : ring_) p.frames.resize(options_.max_batch);
 
@@ -107,9 +122,11 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
       options_.mode == CudaOptions::Mode::kPersistent ||
       (options_.mode == CudaOptions::Mode::kAuto && matrix_.h_bytes() <= kAutoPersistentMaxBytes);
   if (persistent) {
-    const int blocks = options_.persistent_blocks > 0               ? options_.persistent_blocks
-                       : matrix_.h_bytes() <= kSmallPersistentBytes ? 32
-                                                                    : sms;
+    // 32 rows per block, at most one block per SM: measured best on the H200 for 1024×208 (32
+    // blocks: p50 12.7 µs, paced p99 16 µs; 128 blocks: same p50 but paced p99 49 µs) and for
+    // 4096×208 (128 blocks: p50 13.0 µs; 32 blocks: 25 µs). docs/gpu-notes.md.
+    const int blocks =
+        options_.persistent_blocks > 0 ? options_.persistent_blocks : std::min(groups, sms);
     persistent_ = std::make_unique<PersistentEngine>(
         options_.precision, m, std::min(blocks, groups * 8), options_.persistent_idle_exit_ms);
   }
@@ -172,16 +189,30 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
   p.n = batch.size();
   p.staged_image = false;
   std::copy(batch.begin(), batch.end(), p.frames.begin());
-  if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1) {
-    p.seq = persistent_->post(describe(*batch[0], lane, 0, p.staged_image));
+  FrameDesc first = describe(*batch[0], lane, 0, p.staged_image);
+  if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1 &&
+      reinterpret_cast<uintptr_t>(first.image) % 16 == 0) {
+    p.seq = persistent_->post(first);
     p.persistent = true;
     ++persistent_pending_;
     ++stats_.persistent_frames;
   } else {
     FrameDesc* descs = lane.descs();
-    for (size_t i = 0; i < batch.size(); ++i)
+    descs[0] = first;
+    for (size_t i = 1; i < batch.size(); ++i)
       descs[i] = describe(*batch[i], lane, i, p.staged_image);
-    lane.run(batch.size());
+    // Images evenly spaced in pinned memory (slots taken in pool order) come down in one DMA.
+    bool even = !p.staged_image && batch.size() > 1;
+    const ptrdiff_t pitch = even ? batch[1]->image - batch[0]->image : 0;
+    even = even && pitch >= static_cast<ptrdiff_t>(n_out());
+    for (size_t i = 2; even && i < batch.size(); ++i)
+      even = batch[i]->image - batch[i - 1]->image == pitch;
+    if (even) {
+      lane.run(batch.size(), batch[0]->image, pitch * sizeof(float));
+      ++stats_.copy_engine_batches;
+    } else {
+      lane.run(batch.size());
+    }
     p.persistent = false;
     ++stats_.launched_batches;
     stats_.launched_frames += batch.size();

@@ -158,3 +158,23 @@ __device__ __forceinline__ void block_store(float* image, int r0, int r1, const 
 }
 
 }  // namespace eit::gpu
+
+namespace eit::gpu {
+
+// Every block calls this at its end: makes the block's writes visible to the host, and the last
+// block of the grid to arrive resets the counter and writes c.seq to c.done.
+__device__ __forceinline__ void arrive_and_signal(const Completion& c) {
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned total = gridDim.x * gridDim.y * gridDim.z;
+    if (atomicAdd(c.counter, 1u) == total - 1) {
+      __threadfence();
+      *reinterpret_cast<volatile uint32_t*>(c.counter) = 0;
+      __threadfence_system();
+      *c.done = c.seq;
+    }
+  }
+}
+
+}  // namespace eit::gpu

@@ -11,10 +11,10 @@ namespace eit::gpu {
 inline constexpr int kThreads = 256;
 inline constexpr uint32_t kBadFrame = 1u;  // == pipeline::kFlagNonFinite
 
-struct FrameDesc {
-  const float* values;  // n_meas floats (device address)
-  float* image;         // n_out floats (device address)
-  uint32_t flags;       // kBadFrame: write zeros
+struct alignas(16) FrameDesc {  // 32 bytes: descriptors in an array stay 16-byte aligned
+  const float* values;          // n_meas floats (device address)
+  float* image;                 // n_out floats (device address)
+  uint32_t flags;               // kBadFrame: write zeros
   uint32_t pad;
 };
 
@@ -26,6 +26,14 @@ struct DeviceModel {
   int n_out;
   int n_meas;
   int ld;
+};
+
+// How a launched batch signals completion: the last block to finish (device counter) writes
+// `seq` to `done`, a word in mapped host memory the host polls (no event query per frame).
+struct Completion {
+  uint32_t* counter;        // device memory, 0 between launches
+  volatile uint64_t* done;  // device address of mapped host memory
+  uint64_t seq;
 };
 
 // Rows per block, a multiple of 4, so that `blocks` blocks cover n_out rows.

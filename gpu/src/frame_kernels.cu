@@ -10,7 +10,7 @@ namespace {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    single_frame_kernel(DeviceModel m, FrameDesc f, int rpb, uint32_t* status) {
+    single_frame_kernel(DeviceModel m, FrameDesc f, int rpb, uint32_t* status, Completion c) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   float* s_out = s_dv + m.ld;
@@ -20,6 +20,7 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   block_store(f.image, r0, r1, s_out, bad);
   if (blockIdx.x == 0 && threadIdx.x == 0) *status = bad ? 1u : 0u;
+  arrive_and_signal(c);
 }
 
 __device__ __forceinline__ FrameDesc load_desc(const FrameDesc* d) {
@@ -34,18 +35,26 @@ __device__ __forceinline__ FrameDesc load_desc(const FrameDesc* d) {
   return f;
 }
 
+__device__ __forceinline__ float* load_address(float* const* p) {
+  return reinterpret_cast<float*>(__ldcg(reinterpret_cast<const unsigned long long*>(p)));
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    prepare_kernel(DeviceModel m, const FrameDesc* descs, T* dv, uint32_t* status) {
+    prepare_kernel(DeviceModel m, const FrameDesc* descs, T* dv, uint32_t* status, float** images) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   __shared__ FrameDesc s_f;
-  if (threadIdx.x == 0) s_f = load_desc(descs + blockIdx.x);
+  if (threadIdx.x == 0) {
+    s_f = load_desc(descs + blockIdx.x);
+    images[blockIdx.x] = s_f.image;  // device copy: later kernels' blocks need not cross PCIe
+  }
   __syncthreads();
   const bool bad = block_prepare(m, s_f.values, s_f.flags & kBadFrame, s_dv);
   T* out = dv + static_cast<size_t>(blockIdx.x) * m.ld;
   for (int i = threadIdx.x; i < m.ld; i += blockDim.x) out[i] = from_float<T>(bad ? 0.f : s_dv[i]);
   if (threadIdx.x == 0) status[blockIdx.x] = bad ? 1u : 0u;
+  __threadfence_system();
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -55,11 +64,12 @@ __global__ void __launch_bounds__(kThreads)
   const bool bad = block_prepare(m, f.values, f.flags & kBadFrame, s_dv);
   for (int i = threadIdx.x; i < m.ld; i += blockDim.x) dv[i] = bad ? 0.f : s_dv[i];
   if (threadIdx.x == 0) *status = bad ? 1u : 0u;
+  __threadfence_system();
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    rows_kernel(DeviceModel m, const float* dv, float* image, int rpb) {
+    rows_kernel(DeviceModel m, const float* dv, float* image, int rpb, Completion c) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   float* s_out = s_dv + m.ld;
@@ -70,11 +80,34 @@ __global__ void __launch_bounds__(kThreads)
   block_rows<T>(m, s_dv, r0, r1, s_out);
   __syncthreads();
   block_store(image, r0, r1, s_out, false);
+  arrive_and_signal(c);
 }
 
-__global__ void scatter_kernel(const float* img, int n_out, int ld_img, const FrameDesc* descs) {
+// Batch without cuBLAS: block (x, y) computes row chunk x of frame y from dv (float32, ld per
+// frame) and writes it straight into that frame's image.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    batch_rows_kernel(DeviceModel m, const float* dv, float* const* images, int rpb, Completion c) {
+  extern __shared__ float4 smem4[];
+  float* s_dv = reinterpret_cast<float*>(smem4);
+  float* s_out = s_dv + m.ld;
+  __shared__ float* s_image;
+  if (threadIdx.x == 0) s_image = load_address(images + blockIdx.y);
+  const float4* src = reinterpret_cast<const float4*>(dv + static_cast<size_t>(blockIdx.y) * m.ld);
+  for (int i = threadIdx.x; i < m.ld / 4; i += blockDim.x)
+    reinterpret_cast<float4*>(s_dv)[i] = __ldcg(src + i);
+  __syncthreads();
+  const int r0 = blockIdx.x * rpb, r1 = min(m.n_out, r0 + rpb);
+  block_rows<T>(m, s_dv, r0, r1, s_out);
+  __syncthreads();
+  block_store(s_image, r0, r1, s_out, false);
+  arrive_and_signal(c);
+}
+
+__global__ void scatter_kernel(const float* img, int n_out, int ld_img, float* const* images,
+                               Completion c) {
   __shared__ float* s_dst;
-  if (threadIdx.x == 0) s_dst = load_desc(descs + blockIdx.y).image;
+  if (threadIdx.x == 0) s_dst = load_address(images + blockIdx.y);
   __syncthreads();
   float* dst = s_dst;
   const float* src = img + static_cast<size_t>(blockIdx.y) * ld_img;
@@ -88,7 +121,10 @@ __global__ void scatter_kernel(const float* img, int n_out, int ld_img, const Fr
   }
   for (int i = start + blockIdx.x * blockDim.x + threadIdx.x; i < n_out; i += stride)
     dst[i] = src[i];
+  arrive_and_signal(c);
 }
+
+__global__ void signal_kernel(Completion c) { arrive_and_signal(c); }
 
 template <typename T>
 __global__ void convert_rows_kernel(const float* src, int rows, int n_meas, T* dst, int ld) {
@@ -122,22 +158,22 @@ void dispatch(Precision p, F&& f) {
 size_t element_bytes(Precision p) { return p == kFloat32 ? 4 : 2; }
 
 void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, int blocks,
-                         uint32_t* status, cudaStream_t stream) {
+                         uint32_t* status, const Completion& c, cudaStream_t stream) {
   const int rpb = rows_per_block(m.n_out, blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
   dispatch(p, [&](auto t) {
     single_frame_kernel<decltype(t)>
-        <<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, f, rpb, status);
+        <<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, f, rpb, status, c);
   });
   check_launch("single_frame_kernel");
 }
 
 void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
-                    uint32_t* status, cudaStream_t stream) {
-  dispatch(p, [&](auto t) {
+                    uint32_t* status, float** images, cudaStream_t stream) {
+  dispatch(p, [&](auto t) {  // p: the element type of dv
     using T = decltype(t);
-    prepare_kernel<T>
-        <<<batch, kThreads, m.ld * sizeof(float), stream>>>(m, descs, static_cast<T*>(dv), status);
+    prepare_kernel<T><<<batch, kThreads, m.ld * sizeof(float), stream>>>(
+        m, descs, static_cast<T*>(dv), status, images);
   });
   check_launch("prepare_kernel");
 }
@@ -149,20 +185,36 @@ void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uin
 }
 
 void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image, int blocks,
-                 cudaStream_t stream) {
+                 const Completion& c, cudaStream_t stream) {
   const int rpb = rows_per_block(m.n_out, blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
   dispatch(p, [&](auto t) {
-    rows_kernel<decltype(t)><<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, image, rpb);
+    rows_kernel<decltype(t)><<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, image, rpb, c);
   });
   check_launch("rows_kernel");
 }
 
-void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* descs, int batch,
-                    cudaStream_t stream) {
+void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, float* const* images,
+                       int batch, int blocks, const Completion& c, cudaStream_t stream) {
+  const int rpb = rows_per_block(m.n_out, blocks);
+  const int grid = (m.n_out + rpb - 1) / rpb;
+  dispatch(p, [&](auto t) {
+    batch_rows_kernel<decltype(t)>
+        <<<dim3(grid, batch), kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, images, rpb, c);
+  });
+  check_launch("batch_rows_kernel");
+}
+
+void launch_scatter(const float* img, int n_out, int ld_img, float* const* images, int batch,
+                    const Completion& c, cudaStream_t stream) {
   const int per_frame = std::max(1, std::min(64, (n_out / 4 + kThreads - 1) / kThreads));
-  scatter_kernel<<<dim3(per_frame, batch), kThreads, 0, stream>>>(img, n_out, ld_img, descs);
+  scatter_kernel<<<dim3(per_frame, batch), kThreads, 0, stream>>>(img, n_out, ld_img, images, c);
   check_launch("scatter_kernel");
+}
+
+void launch_signal(const Completion& c, cudaStream_t stream) {
+  signal_kernel<<<1, 32, 0, stream>>>(c);
+  check_launch("signal_kernel");
 }
 
 void launch_convert_rows(Precision p, const float* src, int rows, int n_meas, void* dst, int ld,
@@ -187,6 +239,7 @@ void set_frame_kernels_smem_limit(size_t bytes) {
     EIT_CUDA(cudaFuncSetAttribute(single_frame_kernel<T>, kAttr, b));
     EIT_CUDA(cudaFuncSetAttribute(prepare_kernel<T>, kAttr, b));
     EIT_CUDA(cudaFuncSetAttribute(rows_kernel<T>, kAttr, b));
+    EIT_CUDA(cudaFuncSetAttribute(batch_rows_kernel<T>, kAttr, b));
   };
   all(float{});
   all(__nv_bfloat16{});

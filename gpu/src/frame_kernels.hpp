@@ -8,15 +8,19 @@
 
 namespace eit::gpu {
 
+// Kernels that end a batch signal completion through `c` (device_types.hpp).
+
 // One frame in one launch: every block reads the frame itself, computes its rows and writes
 // them to f.image; block 0 writes the bad flag to *status. `blocks` blocks.
 void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, int blocks,
-                         uint32_t* status, cudaStream_t stream);
+                         uint32_t* status, const Completion& c, cudaStream_t stream);
 
-// B frames → dv (ld × B, element type of H) in device memory; bad frames get zero columns and
-// status[b] = 1. descs: B descriptors (device address; may be mapped host memory).
+// B frames → dv (ld × B, element type p) in device memory; bad frames get zero columns and
+// status[b] = 1. descs: B descriptors (device address; may be mapped host memory). The image
+// addresses are copied to images[b] (device memory) for the kernels that follow: many blocks
+// each reading mapped host memory serialise on PCIe (measured: ~2 µs per block).
 void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
-                    uint32_t* status, cudaStream_t stream);
+                    uint32_t* status, float** images, cudaStream_t stream);
 // Same, one frame given by value (no descriptor read), dv float32 in device memory.
 void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uint32_t* status,
                         cudaStream_t stream);
@@ -24,11 +28,19 @@ void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uin
 // image rows = H · dv for one frame (dv float32, device memory), written to image (device
 // address); `blocks` blocks.
 void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image, int blocks,
-                 cudaStream_t stream);
+                 const Completion& c, cudaStream_t stream);
 
-// images (column b at img + b·ld_img) → descs[b].image for b < batch.
-void launch_scatter(const float* img, int n_out, int ld_img, const FrameDesc* descs, int batch,
-                    cudaStream_t stream);
+// Batch without cuBLAS: frame b's image rows = H · dv[b] (dv float32, ld per frame), written to
+// images[b] (device array from launch_prepare); `blocks` row chunks per frame.
+void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, float* const* images,
+                       int batch, int blocks, const Completion& c, cudaStream_t stream);
+
+// images (column b at img + b·ld_img) → images[b] (device array from launch_prepare).
+void launch_scatter(const float* img, int n_out, int ld_img, float* const* images, int batch,
+                    const Completion& c, cudaStream_t stream);
+
+// Signals completion of what the stream did before (after a copy-engine transfer).
+void launch_signal(const Completion& c, cudaStream_t stream);
 
 // Converts `rows` rows of n_meas floats (src, device) into H's layout (dst, ld elements per row,
 // padding zeroed).

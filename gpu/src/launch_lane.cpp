@@ -1,9 +1,13 @@
 // LaunchLane: resources and the launch sequence of one stream (see launch_lane.hpp).
 #include "launch_lane.hpp"
 
+#include <algorithm>
+#include <atomic>
+
 #include "cuda_check.hpp"
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/reconstructor.hpp"
 #include "frame_kernels.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,12 +30,17 @@ T* host_mapped(size_t count, T** dev) {
 LaunchLane::LaunchLane(const LaneShape& shape) : shape_(shape) {
   const size_t ld = shape.model.ld, n = shape.max_batch;
   EIT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  EIT_CUDA(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
   EIT_CUBLAS(cublasCreate(&blas_));
   EIT_CUBLAS(cublasSetStream(blas_, stream_));
-  EIT_CUBLAS(cublasSetMathMode(blas_, CUBLAS_PEDANTIC_MATH));  // float32 means float32: no TF32
-  EIT_CUDA(cudaMalloc(&d_dv_, ld * n * element_bytes(shape.precision)));
+  // Default math: float32 GEMMs stay float32 (TF32 only with CUBLAS_TF32_TENSOR_OP_MATH).
+  EIT_CUBLAS(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH));
+  EIT_CUDA(cudaMalloc(&counter_, sizeof(uint32_t)));
+  EIT_CUDA(cudaMemset(counter_, 0, sizeof(uint32_t)));
+  done_ = host_mapped<uint64_t>(1, &done_dev_);
+  *done_ = 0;
+  EIT_CUDA(cudaMalloc(&d_dv_, ld * n * sizeof(float)));  // float32 for the own batch kernel
   EIT_CUDA(cudaMalloc(&d_dv1_, ld * sizeof(float)));
+  EIT_CUDA(cudaMalloc(&d_images_, n * sizeof(float*)));
   EIT_CUDA(cudaMalloc(&d_img_, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
   descs_ = host_mapped<FrameDesc>(n, &descs_dev_);
   status_ = host_mapped<uint32_t>(n, &status_dev_);
@@ -50,8 +59,10 @@ LaunchLane::~LaunchLane() {
   if (d_img_) cudaFree(d_img_);
   if (d_dv_) cudaFree(d_dv_);
   if (d_dv1_) cudaFree(d_dv1_);
+  if (d_images_) cudaFree(d_images_);
   if (blas_) cublasDestroy(blas_);
-  if (event_) cudaEventDestroy(event_);
+  if (done_) cudaFreeHost(done_);
+  if (counter_) cudaFree(counter_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -68,19 +79,26 @@ float* LaunchLane::staged_image_dev(size_t i) const noexcept {
   return stage_image_dev_ + i * shape_.ld_img;
 }
 
-void LaunchLane::run(size_t n) {
+void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
   const DeviceModel& m = shape_.model;
+  const Completion c{counter_, done_dev_, ++seq_};
   if (n == 1) {
     if (shape_.single_fused) {
-      launch_single_frame(shape_.precision, m, descs_[0], shape_.single_blocks, status_dev_,
+      launch_single_frame(shape_.precision, m, descs_[0], shape_.single_blocks, status_dev_, c,
                           stream_);
     } else {
       launch_prepare_one(m, descs_[0], d_dv1_, status_dev_, stream_);
-      launch_rows(shape_.precision, m, d_dv1_, descs_[0].image, shape_.single_blocks, stream_);
+      launch_rows(shape_.precision, m, d_dv1_, descs_[0].image, shape_.single_blocks, c, stream_);
     }
   } else {
     const int b = static_cast<int>(n);
-    launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, stream_);
+    if (own_batch_kernel_ || n <= shape_.own_kernel_max_batch) {
+      launch_prepare(kFloat32, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
+      launch_batch_rows(shape_.precision, m, static_cast<const float*>(d_dv_), d_images_, b,
+                        shape_.single_blocks, c, stream_);
+      return;
+    }
+    launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
     const float one = 1.f, zero = 0.f;
     if (shape_.precision == kFloat32) {
       EIT_CUBLAS(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one,
@@ -92,18 +110,52 @@ void LaunchLane::run(size_t n) {
                               m.ld, d_dv_, t, m.ld, &zero, d_img_, CUDA_R_32F, shape_.ld_img,
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }
-    launch_scatter(d_img_, m.n_out, shape_.ld_img, descs_dev_, b, stream_);
+    if (image_base) {
+      EIT_CUDA(cudaMemcpy2DAsync(image_base, pitch_bytes, d_img_, shape_.ld_img * sizeof(float),
+                                 m.n_out * sizeof(float), n, cudaMemcpyDeviceToHost, stream_));
+      launch_signal(c, stream_);
+    } else {
+      launch_scatter(d_img_, m.n_out, shape_.ld_img, d_images_, b, c, stream_);
+    }
   }
-  EIT_CUDA(cudaEventRecord(event_, stream_));
+}
+
+void LaunchLane::warm_up() {
+  const DeviceModel& m = shape_.model;
+  const float one = 1.f, zero = 0.f;
+  for (size_t b = 2;; b = std::min(2 * b, shape_.max_batch)) {
+    if (b > shape_.max_batch) break;
+    if (shape_.precision == kFloat32) {
+      EIT_CUBLAS(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one,
+                             static_cast<const float*>(m.H), m.ld, static_cast<const float*>(d_dv_),
+                             m.ld, &zero, d_img_, shape_.ld_img));
+    } else {
+      const cudaDataType t = shape_.precision == kBf16 ? CUDA_R_16BF : CUDA_R_16F;
+      EIT_CUBLAS(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one, m.H, t,
+                              m.ld, d_dv_, t, m.ld, &zero, d_img_, CUDA_R_32F, shape_.ld_img,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+    if (b == shape_.max_batch) break;
+  }
+  EIT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 bool LaunchLane::ready(bool wait) {
   const int64_t t0 = wait ? pipeline::now_ns() : 0;
   pipeline::Backoff backoff;
   for (;;) {
-    const cudaError_t s = cudaEventQuery(event_);
-    if (s == cudaSuccess) return true;
-    if (s != cudaErrorNotReady) check_cuda(s, "cudaEventQuery(batch done)");
+    if (*static_cast<volatile uint64_t*>(done_) >= seq_) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return true;
+    }
+    if ((++polls_ & 1023) == 0) {  // now and then: did the stream fail, or end without signal?
+      const cudaError_t s = cudaStreamQuery(stream_);
+      if (s == cudaSuccess && *static_cast<volatile uint64_t*>(done_) < seq_)
+        throw pipeline::BackendError(
+            "CUDA backend: batch finished on the GPU without writing its completion word");
+      if (s != cudaSuccess && s != cudaErrorNotReady)
+        check_cuda(s, "cudaStreamQuery(batch stream)");
+    }
     if (!wait) return false;
     if (pipeline::now_ns() - t0 < kSpinBeforeBackoffNs) {
 #if defined(__x86_64__) || defined(__i386__)

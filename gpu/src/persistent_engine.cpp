@@ -80,9 +80,14 @@ void PersistentEngine::wait_exit() {
 
 uint64_t PersistentEngine::post(const FrameDesc& frame) {
   const uint64_t seq = ++posted_;
-  mailbox_->desc[seq % kRing] = frame;
   if (!running_) launch(mailbox_->done_seq + 1);
-  __atomic_store_n(&mailbox_->post_seq, seq, __ATOMIC_RELEASE);
+  PostedFrame& e = mailbox_->ring[seq % kRing];
+  e.values = frame.values;
+  e.image_flags = reinterpret_cast<uintptr_t>(frame.image) | (frame.flags & kBadFrame);
+  std::atomic_thread_fence(std::memory_order_release);  // payload before the tags
+  e.tag_b = seq;
+  std::atomic_thread_fence(std::memory_order_release);
+  e.tag_a = seq;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (mailbox_->exiting) {
     // The kernel is leaving on idle: either it saw this post and drains it, or it did not and
@@ -94,9 +99,10 @@ uint64_t PersistentEngine::post(const FrameDesc& frame) {
 }
 
 bool PersistentEngine::done(uint64_t seq, bool& bad) {
-  if (mailbox_->done_seq < seq) return false;
+  const uint64_t d = mailbox_->done[seq % kRing];
+  if ((d >> 1) != seq) return false;
   std::atomic_thread_fence(std::memory_order_acquire);
-  bad = mailbox_->status[seq % kRing] != 0;
+  bad = (d & 1) != 0;
   return true;
 }
 

@@ -39,6 +39,7 @@ class ReconstructStage {
     done_.resize(cap);
     fifo_.resize(cap);
     update_batch_limit();
+    warm_ns_ = s.options.warm_interval_us * 1000;
   }
 
   void run() noexcept;
@@ -79,6 +80,7 @@ class ReconstructStage {
   std::vector<FrameSlot*> batch_, done_, fifo_;  // fifo_: submitted, not yet completed, in order
   size_t fifo_head_ = 0, fifo_count_ = 0;
   uint64_t pending_drops_ = 0;  // frames dropped in front of the output queue since the last push
+  int64_t warm_ns_ = 0, last_warm_ = 0;
 };
 
 void ReconstructStage::drop(FrameSlot* f, bool lost) noexcept {
@@ -228,6 +230,7 @@ void ReconstructStage::run() noexcept {
     }
     if (n > 0) {
       idle.reset();
+      last_warm_ = now_ns();
       submit(n);
       drain(false);
     }
@@ -241,6 +244,13 @@ void ReconstructStage::run() noexcept {
       continue;
     }
     if (s_.source_done.load(std::memory_order_acquire) && s_.in_queue.empty_approx()) break;
+    if (warm_ns_ > 0 && !failed_) {
+      const int64_t t = now_ns();
+      if (t - last_warm_ >= warm_ns_) {
+        active_->warm();
+        last_warm_ = t;
+      }
+    }
     idle.pause();
   }
   drain_all();

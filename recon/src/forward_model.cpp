@@ -8,6 +8,7 @@
 
 #include "eit/recon/mesh_check.hpp"
 #include "fem_assembly.hpp"
+#include "sparse_ldlt_solve.hpp"
 
 namespace eit::recon {
 
@@ -46,15 +47,14 @@ struct ForwardModel::Impl {
     if (cached && perm.size() == cached_perm.size() && perm == cached_perm) return fields;
     const Eigen::SparseMatrix<double> A = detail::assemble_system(
         mesh, geometry, perm, segments, options.contact_impedance, /*grounded=*/true);
-    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt(
-        A);
+    const detail::SparseLdlt ldlt(A);
     if (ldlt.info() != Eigen::Success)
       throw std::runtime_error(
           "forward model: factorisation of the FEM system failed (is the "
           "mesh connected?)");
     Eigen::MatrixXd rhs = Eigen::MatrixXd::Zero(A.rows(), n_el());
     for (int l = 0; l < n_el(); ++l) rhs(electrode_row[static_cast<size_t>(l)], l) = 1.0;
-    fields = ldlt.solve(rhs);
+    fields = detail::solve_many(ldlt, rhs);
     cached_perm = std::move(perm);
     cached = true;
     return fields;
@@ -156,6 +156,10 @@ Eigen::MatrixXd ForwardModel::electrode_currents(const Eigen::VectorXd& perm) {
 }
 
 Eigen::MatrixXd ForwardModel::jacobian(const Eigen::VectorXd& perm, bool normalize) {
+  return jacobian_transposed(perm, normalize).transpose();
+}
+
+Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, bool normalize) {
   Impl& m = *impl_;
   const Eigen::MatrixXd& x = m.prepare(perm);
   const Mesh& mesh = m.mesh;
@@ -164,45 +168,50 @@ Eigen::MatrixXd ForwardModel::jacobian(const Eigen::VectorXd& perm, bool normali
   const int n_el = m.n_el();
   const auto& g = m.geometry;
 
-  // Gradient (times 2A, rotated) of every electrode field on every element: G = Σ_i x(n_i) s_i.
-  Eigen::MatrixXd gx(n_e, n_el), gy(n_e, n_el);
-  {
-    Eigen::MatrixXd xa(n_e, n_el), xb(n_e, n_el), xc(n_e, n_el);
-    for (int e = 0; e < n_e; ++e) {
-      xa.row(e) = x.row(mesh.elements(e, 0));
-      xb.row(e) = x.row(mesh.elements(e, 1));
-      xc.row(e) = x.row(mesh.elements(e, 2));
-    }
-    gx = g.sx.col(0).asDiagonal() * xa + g.sx.col(1).asDiagonal() * xb +
-         g.sx.col(2).asDiagonal() * xc;
-    gy = g.sy.col(0).asDiagonal() * xa + g.sy.col(1).asDiagonal() * xb +
-         g.sy.col(2).asDiagonal() * xc;
+  // Gradient (times 2A, rotated) of every electrode field on every element: G = Σ_i x(n_i) s_i,
+  // one column per electrode, contiguous over elements. Node rows are gathered from a row-major
+  // copy so each element reads three contiguous rows.
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const RowMajor xr = x.topRows(mesh.n_nodes());
+  RowMajor gxr(n_e, n_el), gyr(n_e, n_el);
+  for (int e = 0; e < n_e; ++e) {
+    const auto a = xr.row(mesh.elements(e, 0)), b = xr.row(mesh.elements(e, 1)),
+               c = xr.row(mesh.elements(e, 2));
+    gxr.row(e) = g.sx(e, 0) * a + g.sx(e, 1) * b + g.sx(e, 2) * c;
+    gyr.row(e) = g.sy(e, 0) * a + g.sy(e, 1) * b + g.sy(e, 2) * c;
   }
+  const Eigen::MatrixXd gx = gxr, gy = gyr;
   const Eigen::ArrayXd inv4a = (4.0 * g.area.array()).inverse();
 
-  // J[k, e] = r_kᵀ K_e f_d = (G_r · G_f) / 4A, with f the drive field and r the adjoint field of
+  // Jᵀ[e, k] = r_kᵀ K_e f_d = (G_r · G_f) / 4A, with f the drive field and r the adjoint field of
   // measurement k (unit current into its positive electrode, out of its negative one).
+  // Tiled over elements so the tile's gradient columns stay in cache across all measurements.
   Eigen::MatrixXd jt(n_e, static_cast<Eigen::Index>(p.n_meas()));
-  Eigen::ArrayXd fx(n_e), fy(n_e);
-  int current_drive = -1;
-  for (size_t k = 0; k < p.n_meas(); ++k) {
-    const Measurement& meas = p.measurements[k];
-    if (meas.drive != current_drive) {
-      const Drive& d = p.drives[static_cast<size_t>(meas.drive)];
-      fx = (gx.col(d.source) - gx.col(d.sink)).array() * inv4a;
-      fy = (gy.col(d.source) - gy.col(d.sink)).array() * inv4a;
-      current_drive = meas.drive;
+  constexpr Eigen::Index kTile = 2048;
+  Eigen::ArrayXd fx(std::min<Eigen::Index>(kTile, n_e)), fy(fx.size());
+  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kTile) {
+    const Eigen::Index count = std::min<Eigen::Index>(kTile, n_e - e0);
+    const auto inv = inv4a.segment(e0, count);
+    const auto gxt = gx.middleRows(e0, count), gyt = gy.middleRows(e0, count);
+    int current_drive = -1;
+    for (size_t k = 0; k < p.n_meas(); ++k) {
+      const Measurement& meas = p.measurements[k];
+      if (meas.drive != current_drive) {
+        const Drive& d = p.drives[static_cast<size_t>(meas.drive)];
+        fx.head(count) = (gxt.col(d.source) - gxt.col(d.sink)).array() * inv;
+        fy.head(count) = (gyt.col(d.source) - gyt.col(d.sink)).array() * inv;
+        current_drive = meas.drive;
+      }
+      jt.col(static_cast<Eigen::Index>(k)).segment(e0, count) =
+          (gxt.col(meas.positive) - gxt.col(meas.negative)).array() * fx.head(count) +
+          (gyt.col(meas.positive) - gyt.col(meas.negative)).array() * fy.head(count);
     }
-    jt.col(static_cast<Eigen::Index>(k)) =
-        (gx.col(meas.positive) - gx.col(meas.negative)).array() * fx +
-        (gy.col(meas.positive) - gy.col(meas.negative)).array() * fy;
   }
-  Eigen::MatrixXd J = jt.transpose();
   if (normalize) {
     const Eigen::VectorXd v = solve(perm);
-    J = v.cwiseAbs().cwiseInverse().asDiagonal() * J;
+    for (Eigen::Index k = 0; k < jt.cols(); ++k) jt.col(k) /= std::abs(v(k));
   }
-  return J;
+  return jt;
 }
 
 const Mesh& ForwardModel::mesh() const noexcept { return impl_->mesh; }

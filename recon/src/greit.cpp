@@ -103,24 +103,27 @@ WeightInputs weight_inputs(const Mesh& mesh, const GridGeometry& grid) {
   return w;
 }
 
-// Sigmoid weights of grid points [g0, g0 + count) as columns, each normalised to sum 1.
-Eigen::MatrixXd weight_block(const WeightInputs& w, int g0, int count, double ratio, double s) {
-  Eigen::MatrixXd block(w.cx.size(), count);
+// Unnormalised sigmoid weights of elements [e0, e0 + block.rows()) (rows) for every grid point
+// (columns), evaluated in place.
+void weight_block(const WeightInputs& w, Eigen::Index e0, double ratio, double s,
+                  Eigen::Ref<Eigen::MatrixXd> block) {
   const double scale = 5.0 / w.d_max, r0 = 5.0 * ratio;
-  for (int j = 0; j < count; ++j) {
-    const Eigen::ArrayXd d =
-        ((w.cx - w.gx(g0 + j)).square() + (w.cy - w.gy(g0 + j)).square()).sqrt();
-    Eigen::ArrayXd col = 1.0 / (1.0 + (s * (d * scale - r0)).exp());
-    block.col(j) = (col / col.sum()).matrix();
+  const auto cx = w.cx.segment(e0, block.rows()), cy = w.cy.segment(e0, block.rows());
+  for (Eigen::Index g = 0; g < block.cols(); ++g) {
+    const double x = w.gx(g), y = w.gy(g);
+    block.col(g).array() =
+        1.0 / (1.0 + (s * (((cx - x).square() + (cy - y).square()).sqrt() * scale - r0)).exp());
   }
-  return block;
 }
 
 }  // namespace
 
 Eigen::MatrixXd greit_weights(const Mesh& mesh, const GridGeometry& grid, double ratio, double s) {
   const WeightInputs w = weight_inputs(mesh, grid);
-  return weight_block(w, 0, grid.nx * grid.ny, ratio, s);
+  Eigen::MatrixXd out(mesh.n_elems(), grid.nx * grid.ny);
+  weight_block(w, 0, ratio, s, out);
+  out.array().rowwise() /= out.colwise().sum().array();
+  return out;
 }
 
 ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
@@ -131,30 +134,40 @@ ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
         fmt::format("greit: s = {} and ratio = {} must both be > 0", o.s, o.ratio));
   const Mesh& mesh = forward.mesh();
   GridGeometry grid = greit_grid(mesh, o.n);
-  const Eigen::MatrixXd J = forward.jacobian(o.perm, o.jac_normalized);
+  const Eigen::MatrixXd jt = forward.jacobian_transposed(o.perm, o.jac_normalized);
 
   // X = Jᵀ (JJᵀ + λ diag(JJᵀ)^p)⁻¹  (n_elems × n_meas)
-  const Eigen::Index n_meas = J.rows();
+  const Eigen::Index n_meas = jt.cols();
   Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n_meas, n_meas);
-  m.selfadjointView<Eigen::Lower>().rankUpdate(J);
+  m.selfadjointView<Eigen::Lower>().rankUpdate(jt.transpose());
   m.triangularView<Eigen::StrictlyUpper>() = m.transpose();
   m.diagonal() += o.lambda * m.diagonal().array().pow(o.p).matrix();
   const Eigen::LLT<Eigen::MatrixXd> llt(m);
   if (llt.info() != Eigen::Success)
     throw std::runtime_error("greit: JJᵀ + λ diag(JJᵀ)^p is not positive definite");
-  const Eigen::MatrixXd X = llt.solve(J).transpose();
+  Eigen::MatrixXd X(jt.rows(), n_meas);
+  X.noalias() = jt * llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
 
   // H = Wᵀ X, built in blocks of grid points so W (n_elems × n²) is never held whole.
   const WeightInputs w = weight_inputs(mesh, grid);
+  // H = Wᵀ X with W's columns normalised to sum 1: accumulate the unnormalised product and the
+  // column sums over blocks of elements, then scale each row of H once. W (n_elems × n²) is
+  // never held whole and X is read (packed) once.
   const int n_grid = grid.nx * grid.ny;
   ReconstructionMatrix out;
-  out.H.resize(n_grid, n_meas);
-  constexpr int kBlock = 64;
-  for (int g0 = 0; g0 < n_grid; g0 += kBlock) {
-    const int count = std::min(kBlock, n_grid - g0);
-    out.H.middleRows(g0, count).noalias() =
-        weight_block(w, g0, count, o.ratio, o.s).transpose() * X;
+  out.H = Eigen::MatrixXd::Zero(n_grid, n_meas);
+  Eigen::VectorXd column_sums = Eigen::VectorXd::Zero(n_grid);
+  constexpr Eigen::Index kBlock = 1024;
+  const Eigen::Index n_e = mesh.n_elems();
+  Eigen::MatrixXd block(std::min(kBlock, n_e), n_grid);
+  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
+    const Eigen::Index count = std::min(kBlock, n_e - e0);
+    auto w_block = block.topRows(count);
+    weight_block(w, e0, o.ratio, o.s, w_block);
+    column_sums += w_block.colwise().sum().transpose();
+    out.H.noalias() += w_block.transpose() * X.middleRows(e0, count);
   }
+  out.H = column_sums.cwiseInverse().asDiagonal() * out.H;
 
   const std::string params = fmt::format(
       R"({{"n": {}, "s": {}, "ratio": {}, "p": {}, "lambda": {}, "jac_normalized": {}, )"

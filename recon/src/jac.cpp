@@ -1,5 +1,6 @@
 #include "eit/recon/jac.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -10,16 +11,17 @@
 
 #include "element_laplacian.hpp"
 #include "model_assembly.hpp"
+#include "sparse_ldlt_solve.hpp"
 
 namespace eit::recon {
 namespace {
 
 using Prior = JacOptions::Prior;
 
-// R's diagonal for the diagonal priors.
-Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& J, const JacOptions& o) {
-  if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(J.cols());
-  const Eigen::VectorXd d = J.colwise().squaredNorm().transpose();
+// R's diagonal for the diagonal priors, from Jᵀ (n_elems × n_meas): diag(JᵀJ) = row norms².
+Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& jt, const JacOptions& o) {
+  if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
+  const Eigen::VectorXd d = jt.rowwise().squaredNorm();
   const double exponent = o.prior == Prior::kKotre ? o.p : o.prior == Prior::kLm ? 1.0 : 0.5;
   Eigen::VectorXd r(d.size());
   for (Eigen::Index e = 0; e < d.size(); ++e) {
@@ -33,17 +35,29 @@ Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& J, const JacOptions& o) {
   return r;
 }
 
-// H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ = (JᵀJ + λR)⁻¹Jᵀ for diagonal R (push-through identity).
-Eigen::MatrixXd diagonal_prior_matrix(const Eigen::MatrixXd& J, const JacOptions& o) {
-  const Eigen::VectorXd r_inv = diagonal_prior(J, o).cwiseInverse();
-  const Eigen::MatrixXd j_scaled = J * r_inv.cwiseSqrt().asDiagonal();  // J R^-1/2
-  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(J.rows(), J.rows()) * o.lambda;
-  m.selfadjointView<Eigen::Lower>().rankUpdate(j_scaled);  // + J R⁻¹ Jᵀ
+// H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ = (JᵀJ + λR)⁻¹Jᵀ for diagonal R (push-through identity). The
+// n_meas × n_meas matrix is accumulated by blocks of elements (SYRK), so no scaled copy of J is
+// held; H = R⁻¹ (Jᵀ M⁻¹) is one GEMM.
+Eigen::MatrixXd diagonal_prior_matrix(const Eigen::MatrixXd& jt, const JacOptions& o) {
+  const Eigen::VectorXd r_inv = diagonal_prior(jt, o).cwiseInverse();
+  const Eigen::Index n_meas = jt.cols(), n_e = jt.rows();
+  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(n_meas, n_meas) * o.lambda;
+  constexpr Eigen::Index kBlock = 2048;
+  Eigen::MatrixXd scaled(std::min(kBlock, n_e), n_meas);
+  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
+    const Eigen::Index count = std::min(kBlock, n_e - e0);
+    scaled.topRows(count) =
+        r_inv.segment(e0, count).cwiseSqrt().asDiagonal() * jt.middleRows(e0, count);
+    m.selfadjointView<Eigen::Lower>().rankUpdate(scaled.topRows(count).transpose());  // J R⁻¹ Jᵀ
+  }
   const Eigen::LLT<Eigen::MatrixXd> llt(m);
   if (llt.info() != Eigen::Success)
     throw std::runtime_error("jac: J R⁻¹ Jᵀ + λI is not positive definite");
-  const Eigen::MatrixXd m_inv = llt.solve(Eigen::MatrixXd::Identity(J.rows(), J.rows()));
-  return r_inv.asDiagonal() * (J.transpose() * m_inv);
+  const Eigen::MatrixXd m_inv = llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
+  Eigen::MatrixXd h(n_e, n_meas);
+  h.noalias() = jt * m_inv;
+  h.array().colwise() *= r_inv.array();
+  return h;
 }
 
 // R = LᵀL is singular (constants), so the n_meas-sized identity does not apply directly. With
@@ -52,29 +66,29 @@ Eigen::MatrixXd diagonal_prior_matrix(const Eigen::MatrixXd& J, const JacOptions
 // and Woodbury gives (JᵀJ + λLᵀL)⁻¹ U = Y S⁻¹ C⁻¹ with Y = (λP)⁻¹U, S = C⁻¹ + UᵀY, so
 // H = Y · (first n_meas columns of S⁻¹). Cost: one sparse factorisation of size n_elem and
 // n_meas + 1 solves; memory O(n_elem · n_meas).
-Eigen::MatrixXd laplacian_prior_matrix(const Eigen::MatrixXd& J, const JacOptions& o,
+Eigen::MatrixXd laplacian_prior_matrix(const Eigen::MatrixXd& jt, const JacOptions& o,
                                        const Mesh& mesh) {
-  if (mesh.n_elems() != J.cols())
+  if (mesh.n_elems() != jt.rows())
     throw std::invalid_argument(
         fmt::format("jac laplacian prior: J has {} columns, mesh has {} "
                     "elements",
-                    J.cols(), mesh.n_elems()));
+                    jt.rows(), mesh.n_elems()));
   const Eigen::SparseMatrix<double> L = detail::element_laplacian(mesh);
   Eigen::SparseMatrix<double> P = L.transpose() * L;
   const double gamma = P.diagonal().mean();
   P.coeffRef(0, 0) += gamma;
-  Eigen::SimplicialLLT<Eigen::SparseMatrix<double>, Eigen::Lower, Eigen::AMDOrdering<int>> llt(
-      P * o.lambda);
+  const Eigen::SparseMatrix<double> scaled_p = P * o.lambda;
+  const detail::SparseLdlt llt(scaled_p);
   if (llt.info() != Eigen::Success)
     throw std::runtime_error(
         "jac laplacian prior: LᵀL + γe₀e₀ᵀ is not positive definite (is the "
         "mesh connected?)");
-  const Eigen::Index m = J.rows(), n = J.cols();
+  const Eigen::Index m = jt.cols(), n = jt.rows();
   Eigen::MatrixXd U(n, m + 1);
-  U.leftCols(m) = J.transpose();
+  U.leftCols(m) = jt;
   U.col(m).setZero();
   U(0, m) = 1.0;
-  const Eigen::MatrixXd Y = llt.solve(U);
+  const Eigen::MatrixXd Y = detail::solve_many(llt, U);
   Eigen::MatrixXd S = U.transpose() * Y;
   S.topLeftCorner(m, m).diagonal().array() += 1.0;
   S(m, m) += -1.0 / (o.lambda * gamma);
@@ -112,17 +126,23 @@ JacOptions::Prior parse_jac_prior(std::string_view text) {
 }
 
 Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& o, const Mesh& mesh) {
+  return jac_matrix_from_transposed(J.transpose(), o, mesh);
+}
+
+Eigen::MatrixXd jac_matrix_from_transposed(const Eigen::MatrixXd& jt, const JacOptions& o,
+                                           const Mesh& mesh) {
   if (!(o.lambda > 0) || !std::isfinite(o.lambda))
     throw std::invalid_argument(fmt::format("jac: lambda {} must be > 0", o.lambda));
   if (!std::isfinite(o.p))
     throw std::invalid_argument(fmt::format("jac: p {} must be finite", o.p));
-  if (o.prior == Prior::kLaplacian) return laplacian_prior_matrix(J, o, mesh);
-  return diagonal_prior_matrix(J, o);
+  if (o.prior == Prior::kLaplacian) return laplacian_prior_matrix(jt, o, mesh);
+  return diagonal_prior_matrix(jt, o);
 }
 
 ReconstructionMatrix build_jac(ForwardModel& forward, const JacOptions& o) {
   ReconstructionMatrix out;
-  out.H = jac_matrix(forward.jacobian(o.perm, o.jac_normalized), o, forward.mesh());
+  out.H = jac_matrix_from_transposed(forward.jacobian_transposed(o.perm, o.jac_normalized), o,
+                                     forward.mesh());
   const std::string params = fmt::format(
       R"({{"prior": "{}", "p": {}, "lambda": {}, "jac_normalized": {}, "normalize": {}, {}}})",
       to_string(o.prior), detail::json_number(o.p), detail::json_number(o.lambda), o.jac_normalized,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
 
 namespace eit::recon {
@@ -107,6 +108,9 @@ void validate(const OutlinePath& path, const MeshOptions& o) {
   if (o.h0 < scale * 1e-3)
     throw std::invalid_argument(fmt::format(
         "mesh: h0 {} would give millions of triangles, expected ≥ {:.3g}", o.h0, scale * 1e-3));
+  if (!o.save_msh.empty() && o.save_msh_version != 2.2 && o.save_msh_version != 4.1)
+    throw std::invalid_argument(
+        fmt::format("mesh: .msh version {}, expected 2.2 or 4.1", o.save_msh_version));
   const double spacing = path.perimeter() / o.n_electrodes;
   if (o.electrode_width < 0 || !(o.electrode_width < spacing))
     throw std::invalid_argument(
@@ -148,9 +152,22 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
       curves.push_back(geo::addEllipseArc(a, centre, major, b));
   }
   const int loop = geo::addCurveLoop(curves);
-  geo::addPlaneSurface({loop});
+  const int surface = geo::addPlaneSurface({loop});
   geo::synchronize();
   gmsh::model::mesh::generate(2);
+  if (!o.save_msh.empty()) {
+    // Physical groups select what Gmsh saves: the triangles and one point per electrode.
+    gmsh::model::setPhysicalName(2, gmsh::model::addPhysicalGroup(2, {surface}), "body");
+    for (size_t i = 0; i < verts.size(); ++i)
+      if (verts[i].kind == BoundaryVertex::kElectrode) {
+        const int k = verts[i].electrode;
+        gmsh::model::setPhysicalName(0, gmsh::model::addPhysicalGroup(0, {tags[i]}, 1000 + k),
+                                     fmt::format("electrode{}", k + 1));
+      }
+    gmsh::option::setNumber("Mesh.MshFileVersion", o.save_msh_version);
+    gmsh::option::setNumber("Mesh.Binary", 0);
+    gmsh::write(o.save_msh.string());
+  }
 
   std::vector<std::size_t> node_tags, elem_tags, tri_nodes;
   std::vector<double> coords, params;
@@ -258,6 +275,7 @@ Mesh generate_mesh(const MeshOptions& options) {
     Mesh mesh = mesh_with_gmsh(path, options);
     gmsh::logger::stop();
     gmsh::clear();
+    check_mesh(mesh, "generated mesh");
     return mesh;
   } catch (const std::invalid_argument&) {
     gmsh::logger::stop();

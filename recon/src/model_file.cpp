@@ -187,8 +187,8 @@ void validate_model(const Model& m, const std::string& what) {
     if (grid.nx <= 0 || grid.ny <= 0)
       bad(fmt::format("grid is {} × {}, expected positive sizes", grid.nx, grid.ny));
     if (static_cast<Eigen::Index>(grid.nx) * grid.ny != m.H.rows())
-      bad(fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(), grid.ny, grid.nx,
-                      static_cast<long long>(grid.nx) * grid.ny));
+      bad(fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(), grid.ny,
+                      grid.nx, static_cast<long long>(grid.nx) * grid.ny));
     if (grid.mask.size() != static_cast<size_t>(grid.nx) * grid.ny)
       bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(),
                       static_cast<long long>(grid.nx) * grid.ny));
@@ -198,6 +198,7 @@ void validate_model(const Model& m, const std::string& what) {
 void save_model(const std::filesystem::path& path, Model& m) {
   const std::string file = path.string();
   validate_model(m, file);
+  if (m.parameters_json.empty()) m.parameters_json = "{}";  // stored as written, hashed as stored
   m.id = model_content_hash(m);
   h5::QuietErrors quiet;
   h5::Handle f = h5::create_file(file);
@@ -209,7 +210,7 @@ void save_model(const std::filesystem::path& path, Model& m) {
   write_protocol(root, m.protocol, file);
   write_geometry(root, m, file);
   h5::write_attr(root, "algorithm", m.algorithm, file);
-  h5::write_attr(root, "parameters", m.parameters_json.empty() ? "{}" : m.parameters_json, file);
+  h5::write_attr(root, "parameters", m.parameters_json, file);
   h5::write_attr(root, "normalize", int64_t{m.normalize ? 1 : 0}, file);
   h5::write_attr(root, "model_id", m.id, file);
   h5::write_attr(root, "format_version", int64_t{kModelFormatVersion}, file);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_check.hpp"
 #include "msh_parse.hpp"
 
 namespace eit::recon {
@@ -179,6 +180,7 @@ Mesh read_msh(const std::filesystem::path& path, const MshImportOptions& options
         file));
   }
   mesh.ref_node = pyeit_ref_node(mesh.electrode_nodes);
+  check_mesh(mesh, file);
   return mesh;
 }
 

@@ -3,9 +3,13 @@
 #include <cmath>
 #include <numbers>
 
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
 #include "eit/recon/outline.hpp"
+#include "pyeit_csv.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
@@ -24,8 +28,10 @@ double total_area(const Mesh& m) {
   return a;
 }
 
-// CCW, non-degenerate, every node used, electrodes on the boundary.
+// CCW, non-degenerate, every node used, electrodes on the boundary (check_mesh, and our own
+// count of the same properties).
 void check_valid(const Mesh& m) {
+  CHECK_NOTHROW(check_mesh(m));
   std::vector<int> used(m.n_nodes(), 0);
   for (int e = 0; e < m.n_elems(); ++e) {
     CHECK(signed_area2(m, e) > 0);
@@ -182,4 +188,39 @@ TEST_CASE("electrode patches cover the boundary nodes within the electrode width
   o.electrode_width = 0.5;  // > spacing 2π/16 ≈ 0.39
   CHECK_THROWS_WITH_AS(generate_mesh(o), doctest::Contains("electrode width 0.5"),
                        std::invalid_argument);
+}
+
+TEST_CASE(
+    "forward voltages on the Gmsh circle match pyEIT's v0 on its own mesh to discretisation "
+    "error") {
+  if (skip_without_gmsh()) return;
+  const auto v0_file = eit::test::shared_data_file("pyeit/h0_0.1/v0.csv");
+  if (!v0_file) return;
+  const Eigen::VectorXd v0 = eit::test::read_csv_vector(*v0_file);
+  MeshOptions o;
+  o.h0 = 0.05;  // finer than pyEIT's 0.1: the difference is then mostly pyEIT's own error
+  ForwardModel fwd(generate_mesh(o), make_protocol({}));
+  const Eigen::VectorXd v = fwd.solve();
+  REQUIRE(v.size() == v0.size());
+  double diff2 = 0, ref2 = 0;  // plain loops: GCC 12 warns inside Eigen's AVX-512 norm()
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    diff2 += (v[i] - v0[i]) * (v[i] - v0[i]);
+    ref2 += v0[i] * v0[i];
+  }
+  const double err = std::sqrt(diff2 / ref2);
+  MESSAGE("relative difference to pyEIT v0: ", err);
+  CHECK(err < 0.05);
+}
+
+TEST_CASE("layered circle fallback mesh is valid with electrodes at pyEIT's positions") {
+  const Mesh m = layered_circle_mesh(16, 8);
+  CHECK_NOTHROW(check_mesh(m));
+  CHECK(m.n_elems() == 16 * 64);
+  CHECK(m.n_nodes() == 1 + 16 * 36);
+  CHECK(total_area(m) == doctest::Approx(std::numbers::pi).epsilon(0.03));
+  const auto expected = electrode_positions(CircleOutline{}, 16);
+  for (int k = 0; k < 16; ++k) {
+    CHECK(m.nodes(m.electrode_nodes[k], 0) == doctest::Approx(expected[k].x()));
+    CHECK(m.nodes(m.electrode_nodes[k], 1) == doctest::Approx(expected[k].y()));
+  }
 }

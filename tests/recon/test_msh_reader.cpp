@@ -168,3 +168,39 @@ TEST_CASE(".msh errors name the file, line and field") {
   CHECK(error_of("trunc.msh", head + "$Nodes\n2\n1 0 0 0\n").find("end of file") !=
         std::string::npos);
 }
+
+TEST_CASE("files Gmsh itself writes (2.2 and 4.1) read back as the generated mesh") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("Gmsh-written .msh", "built without Gmsh");
+    return;
+  }
+  for (double version : {2.2, 4.1}) {
+    MeshOptions o;
+    o.outline = EllipseOutline{1.2, 0.9};
+    o.h0 = 0.15;
+    o.save_msh =
+        fs::temp_directory_path() / fmt::format("eit_msh_{}_gmsh{}.msh", ::getpid(), version);
+    o.save_msh_version = version;
+    const Mesh m = generate_mesh(o);
+    const Mesh r = read_msh(o.save_msh);
+    CAPTURE(version);
+    CHECK(r.n_nodes() == m.n_nodes());
+    CHECK(r.n_elems() == m.n_elems());
+    REQUIRE(r.n_electrodes() == 16);
+    for (int k = 0; k < 16; ++k) {  // same electrode coordinates (node numbering may differ)
+      CHECK(r.nodes(r.electrode_nodes[k], 0) == doctest::Approx(m.nodes(k, 0)).epsilon(1e-14));
+      CHECK(r.nodes(r.electrode_nodes[k], 1) == doctest::Approx(m.nodes(k, 1)).epsilon(1e-14));
+    }
+    double area_m = 0, area_r = 0;
+    for (const Mesh* x : {&m, &r})
+      for (int e = 0; e < x->n_elems(); ++e) {
+        const Eigen::Vector2d a = x->nodes.row(x->elements(e, 0)),
+                              b = x->nodes.row(x->elements(e, 1)),
+                              c = x->nodes.row(x->elements(e, 2));
+        (x == &m ? area_m : area_r) +=
+            0.5 * ((b - a).x() * (c - a).y() - (b - a).y() * (c - a).x());
+      }
+    CHECK(area_r == doctest::Approx(area_m).epsilon(1e-12));
+    fs::remove(o.save_msh);
+  }
+}

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
@@ -198,9 +199,10 @@ TEST_CASE("binding an endpoint already in use fails with a message naming it") {
   ZmqPublisher first(m, options(ZmqPattern::kPub, false), ctx);
   auto o = options(ZmqPattern::kPub, false);
   o.endpoint = first.endpoint();
-  CHECK_THROWS_WITH_AS(ZmqPublisher(m, o, ctx),
-                       doctest::Contains(fmt::format("cannot bind PUB socket to '{}'", o.endpoint)),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      ZmqPublisher(m, o, ctx),
+      doctest::Contains(fmt::format("cannot bind PUB socket to '{}'", o.endpoint).c_str()),
+      std::runtime_error);
   o.endpoint = "tcp://not-an-address:99999";
   CHECK_THROWS_AS(ZmqPublisher(m, o, ctx), std::runtime_error);
 }

@@ -23,6 +23,7 @@
 #include "eit/sinks/zmq_publisher.hpp"
 #include "run_config.hpp"
 #include "run_report.hpp"
+#include "run_sources.hpp"
 #if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
 #include "eit/gpu/cuda_backend.hpp"
 #define EIT_RUN_WITH_CUDA 1
@@ -47,7 +48,9 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
   std::string why;
   if (which != "cpu" && gpu::cuda_available(&why)) {
     Backend b;
-    b.reconstructor = gpu::make_cuda_reconstructor(model);
+    gpu::CudaOptions co;
+    co.max_batch = max_batch;
+    b.reconstructor = gpu::make_cuda_reconstructor(model, co);
     b.allocator = gpu::make_pinned_allocator();
     b.description = fmt::format("cuda ({})", gpu::cuda_device_description());
     return b;
@@ -95,14 +98,27 @@ pipeline::ReferenceOptions parse_reference(const std::string& text,
   return r;
 }
 
+// The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
+std::unique_ptr<acquisition::Source> open_source(const RunConfig& c, const recon::Model& model,
+                                                 const recon::Mesh* builtin_mesh) {
+  if (c.source == "synthetic") {
+    acquisition::PhantomOptions po;
+    po.rate_hz = c.fps < 0 ? 50.0 : c.fps;
+    po.snr_db = c.snr_db;
+    const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
+    return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
+  }
+  if (c.source.find("://") != std::string::npos)
+    throw CommandError(fmt::format(
+        "--source '{}': live device URIs are not wired into `run` in this build yet; replay a "
+        "capture file instead",
+        c.source));
+  return open_replay_file(c.source, c.fps, c.loop, model.protocol);
+}
+
 int run(const RunConfig& c) {
   if (c.policy != "live" && c.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected live or lossless", c.policy));
-  if (c.source != "synthetic")
-    throw CommandError(fmt::format(
-        "--source '{}': this build streams the synthetic phantom only; recording replay and live "
-        "devices plug in through acquisition's open_recording / open_live_source",
-        c.source));
 
   // Model: a file, or the built-in one on the default mesh.
   recon::Model model;
@@ -113,19 +129,16 @@ int run(const RunConfig& c) {
     builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(16));
     model = default_model(*builtin_mesh);
   }
-  const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
-
-  acquisition::PhantomOptions po;
-  po.rate_hz = c.fps;
-  po.snr_db = c.snr_db;
-  auto source = std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
+  auto source = open_source(c, model, builtin_mesh.get());
+  const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());
 
   pipeline::PipelineOptions o;
   o.policy = c.policy == "live" ? pipeline::Policy::kLive : pipeline::Policy::kLossless;
   o.queue_capacity = c.queue;
   o.max_batch = c.max_batch;
   o.max_frames = c.frames;
-  o.reference = parse_reference(c.reference, source.get(), model);
+  o.warm_interval_us = static_cast<int64_t>(c.warm_us);
+  o.reference = parse_reference(c.reference, phantom, model);
   if (c.normalize) o.normalize = 1;
   Backend backend = make_backend(c.backend, model, c.max_batch);
   o.allocator = backend.allocator.get();
@@ -136,7 +149,7 @@ int run(const RunConfig& c) {
   zo.lossless = o.policy == pipeline::Policy::kLossless;
   zo.series.stream = c.stream;
   zo.series.source = source->describe();
-  zo.series.rate_hz = c.fps;
+  zo.series.rate_hz = source->nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   sinks::ZmqPublisher publisher(model, zo);
 
@@ -192,62 +205,61 @@ int run(const RunConfig& c) {
   return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
 }
 
-const RegisterCommand kRun{
-    10, [](CLI::App& app) {
-      auto* cmd = app.add_subcommand(
-          "run",
-          "Stream frames through the reconstructor and publish images over ZeroMQ "
-          "(no arguments: synthetic phantom, built-in model, tcp://127.0.0.1:5555)");
-      auto cli = std::make_shared<RunConfig>();
-      auto config_file = std::make_shared<std::string>();
-      cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
-      cmd->add_option("--source", cli->source, "synthetic | recording file | live URI");
-      cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
-      cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")
-          ->capture_default_str();
-      cmd->add_flag("--push", cli->push, "PUSH for lossless consumers instead of PUB");
-      cmd->add_option("--policy", cli->policy, "live (drop newest) | lossless (wait)")
-          ->capture_default_str();
-      cmd->add_option("--fps", cli->fps, "Synthetic frame rate; 0 = as fast as possible")
-          ->capture_default_str();
-      cmd->add_option("--frames", cli->frames, "Stop after N frames (0 = no limit)");
-      cmd->add_option("--duration", cli->duration, "Stop after N seconds (0 = until Ctrl-C)");
-      cmd->add_option("--reference", cli->reference,
-                      "model | first:N | phantom (default: phantom for the synthetic source)");
-      cmd->add_flag("--normalize", cli->normalize, "Images from dv/|v_ref|");
-      cmd->add_option("--stream", cli->stream, "Stream name in topics eit/<stream>/…")
-          ->capture_default_str();
-      cmd->add_option("--snr", cli->snr_db, "Synthetic noise, SNR in dB")->capture_default_str();
-      cmd->add_option("--max-batch", cli->max_batch, "Most frames per backend call")
-          ->capture_default_str();
-      cmd->add_option("--queue", cli->queue, "Capacity of each queue")->capture_default_str();
-      cmd->add_flag("--quiet", cli->quiet, "No status line");
-      cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
-      cmd->callback([cmd, cli, config_file] {
-        RunConfig c;
-        if (!config_file->empty()) apply_config_file(*config_file, c);
-        const std::pair<const char*, const char*> names[] = {{"--model", "model"},
-                                                             {"--source", "source"},
-                                                             {"--backend", "backend"},
-                                                             {"--endpoint", "endpoint"},
-                                                             {"--push", "push"},
-                                                             {"--policy", "policy"},
-                                                             {"--fps", "fps"},
-                                                             {"--frames", "frames"},
-                                                             {"--duration", "duration"},
-                                                             {"--reference", "reference"},
-                                                             {"--normalize", "normalize"},
-                                                             {"--stream", "stream"},
-                                                             {"--snr", "snr_db"},
-                                                             {"--max-batch", "max_batch"},
-                                                             {"--queue", "queue"},
-                                                             {"--quiet", "quiet"}};
-        for (const auto& [option, key] : names)
-          if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
-        const int rc = run(c);
-        if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
-      });
-    }};
+// Option name → config key; options given on the command line override the config file.
+constexpr std::pair<const char*, const char*> kOptionKeys[] = {
+    {"--model", "model"},       {"--source", "source"},       {"--backend", "backend"},
+    {"--endpoint", "endpoint"}, {"--push", "push"},           {"--policy", "policy"},
+    {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
+    {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
+    {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
+    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"}};
+
+void attach_run(CLI::App& app) {
+  auto* cmd =
+      app.add_subcommand("run",
+                         "Stream frames through the reconstructor and publish images over ZeroMQ "
+                         "(no arguments: synthetic phantom, built-in model, tcp://127.0.0.1:5555)");
+  auto cli = std::make_shared<RunConfig>();
+  auto config_file = std::make_shared<std::string>();
+  cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
+  cmd->add_option("--source", cli->source, "synthetic | recording file")->capture_default_str();
+  cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
+  cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
+  cmd->add_flag("--push", cli->push, "PUSH for lossless consumers instead of PUB");
+  cmd->add_option("--policy", cli->policy, "live (drop newest) | lossless (wait)")
+      ->capture_default_str();
+  cmd->add_option("--fps", cli->fps,
+                  "Frame rate: synthetic default 50, replay default the file's; 0 = as fast as "
+                  "possible");
+  cmd->add_flag("--loop", cli->loop, "Replay: start over at the end of the recording");
+  cmd->add_option("--frames", cli->frames, "Stop after N frames (0 = no limit)");
+  cmd->add_option("--duration", cli->duration, "Stop after N seconds (0 = until Ctrl-C)");
+  cmd->add_option("--reference", cli->reference,
+                  "model | first:N | phantom (default: phantom for the synthetic source, else "
+                  "model)");
+  cmd->add_flag("--normalize", cli->normalize, "Images from dv/|v_ref|");
+  cmd->add_option("--stream", cli->stream, "Stream name in topics eit/<stream>/…")
+      ->capture_default_str();
+  cmd->add_option("--snr", cli->snr_db, "Synthetic noise, SNR in dB")->capture_default_str();
+  cmd->add_option("--max-batch", cli->max_batch, "Most frames per backend call")
+      ->capture_default_str();
+  cmd->add_option("--queue", cli->queue, "Capacity of each queue")->capture_default_str();
+  cmd->add_option("--warm-us", cli->warm_us,
+                  "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", cli->quiet, "No status line");
+  cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
+  cmd->callback([cmd, cli, config_file] {
+    RunConfig c;
+    if (!config_file->empty()) apply_config_file(*config_file, c);
+    for (const auto& [option, key] : kOptionKeys)
+      if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
+    const int rc = run(c);
+    if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
+  });
+}
+
+const RegisterCommand kRun{10, attach_run};
 
 }  // namespace
 }  // namespace eit::cli

@@ -11,7 +11,8 @@ namespace eit::cli {
 recon::Mesh default_mesh(int n_electrodes = 16);
 
 // The built-in model on default_mesh(): one-step Gauss-Newton (Tikhonov, λ = 0.01·mean diag
-// JᵀJ) on the mesh elements, v_ref = the homogeneous forward solution, id = content hash.
+// JᵀJ) on the mesh elements, shown on a 32×32 pixel grid (1024×208, the shape of the GREIT
+// default), v_ref = the homogeneous forward solution, id = content hash.
 recon::Model default_model(const recon::Mesh& mesh);
 
 // The mesh the synthetic phantom simulates on for `model`: the model's own mesh when its

@@ -20,6 +20,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("push", c.push);
   f("policy", c.policy);
   f("fps", c.fps);
+  f("loop", c.loop);
   f("frames", c.frames);
   f("duration", c.duration);
   f("reference", c.reference);
@@ -28,6 +29,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("snr_db", c.snr_db);
   f("max_batch", c.max_batch);
   f("queue", c.queue);
+  f("warm_us", c.warm_us);
   f("quiet", c.quiet);
 }
 

@@ -15,7 +15,8 @@ struct RunConfig {
   std::string endpoint = "tcp://127.0.0.1:5555";
   bool push = false;            // PUSH (lossless consumers) instead of PUB
   std::string policy = "live";  // live | lossless
-  double fps = 50;              // synthetic source rate; 0: as fast as possible
+  double fps = -1;              // < 0: the source's default (synthetic 50, replay: the file's)
+  bool loop = false;            // replay: start over at the end
   uint64_t frames = 0;          // stop after N frames (0: no limit)
   double duration = 0;          // stop after N seconds (0: no limit)
   std::string reference;        // model | first:N | phantom; empty: automatic
@@ -24,7 +25,8 @@ struct RunConfig {
   double snr_db = 60;              // synthetic noise
   uint64_t max_batch = 16;
   uint64_t queue = 256;
-  bool quiet = false;  // no status line
+  uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
+  bool quiet = false;       // no status line
 };
 
 // Keys a config file may hold (those of RunConfig).

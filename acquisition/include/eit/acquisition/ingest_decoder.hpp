@@ -13,13 +13,10 @@
 #include <vector>
 
 #include "eit/acquisition/ingest_frame.hpp"
+#include "eit/acquisition/measurement_map.hpp"  // ComplexPart
 #include "eit/acquisition/stream_decoder.hpp"
 
 namespace eit::acquisition {
-
-enum class ComplexPart { kReal, kMagnitude };
-// "real" | "magnitude"; throws std::invalid_argument naming the choices.
-ComplexPart parse_complex_part(std::string_view text);
 
 struct IngestDecoderOptions {
   ComplexPart complex_part = ComplexPart::kReal;  // what a complex64 sample becomes

@@ -55,6 +55,7 @@ class StreamSource final : public Source {
   std::vector<uint8_t> buffer_;
   size_t pos_ = 0, len_ = 0;
   std::atomic<bool> stopped_{false};
+  bool ended_ = false;
 
   bool have_seq_ = false, after_reconnect_ = false;
   uint64_t next_seq_ = 0, local_seq_ = 0;

@@ -8,8 +8,9 @@
 //     with 16-byte stores and the last one raises a done flag. No launch per frame. It backs off
 //     (sleeps on the GPU) when idle and exits after a longer idle spell; the next frame restarts
 //     it.
-//   - Batches (frames that queued up) go to one fused gather/subtract/normalise kernel, one cuBLAS
-//     GEMM and one scatter kernel on one of max_in_flight streams; completion is in order.
+//   - Batches (frames that queued up) go to one gather/subtract/normalise kernel, one cuBLAS GEMM
+//     and one copy-engine transfer (or scatter kernel) on one of max_in_flight streams; the last
+//     kernel writes a completion word the host polls; completion is in submission order.
 //   - Per-frame CUDA errors become pipeline::BackendError naming the failing call.
 //
 // No CUDA header is needed to use this file. Thread rules: as pipeline::Reconstructor (one thread
@@ -39,12 +40,17 @@ struct CudaOptions {
   size_t max_batch = 256;    // frames per submit()
   size_t max_in_flight = 4;  // batches pending at once (one CUDA stream each)
   Precision precision = kFloat32;
-  // kLaunch: every batch is launched (one fused kernel for a single frame, GEMM for more).
+  // kLaunch: every batch is launched (prepare + rows kernels for one frame; for more, the own
+  //   kernel (≤ 8 frames of an L2-resident H) or cuBLAS GEMM).
   // kPersistent: single frames through the persistent kernel, batches launched.
-  // kAuto: kPersistent when H is small enough that launch overhead dominates, else kLaunch.
+  // kAuto: kPersistent when H ≤ 32 MiB (launch overhead dominates), else kLaunch.
   enum class Mode { kAuto, kLaunch, kPersistent } mode = Mode::kAuto;
-  int persistent_blocks = 0;             // 0: chosen from H's size (32 for small H)
+  int persistent_blocks = 0;             // 0: 32 rows per block, at most one block per SM
   double persistent_idle_exit_ms = 500;  // the persistent kernel exits after this long idle
+  // Launched single frames: false = one block prepares the frame, then a rows kernel (two
+  // launches); true = one fused kernel in which every block reads the frame over PCIe itself
+  // (measured slower on the H200: docs/gpu-notes.md).
+  bool fuse_single_frame = false;
 };
 
 // Uploads H (and v_ref when the model has one; otherwise call set_reference before submitting).
@@ -63,7 +69,9 @@ struct CudaStats {
   bool persistent_enabled = false;   // the mode routes single frames to the persistent kernel
   bool persistent_resident = false;  // the persistent kernel is on the GPU right now
   int persistent_blocks = 0;
-  size_t staged_frames = 0;  // frames copied through staging (not in pinned memory)
+  size_t staged_frames = 0;    // frames copied through staging (not in pinned memory)
+  std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
+  uint64_t copy_engine_batches = 0;  // batches whose images came down in one DMA transfer
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
 

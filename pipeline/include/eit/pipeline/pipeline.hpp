@@ -44,9 +44,10 @@ struct PipelineOptions {
   ReferenceOptions reference;
   int normalize = -1;  // -1: the model's setting; 0: dv; 1: dv / |v_ref|
   FaultPolicy on_fault = FaultPolicy::kFallbackToCpu;
-  uint64_t max_frames = 0;         // stop after this many frames from the source (0: no limit)
-  int64_t read_timeout_ms = 50;    // longest a source read blocks before the stop flag is checked
-  int64_t max_idle_sleep_us = 50;  // longest an idle stage sleeps between polls of its queue
+  uint64_t max_frames = 0;          // stop after this many frames from the source (0: no limit)
+  int64_t read_timeout_ms = 50;     // longest a source read blocks before the stop flag is checked
+  int64_t max_idle_sleep_us = 50;   // longest an idle stage sleeps between polls of its queue
+  int64_t warm_interval_us = 1000;  // idle reconstructor: Reconstructor::warm() this often; 0 off
   HostAllocator* allocator = nullptr;  // pool memory (pinned for CUDA); nullptr: aligned host
 };
 

@@ -1,5 +1,6 @@
 #pragma once
-// Reconstructor: the backend interface every compute path implements (CPU/Eigen here, CUDA in gpu/).
+// Reconstructor: the backend interface every compute path implements (CPU/Eigen here, CUDA in
+// gpu/).
 //
 //   image_i = H · w ⊙ (v_i − v_ref)      w = 1, or 1/|v_ref| when normalising
 //
@@ -50,6 +51,11 @@ class Reconstructor {
   virtual size_t complete(std::span<FrameSlot*> out, bool wait) = 0;
 
   virtual size_t in_flight() const noexcept = 0;
+
+  // Called by an idle stage now and then (PipelineOptions::warm_interval_us): a backend whose
+  // per-frame cost depends on caches touches what the next frame needs (the CPU backend reads H
+  // so that a frame arriving after a quiet spell does not find it evicted). Nothing is in flight.
+  virtual void warm() noexcept {}
 };
 
 }  // namespace eit::pipeline

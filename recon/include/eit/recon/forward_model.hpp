@@ -45,6 +45,8 @@ class ForwardModel {
 
   // J (n_meas × n_elems) = −∂v/∂σ_e (pyEIT's sign); normalize divides row k by |v_k|.
   Eigen::MatrixXd jacobian(const Eigen::VectorXd& perm = {}, bool normalize = false);
+  // Jᵀ (n_elems × n_meas), the layout the builders use (no transpose of a large matrix).
+  Eigen::MatrixXd jacobian_transposed(const Eigen::VectorXd& perm = {}, bool normalize = false);
 
   // Node potentials, one column per drive (n_nodes × n_drives), ground at mesh.ref_node.
   Eigen::MatrixXd drive_potentials(const Eigen::VectorXd& perm = {});

@@ -30,6 +30,9 @@ JacOptions::Prior parse_jac_prior(std::string_view text);  // kotre|tikhonov|dgn
 
 // H from a given Jacobian (n_meas × n_elems); mesh needed only for the Laplacian prior.
 Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& options, const Mesh& mesh);
+// The same from Jᵀ (n_elems × n_meas, ForwardModel::jacobian_transposed), no transposed copy.
+Eigen::MatrixXd jac_matrix_from_transposed(const Eigen::MatrixXd& jt, const JacOptions& options,
+                                           const Mesh& mesh);
 
 ReconstructionMatrix build_jac(ForwardModel& forward, const JacOptions& options = {});
 

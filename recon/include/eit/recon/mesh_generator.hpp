@@ -14,6 +14,8 @@
 // Threads: Gmsh is a process-wide singleton; calls are serialised by an internal mutex. Gmsh is
 // initialised on first use (General.Terminal = 0: nothing printed) and finalised at exit.
 // Built without Gmsh (EIT_HAVE_GMSH undefined), generate_mesh throws std::runtime_error.
+#include <filesystem>
+
 #include "eit/recon/mesh.hpp"
 #include "eit/recon/outline.hpp"
 
@@ -24,6 +26,10 @@ struct MeshOptions {
   int n_electrodes = 16;
   double h0 = 0.1;               // target edge length (Gmsh mesh size)
   double electrode_width = 0.0;  // arc length of each electrode; 0 = point electrodes
+  // Optionally also write Gmsh's own .msh file (ASCII; format 2.2 or 4.1) with physical groups
+  // "body" (the surface) and "electrode1".."electrodeN" (points), readable by read_msh.
+  std::filesystem::path save_msh;
+  double save_msh_version = 4.1;
 };
 
 // Throws std::invalid_argument for bad options (naming the option, value and range) and

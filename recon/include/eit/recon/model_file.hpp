@@ -26,7 +26,7 @@ std::string model_content_hash(const Model& model);
 void validate_model(const Model& model, const std::string& what = "model");
 
 // Validates, sets model.id = model_content_hash(model) and writes the file (replacing it).
-void save_model(const std::filesystem::path& path, Model& model);
+void save_model(const std::filesystem::path& path, Model& model);  // empty parameters → "{}"
 
 // Reads and validates a Model file. Throws when a dataset is missing or has the wrong shape,
 // or when the stored model_id does not match the content (the file was changed after saving).

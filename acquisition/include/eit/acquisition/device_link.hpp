@@ -1,0 +1,62 @@
+#pragma once
+// DeviceLink: the device side of a live link, for `eitstream emulate` and tests: sends frames
+// the way a device would, to whatever eitstream listens with open_live_source().
+//
+//   tcp-listen://host:port   listen (port 0 or *: ephemeral); one receiver at a time, re-accepted
+//   tcp://host:port          connect to a receiver; reconnect with backoff after a loss
+//   udp://host:port          one datagram per send()
+//   pty                      a pseudo-terminal pair (openpty); endpoint() is the slave's path,
+//                            which eitstream opens as serial://<path>
+//   file://path              append to a file (a capture for replay or a hexdump)
+//
+// send() never throws: when no receiver is connected, the message is dropped and counted (a
+// device keeps measuring whether or not a host listens) and the link tries again later. It may
+// block while a connected receiver is slow (TCP, pty). Set-up (open_device_link) throws naming
+// the URI. One thread sends; the counters may be read from any.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "eit/acquisition/byte_transport.hpp"
+
+namespace eit::acquisition {
+
+class DeviceLink {
+ public:
+  virtual ~DeviceLink() = default;
+  virtual std::string describe() const = 0;
+  // "127.0.0.1:40123" (bound or connected address), "/dev/pts/7", the file path.
+  virtual std::string endpoint() const = 0;
+  // The URI the receiving side passes to open_live_source() (without ?format=).
+  virtual std::string receiver_uri() const = 0;
+  // Blocks until a receiver is there (TCP: accepted or connected) or the timeout passes.
+  // Datagram, pty and file links are always ready.
+  virtual bool wait_for_receiver(std::chrono::milliseconds timeout) = 0;
+  // Sends one message (a frame, a line). False when it was dropped for want of a receiver.
+  virtual bool send(std::span<const uint8_t> bytes) = 0;
+  // Waits (up to timeout) until what was sent has left this process's side of the link, so
+  // closing it loses nothing (a pty's buffer is read by the receiver). True when drained.
+  virtual bool drain(std::chrono::milliseconds timeout) { return true; }
+
+  uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+  uint64_t disconnects() const noexcept { return disconnects_.load(std::memory_order_relaxed); }
+
+ protected:
+  void count_dropped() noexcept {
+    dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void count_disconnect() noexcept {
+    disconnects_.store(disconnects_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<uint64_t> dropped_{0}, disconnects_{0};
+};
+
+std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect = {});
+
+}  // namespace eit::acquisition

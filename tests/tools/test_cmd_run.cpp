@@ -1,0 +1,105 @@
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "subprocess.hpp"
+
+using eit::test::Subprocess;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The endpoint `eitstream run` reports on its first stderr line.
+std::string bound_endpoint(const std::string& err) {
+  std::smatch m;
+  if (std::regex_search(err, m, std::regex(R"(on (tcp://127\.0\.0\.1:\d+))"))) return m[1];
+  return {};
+}
+
+// Parses "frames: in X, published Y, dropped Z" from the run summary.
+bool summary_counts(const std::string& out, uint64_t& in, uint64_t& published, uint64_t& dropped) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"(frames: in (\d+), published (\d+), dropped (\d+))")))
+    return false;
+  in = std::stoull(m[1]);
+  published = std::stoull(m[2]);
+  dropped = std::stoull(m[3]);
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT stops `eitstream run` cleanly and, lossless, flushes every frame it received") {
+  Subprocess run({EITSTREAM_BIN, "run", "--push", "--policy", "lossless", "--fps", "400",
+                  "--endpoint", "tcp://127.0.0.1:*", "--quiet"});
+  REQUIRE(run.wait_for_stderr("PUSH lossless on tcp://", 120s));
+  const std::string endpoint = bound_endpoint(run.err());
+  REQUIRE_FALSE(endpoint.empty());
+  zmq::context_t ctx(1);
+  zmq::socket_t pull(ctx, zmq::socket_type::pull);
+  pull.set(zmq::sockopt::rcvtimeo, 10000);
+  pull.connect(endpoint);
+  uint64_t images = 0, next_seq = 0;
+  bool ended = false, in_order = true, interrupted = false;
+  while (!ended) {
+    std::vector<zmq::message_t> parts;
+    REQUIRE(zmq::recv_multipart(pull, std::back_inserter(parts)));
+    if (parts[0].to_string().ends_with("/series")) {
+      ended = parts[1].to_string().find("series-end") != std::string::npos;
+      continue;
+    }
+    uint64_t seq = 0;
+    std::memcpy(&seq, static_cast<const char*>(parts[1].data()) + 24, 8);
+    in_order &= seq == next_seq++;
+    ++images;
+    // Slower than the source, so frames pile up in the queues when the signal arrives.
+    std::this_thread::sleep_for(3ms);
+    if (images == 100 && !interrupted) {
+      run.signal(SIGINT);
+      interrupted = true;
+    }
+  }
+  REQUIRE(run.wait(60s) == 0);
+  uint64_t in = 0, published = 0, dropped = 0;
+  REQUIRE(summary_counts(run.out(), in, published, dropped));
+  CHECK(in >= 100);
+  CHECK(published == in);
+  CHECK(dropped == 0);
+  CHECK(images == in);
+  CHECK(in_order);
+}
+
+TEST_CASE("`eitstream listen --pull` receives a whole lossless run and finds no gaps") {
+  Subprocess run({EITSTREAM_BIN, "run", "--push", "--policy", "lossless", "--fps", "0", "--frames",
+                  "300", "--endpoint", "tcp://127.0.0.1:*", "--quiet"});
+  REQUIRE(run.wait_for_stderr("PUSH lossless on tcp://", 120s));
+  const std::string endpoint = bound_endpoint(run.err());
+  Subprocess listen({EITSTREAM_BIN, "listen", endpoint, "--pull", "--summary", "--exit-on-end",
+                     "--timeout", "60"});
+  REQUIRE(listen.wait(90s) == 0);
+  REQUIRE(run.wait(60s) == 0);
+  CHECK(listen.out().find("images 300, missing by seq 0, reported dropped 0, out of order 0, "
+                          "malformed 0") != std::string::npos);
+  CHECK(listen.out().find("series ended") != std::string::npos);
+}
+
+TEST_CASE("an endpoint that cannot be bound is a clear error and a non-zero exit") {
+  Subprocess run({EITSTREAM_BIN, "run", "--endpoint", "tcp://256.0.0.1:5555", "--frames", "1"});
+  CHECK(run.wait(120s) != 0);
+  CHECK(run.err().find("cannot bind PUB socket to 'tcp://256.0.0.1:5555'") != std::string::npos);
+}
+
+TEST_CASE("a config file with an unknown key is rejected naming the key") {
+  const std::string path = std::string(EIT_BINARY_DIR) + "/test_run_config_bad.json";
+  std::ofstream(path) << R"({"fps": 20, "fsp": 30})";
+  Subprocess run({EITSTREAM_BIN, "run", "--config", path});
+  CHECK(run.wait(60s) != 0);
+  CHECK(run.err().find("unknown key 'fsp'") != std::string::npos);
+}

@@ -1,0 +1,217 @@
+// Drives the real `eitstream model` binary (EITSTREAM_BIN) and checks what it writes.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "eit/recon/mesh_generator.hpp"
+#include "eit/recon/model_file.hpp"
+#include "test_data.hpp"
+
+namespace fs = std::filesystem;
+using namespace eit::recon;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result eitstream(const std::string& args) {
+  Result r;
+  const std::string cmd = fmt::format("{} {} 2>&1", EITSTREAM_BIN, args);
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buf{};
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / fmt::format("eit_cli_{}_{}", ::getpid(), name);
+}
+
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("model build writes a GREIT model and model info describes it") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("model build circle", "built without Gmsh");
+    return;
+  }
+  const fs::path out = temp_path("greit.h5");
+  const Result b =
+      eitstream(fmt::format("model build --mesh circle --h0 0.15 -o {}", out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  for (const char* step : {"mesh", "forward", "jacobian", "matrix", "save", "total"})
+    CHECK(contains(b.output, step));
+  const Model m = load_model(out);
+  CHECK(m.H.rows() == 1024);
+  CHECK(m.H.cols() == 208);
+  CHECK(m.algorithm == "greit");
+  const Result i = eitstream(fmt::format("model info {}", out.string()));
+  INFO(i.output);
+  CHECK(i.code == 0);
+  CHECK(contains(i.output, m.id));
+  CHECK(contains(i.output, "1024 × 208"));
+  CHECK(contains(i.output, "grid: 32 × 32"));
+  CHECK(contains(i.output, "16 electrodes, drive distance 1"));
+  fs::remove(out);
+}
+
+TEST_CASE("model build on pyEIT's CSV mesh gives pyEIT's JAC matrix with the sign folded in") {
+  const auto dir = eit::test::shared_data_file("pyeit/h0_0.1/nodes.csv");
+  const auto ref = eit::test::shared_data_file("pyeit/h0_0.1/H_jac.csv");
+  if (!dir || !ref) return;
+  const fs::path out = temp_path("jac.h5");
+  const Result b = eitstream(fmt::format(
+      "model build --mesh csv:{} --algorithm jac --prior kotre --p 0.5 --lambda 0.01 -o {}",
+      dir->parent_path().string(), out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  const Model m = load_model(out);
+  std::ifstream in(*ref);
+  double diff2 = 0, ref2 = 0;
+  std::string line;
+  for (Eigen::Index r = 0; std::getline(in, line); ++r) {
+    std::stringstream row(line);
+    std::string cell;
+    for (Eigen::Index c = 0; std::getline(row, cell, ','); ++c) {
+      const double h = std::stod(cell);
+      diff2 += (m.H(r, c) + h) * (m.H(r, c) + h);  // model H = −pyEIT H
+      ref2 += h * h;
+    }
+  }
+  const double err = std::sqrt(diff2 / ref2);
+  MESSAGE("relative Frobenius error against pyEIT H_jac (float32 model): ", err);
+  CHECK(err < 1e-6);
+  fs::remove(out);
+}
+
+TEST_CASE("model build with the complete electrode model on an ellipse succeeds") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("model build ellipse", "built without Gmsh");
+    return;
+  }
+  const fs::path out = temp_path("cem.h5");
+  const Result b = eitstream(fmt::format(
+      "model build --mesh ellipse:1.3,1 --h0 0.15 --electrodes 8 --electrode-model complete "
+      "--electrode-width 0.2 --algorithm jac --prior tikhonov -o {}",
+      out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(contains(b.output, "complete electrode model"));
+  const Model m = load_model(out);
+  CHECK(m.protocol.n_electrodes == 8);
+  CHECK(m.H.cols() == 40);
+  fs::remove(out);
+}
+
+TEST_CASE("model build meshes a polygon outline file and builds back-projection on its nodes") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("model build polygon", "built without Gmsh");
+    return;
+  }
+  const fs::path outline = temp_path("square.txt"), out = temp_path("bp.h5");
+  std::ofstream(outline) << "# a square\n-1,-1\n1,-1\n1 1\n-1,1\n";
+  const Result b =
+      eitstream(fmt::format("model build --mesh polygon:{} --h0 0.2 --algorithm bp -o {}",
+                            outline.string(), out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  const Model m = load_model(out);
+  const auto& g = std::get<MeshGeometry>(m.geometry);
+  CHECK(g.output_on == MeshGeometry::OutputOn::kNodes);
+  CHECK(m.H.rows() == g.nodes.rows());
+  CHECK(g.nodes(g.electrode_nodes[0], 0) == doctest::Approx(-1.0));  // 9 o'clock start
+  CHECK(g.nodes(g.electrode_nodes[0], 1) == doctest::Approx(0.0));
+  const Result i = eitstream(fmt::format("model info {}", out.string()));
+  CHECK(contains(i.output, "output on nodes"));
+  fs::remove(outline);
+  fs::remove(out);
+}
+
+TEST_CASE("model import unpacks EIDORS' GREIT v1.0 matrix to 1024 x 208") {
+  const auto mat = eit::test::shared_data_file("recordings/GREIT_v10_Circ_Matrix.mat");
+  if (!mat) return;
+  const fs::path out = temp_path("eidors.h5");
+  const Result r = eitstream(fmt::format("model import {} -o {}", mat->string(), out.string()));
+  INFO(r.output);
+  if (contains(r.output, "without libmatio")) {
+    eit::test::report_skip("model import .mat", "built without libmatio");
+    return;
+  }
+  REQUIRE(r.code == 0);
+  const Model m = load_model(out);
+  CHECK(m.H.rows() == 1024);
+  CHECK(m.H.cols() == 208);
+  CHECK(m.algorithm == "imported");
+  CHECK(contains(m.parameters_json, "\"unpacked_eidors_symmetry\":true"));
+  fs::remove(out);
+}
+
+TEST_CASE("model import reads a .npy matrix with geometry and protocol from flags") {
+  // 8 electrodes, adjacent: 40 measurements; a 4 × 4 grid: 16 outputs.
+  const fs::path npy = temp_path("h.npy"), out = temp_path("npy.h5");
+  {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (16, 40), }";
+    while ((10 + header.size() + 1) % 64) header += ' ';
+    header += '\n';
+    std::ofstream f(npy, std::ios::binary);
+    f.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t len = static_cast<uint16_t>(header.size());
+    f.write(reinterpret_cast<const char*>(&len), 2);
+    f << header;
+    for (int i = 0; i < 16 * 40; ++i) {
+      const float v = static_cast<float>(i);
+      f.write(reinterpret_cast<const char*>(&v), 4);
+    }
+  }
+  const Result r = eitstream(fmt::format("model import {} --electrodes 8 --grid 4 --scale -1 -o {}",
+                                         npy.string(), out.string()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const Model m = load_model(out);
+  CHECK(m.H(2, 3) == -83.0f);
+  CHECK(std::get<GridGeometry>(m.geometry).nx == 4);
+  const Result bad =
+      eitstream(fmt::format("model import {} --electrodes 16 -o {}", npy.string(), out.string()));
+  CHECK(bad.code != 0);
+  CHECK(contains(bad.output, "matrix is 16 × 40, expected 1024 × 208"));
+  fs::remove(npy);
+  fs::remove(out);
+}
+
+TEST_CASE("model commands report bad input with the file or argument named") {
+  const Result missing = eitstream("model info /nonexistent/model.h5");
+  CHECK(missing.code != 0);
+  CHECK(contains(missing.output, "/nonexistent/model.h5: model file not found"));
+  const Result ellipse =
+      eitstream(fmt::format("model build --mesh ellipse -o {}", temp_path("x.h5").string()));
+  CHECK(ellipse.code != 0);
+  CHECK(contains(ellipse.output, "expected ellipse:A,B"));
+  const fs::path msh = temp_path("bad.msh");
+  std::ofstream(msh) << "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1\n1 0 zero 0\n$EndNodes\n";
+  const Result bad = eitstream(
+      fmt::format("model build --mesh msh:{} -o {}", msh.string(), temp_path("x.h5").string()));
+  CHECK(bad.code != 0);
+  CHECK(contains(bad.output, "bad.msh:6: $Nodes: y 'zero': expected a number"));
+  fs::remove(msh);
+}

@@ -1,0 +1,208 @@
+// `eitstream emulate`: plays a recording or the synthetic phantom out as a device would, over
+// TCP (listening or connecting), UDP or a pseudo-terminal serial port, in eitstream's ingest
+// framing or OpenEIT's text lines, at a set rate. Every live input path can so be tested end to
+// end without hardware. Prints its endpoint ("endpoint: …") and the URI a receiver should open
+// ("receiver: …") on stdout, one line each, so scripts and tests can read an ephemeral port back.
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "command_registry.hpp"
+#include "eit/acquisition/device_link.hpp"
+#include "eit/acquisition/ingest_frame.hpp"
+#include "eit/acquisition/openeit_line_writer.hpp"
+#include "eit/pipeline/clock.hpp"
+#include "eit/recon/model_file.hpp"
+#include "emulate_feed.hpp"
+
+namespace eit::cli {
+namespace {
+
+struct EmulateArgs {
+  std::string from, to = "tcp-listen://127.0.0.1:0", format = "ingest", sample_type = "f32";
+  double fps = 0, speed = 1;
+  bool unpaced = false, loop = false;
+  uint64_t count = 0, seq_start = 0;
+  size_t frames_per_datagram = 1;
+  double wait_s = 0;
+  // The protocol the frames are sent in (the receiver's model).
+  std::string model;
+  int electrodes = 16, drive_distance = 0, measure_step = 1;
+  std::string order = "std";
+  bool measure_on_driven = false;
+  acquisition::ReplayOptions replay;
+  std::string complex_part = "real";
+  SyntheticFeedOptions synthetic;
+};
+
+void say(const std::string& line) {
+  std::fputs(line.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+recon::Protocol protocol_for(const EmulateArgs& a) {
+  if (!a.model.empty()) return recon::load_model(a.model).protocol;
+  recon::ProtocolOptions p;
+  p.n_electrodes = a.electrodes;
+  // OpenEIT devices drive opposite electrodes; the ingest default is adjacent drive.
+  p.drive_distance =
+      a.drive_distance > 0 ? a.drive_distance : (a.format == "openeit" ? a.electrodes / 2 : 1);
+  p.measure_step = a.measure_step;
+  p.order = recon::parse_measurement_order(a.order);
+  p.measure_on_driven = a.measure_on_driven;
+  return recon::make_protocol(p);
+}
+
+void run_emulate(EmulateArgs a) {
+  if (a.format != "ingest" && a.format != "openeit") {
+    throw CommandError(fmt::format("--format {}: expected ingest or openeit", a.format));
+  }
+  if (a.speed <= 0) throw CommandError(fmt::format("--speed {}: expected > 0", a.speed));
+  if (a.frames_per_datagram == 0) throw CommandError("--frames-per-datagram 0: expected >= 1");
+  const auto sample_type = acquisition::parse_ingest_sample_type(a.sample_type);
+  a.replay.recording.complex_part = acquisition::parse_complex_part(a.complex_part);
+  a.replay.loop = a.loop;
+  a.replay.fps = a.fps;
+  const recon::Protocol protocol = protocol_for(a);
+
+  auto feed = open_frame_feed(a.from, a.replay, a.synthetic, protocol, a.fps);
+  const double base_rate = a.fps > 0 ? a.fps : (feed->rate_hz() > 0 ? feed->rate_hz() : 20.0);
+  const double rate = base_rate * a.speed;
+  const size_t n = feed->n_values();
+  const uint64_t total = a.count;  // 0: until the recording ends (never when looping)
+  say(fmt::format("emulate: {}: {} values per frame, protocol {} electrodes drive {} step {} {}",
+                  feed->describe(), n, protocol.n_electrodes, protocol.options.drive_distance,
+                  protocol.options.measure_step, recon::to_string(protocol.options.order)));
+
+  auto link = acquisition::open_device_link(a.to);
+  say(fmt::format("endpoint: {}", link->endpoint()));
+  say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
+  say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
+                  a.unpaced ? std::string("unpaced") : fmt::format("{:.6g} frames/s", rate),
+                  total == 0 ? std::string(a.loop || a.from == "synthetic" ? "endless" : "all")
+                             : std::to_string(total),
+                  a.loop ? " (looping)" : ""));
+  const auto wait_step = std::chrono::milliseconds(200);
+  const auto wait_until = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(a.wait_s * 1000));
+  bool told = false;
+  while (!link->wait_for_receiver(wait_step)) {
+    if (!told) say(fmt::format("emulate: waiting for a receiver on {}", link->describe()));
+    told = true;
+    if (a.wait_s > 0 && std::chrono::steady_clock::now() >= wait_until) {
+      throw CommandError(fmt::format("{}: no receiver within {} s", link->describe(), a.wait_s));
+    }
+  }
+  say("emulate: sending");
+
+  std::vector<float> values(n);
+  const size_t frame_bytes = a.format == "ingest" ? acquisition::ingest_frame_size(sample_type, n)
+                                                  : acquisition::openeit_line_capacity(n);
+  const bool datagrams = a.to.rfind("udp://", 0) == 0;
+  const size_t per_message = datagrams ? a.frames_per_datagram : 1;
+  std::vector<uint8_t> message(frame_bytes * per_message);
+  size_t message_len = 0, in_message = 0;
+  uint64_t sent = 0;
+  const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / rate));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_report = t0;
+  for (uint64_t i = 0; total == 0 || i < total; ++i) {
+    if (!feed->next(values)) break;
+    if (!a.unpaced) std::this_thread::sleep_until(t0 + period * static_cast<int64_t>(i));
+    const uint64_t seq = a.seq_start + i;
+    std::span<uint8_t> out(message.data() + message_len, frame_bytes);
+    size_t len = 0;
+    if (a.format == "ingest") {
+      len = acquisition::encode_ingest_frame(out, sample_type, seq, pipeline::now_ns(), values);
+    } else {
+      len = acquisition::format_openeit_line(values,
+                                             {reinterpret_cast<char*>(out.data()), out.size()});
+    }
+    message_len += len;
+    if (++in_message == per_message) {
+      link->send({message.data(), message_len});
+      message_len = in_message = 0;
+    }
+    ++sent;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_report >= std::chrono::seconds(5)) {
+      last_report = now;
+      std::fprintf(stderr, "emulate: %llu frames sent, %llu dropped with no receiver\n",
+                   static_cast<unsigned long long>(sent),
+                   static_cast<unsigned long long>(link->dropped()));
+    }
+  }
+  if (in_message > 0) link->send({message.data(), message_len});
+  const bool drained = link->drain(std::chrono::seconds(5));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  say(
+      fmt::format("emulate: done: {} frames encoded, {} sends dropped with no receiver, {} "
+                  "disconnects, {} unreadable frames, {:.3f} s{}",
+                  sent, link->dropped(), link->disconnects(), feed->bad_frames(), secs,
+                  drained ? "" : " (the receiver did not read everything)"));
+}
+
+const RegisterCommand kEmulate{
+    70, [](CLI::App& app) {
+      auto args = std::make_shared<EmulateArgs>();
+      auto* cmd = app.add_subcommand("emulate",
+                                     "Play a recording or the synthetic phantom out as a device: "
+                                     "over TCP, UDP or a pty serial "
+                                     "port, in ingest framing or OpenEIT lines");
+      cmd->add_option("--from", args->from, "Recording file, or 'synthetic' for the FEM phantom")
+          ->required();
+      cmd->add_option(
+             "--to", args->to,
+             "tcp-listen://HOST:PORT (port 0: ephemeral), tcp://HOST:PORT, udp://HOST:PORT, "
+             "pty, file://PATH")
+          ->capture_default_str();
+      cmd->add_option("--format", args->format, "ingest | openeit")->capture_default_str();
+      cmd->add_option("--sample-type", args->sample_type,
+                      "Ingest samples: f32 f64 i16 i32 complex64")
+          ->capture_default_str();
+      cmd->add_option("--fps", args->fps, "Frames per second (0: the recording's rate, else 20)");
+      cmd->add_option("--speed", args->speed, "Multiply the rate by this")->capture_default_str();
+      cmd->add_flag("--unpaced", args->unpaced, "As fast as the link takes them");
+      cmd->add_option("--count", args->count, "Frames to send (0: the recording once, or endless)");
+      cmd->add_flag("--loop", args->loop, "Start the recording over at its end");
+      cmd->add_option("--seq-start", args->seq_start, "First ingest sequence number");
+      cmd->add_option("--frames-per-datagram", args->frames_per_datagram,
+                      "UDP: frames per datagram")
+          ->capture_default_str();
+      cmd->add_option("--wait-s", args->wait_s, "Give up when no receiver comes (0: wait forever)");
+      cmd->add_option("--model", args->model, "Model file whose protocol fixes the frame order");
+      cmd->add_option("--electrodes", args->electrodes, "Protocol: electrodes")
+          ->capture_default_str();
+      cmd->add_option("--drive-distance", args->drive_distance,
+                      "Protocol: drive distance (default 1; n/2 with --format openeit)");
+      cmd->add_option("--measure-step", args->measure_step, "Protocol: measurement step")
+          ->capture_default_str();
+      cmd->add_option("--order", args->order, "Protocol: std | rotate_meas")->capture_default_str();
+      cmd->add_flag("--measure-on-driven", args->measure_on_driven,
+                    "Protocol: keep pairs touching a driven electrode");
+      cmd->add_option("--recording-format", args->replay.recording.format,
+                      "draeger get mat openeit f32 f64 csv npy (default: detect)");
+      cmd->add_option("--variable", args->replay.recording.variable,
+                      ".mat variable holding the frames");
+      cmd->add_option("--values-per-frame", args->replay.recording.values_per_frame,
+                      "Raw files: values");
+      cmd->add_option("--layout", args->replay.recording.layout,
+                      "Device layout override (see docs)");
+      cmd->add_option("--complex", args->complex_part, "real | imag | magnitude")
+          ->capture_default_str();
+      cmd->add_flag("--invert", args->replay.recording.invert, "Flip the recording's polarity");
+      cmd->add_option("--h0", args->synthetic.h0, "Synthetic: mesh size")->capture_default_str();
+      cmd->add_option("--snr", args->synthetic.snr_db, "Synthetic: SNR in dB")
+          ->capture_default_str();
+      cmd->add_option("--seed", args->synthetic.seed, "Synthetic: noise seed")
+          ->capture_default_str();
+      cmd->callback([args] { run_emulate(*args); });
+    }};
+
+}  // namespace
+}  // namespace eit::cli

@@ -1,0 +1,251 @@
+// `eitstream model build|info|import`: make, inspect and import reconstruction models.
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+#include "eit/recon/back_projection.hpp"
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/greit.hpp"
+#include "eit/recon/jac.hpp"
+#include "eit/recon/matrix_import.hpp"
+#include "eit/recon/model_file.hpp"
+#include "mesh_source.hpp"
+#include "model_summary.hpp"
+
+namespace eit::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct ProtocolArgs {
+  recon::ProtocolOptions options;
+  std::string order = "std";
+  CLI::Option* electrodes = nullptr;
+
+  void add(CLI::App* cmd) {
+    electrodes = cmd->add_option("--electrodes", options.n_electrodes, "Number of electrodes")
+                     ->capture_default_str();
+    cmd->add_option("--drive-distance", options.drive_distance,
+                    "Drive pair distance (1 adjacent, N/2 opposite)")
+        ->capture_default_str();
+    cmd->add_option("--measure-step", options.measure_step, "Distance of the measuring pair")
+        ->capture_default_str();
+    cmd->add_option("--order", order, "Measurement order")
+        ->check(CLI::IsMember({"std", "rotate_meas"}))
+        ->capture_default_str();
+    cmd->add_flag("--measure-on-driven", options.measure_on_driven,
+                  "Keep measurements on driven electrodes");
+  }
+  recon::Protocol make(int n_electrodes) {
+    options.n_electrodes = n_electrodes;
+    options.order = recon::parse_measurement_order(order);
+    return recon::make_protocol(options);
+  }
+};
+
+struct BuildArgs {
+  MeshSourceOptions mesh;
+  ProtocolArgs protocol;
+  std::string electrode_model = "point";
+  double contact_impedance = 0.01;
+  double electrode_width = 0.1;
+  std::string algorithm = "greit";
+  std::string prior = "kotre", weight = "none";
+  double p = 0.2, lambda = 0.01, s = 20.0, ratio = 0.1;
+  int grid = 32;
+  bool jac_normalized = false, normalize = false;
+  CLI::Option *p_opt = nullptr, *lambda_opt = nullptr;
+  std::string output;
+};
+
+struct ImportArgs {
+  std::string file, variable, output, mesh_spec, output_on = "elements";
+  ProtocolArgs protocol;
+  bool unpack = false, no_unpack = false, normalize = false;
+  int grid = 32;
+  double h0 = 0.1, scale = 1.0;
+};
+
+// The mesh's electrodes fix N for imported meshes; an explicit --electrodes must agree.
+int electrode_count(const recon::Mesh& mesh, ProtocolArgs& protocol) {
+  if (*protocol.electrodes && protocol.options.n_electrodes != mesh.n_electrodes())
+    throw std::invalid_argument(fmt::format("--electrodes {} but the mesh has {} electrodes",
+                                            protocol.options.n_electrodes, mesh.n_electrodes()));
+  return mesh.n_electrodes();
+}
+
+void run_build(BuildArgs& a) {
+  const auto start = Clock::now();
+  const bool complete = a.electrode_model == "complete";
+  a.mesh.electrode_width = complete ? a.electrode_width : 0.0;
+  a.mesh.n_electrodes = a.protocol.options.n_electrodes;
+  auto t = Clock::now();
+  const recon::Mesh mesh = load_mesh_source(a.mesh);
+  fmt::print("mesh        {:9.2f} ms  {} nodes, {} triangles, {} electrodes ({})\n", ms_since(t),
+             mesh.n_nodes(), mesh.n_elems(), mesh.n_electrodes(), a.mesh.spec);
+  const recon::Protocol protocol = a.protocol.make(electrode_count(mesh, a.protocol));
+
+  recon::ForwardOptions fo;
+  fo.electrodes = complete ? recon::ForwardOptions::Electrodes::kComplete
+                           : recon::ForwardOptions::Electrodes::kPoint;
+  fo.contact_impedance = a.contact_impedance;
+  fo.electrode_width = a.electrode_width;
+  t = Clock::now();
+  recon::ForwardModel forward(mesh, protocol, fo);
+  const Eigen::VectorXd v0 = forward.solve();
+  fmt::print("forward     {:9.2f} ms  {} measurements, {} electrode model\n", ms_since(t),
+             v0.size(), a.electrode_model);
+  t = Clock::now();
+  forward.jacobian();
+  fmt::print("jacobian    {:9.2f} ms\n", ms_since(t));
+
+  t = Clock::now();
+  recon::ReconstructionMatrix rm;
+  if (a.algorithm == "jac") {
+    recon::JacOptions o;
+    o.prior = recon::parse_jac_prior(a.prior);
+    if (*a.p_opt) o.p = a.p;
+    if (*a.lambda_opt) o.lambda = a.lambda;
+    o.jac_normalized = a.jac_normalized;
+    o.normalize = a.normalize;
+    rm = recon::build_jac(forward, o);
+  } else if (a.algorithm == "bp") {
+    recon::BpOptions o;
+    o.weight = recon::parse_bp_weight(a.weight);
+    o.normalize = a.normalize;
+    rm = recon::build_bp(forward, o);
+  } else {
+    recon::GreitOptions o;
+    o.n = a.grid;
+    o.s = a.s;
+    o.ratio = a.ratio;
+    if (*a.p_opt) o.p = a.p;
+    if (*a.lambda_opt) o.lambda = a.lambda;
+    o.jac_normalized = a.jac_normalized;
+    o.normalize = a.normalize;
+    rm = recon::build_greit(forward, o);
+  }
+  fmt::print("matrix      {:9.2f} ms  {} H {} × {}\n", ms_since(t), a.algorithm, rm.H.rows(),
+             rm.H.cols());
+  t = Clock::now();
+  recon::save_model(a.output, rm.model);
+  fmt::print("save        {:9.2f} ms  {}\n", ms_since(t), a.output);
+  fmt::print("total       {:9.2f} ms\n\n", ms_since(start));
+  print_model_summary(stdout, rm.model, a.output);
+}
+
+void run_import(ImportArgs& a) {
+  if (a.unpack && a.no_unpack)
+    throw std::invalid_argument("--unpack-eidors-symmetry and --no-unpack exclude each other");
+  recon::MatrixImportOptions o;
+  o.file = a.file;
+  o.variable = a.variable;
+  o.unpack = a.unpack      ? recon::MatrixImportOptions::Unpack::kYes
+             : a.no_unpack ? recon::MatrixImportOptions::Unpack::kNo
+                           : recon::MatrixImportOptions::Unpack::kAuto;
+  o.normalize = a.normalize;
+  o.scale = a.scale;
+  int n_el = a.protocol.options.n_electrodes;
+  if (!a.mesh_spec.empty()) {
+    const recon::Mesh mesh = load_mesh_source({a.mesh_spec, n_el, a.h0, 0.0});
+    n_el = electrode_count(mesh, a.protocol);
+    recon::MeshGeometry g;
+    g.nodes = mesh.nodes;
+    g.elements = mesh.elements;
+    g.electrode_nodes = mesh.electrode_nodes;
+    g.output_on = a.output_on == "nodes" ? recon::MeshGeometry::OutputOn::kNodes
+                                         : recon::MeshGeometry::OutputOn::kElements;
+    o.geometry = g;
+  } else {
+    o.geometry = recon::centred_disc_grid(a.grid);
+  }
+  a.protocol.make(n_el);
+  o.protocol = a.protocol.options;
+  const auto t = Clock::now();
+  recon::Model model = recon::import_matrix(o);
+  recon::save_model(a.output, model);
+  fmt::print("import      {:9.2f} ms  {} → {}\n\n", ms_since(t), a.file, a.output);
+  print_model_summary(stdout, model, a.output);
+}
+
+void attach(CLI::App& app) {
+  auto* model = app.add_subcommand("model", "Build, inspect and import reconstruction models");
+  model->require_subcommand(1);
+
+  auto b = std::make_shared<BuildArgs>();
+  auto* build = model->add_subcommand(
+      "build", "Mesh → forward model → Jacobian → reconstruction matrix → Model file (.h5)");
+  build
+      ->add_option("--mesh", b->mesh.spec,
+                   "circle[:R] | ellipse:A,B | polygon:FILE | csv:DIR | msh:FILE")
+      ->capture_default_str();
+  build->add_option("--h0", b->mesh.h0, "Target edge length of generated meshes")
+      ->capture_default_str();
+  b->protocol.add(build);
+  build->add_option("--electrode-model", b->electrode_model, "point | complete")
+      ->check(CLI::IsMember({"point", "complete"}))
+      ->capture_default_str();
+  build->add_option("--contact-impedance", b->contact_impedance, "CEM contact impedance z")
+      ->capture_default_str();
+  build->add_option("--electrode-width", b->electrode_width, "CEM electrode width (arc length)")
+      ->capture_default_str();
+  build->add_option("--algorithm", b->algorithm, "jac | bp | greit")
+      ->check(CLI::IsMember({"jac", "bp", "greit"}))
+      ->capture_default_str();
+  build->add_option("--prior", b->prior, "JAC prior: kotre | tikhonov | lm | noser | laplacian")
+      ->capture_default_str();
+  b->p_opt = build->add_option("--p", b->p, "Prior exponent (JAC kotre, GREIT); default 0.2");
+  b->lambda_opt = build->add_option("--lambda", b->lambda,
+                                    "Regularisation (default: JAC 0.001, GREIT 0.01, pyEIT's)");
+  build->add_option("--grid", b->grid, "GREIT grid size n (n × n)")->capture_default_str();
+  build->add_option("--s", b->s, "GREIT sigmoid slope")->capture_default_str();
+  build->add_option("--ratio", b->ratio, "GREIT weight radius ratio")->capture_default_str();
+  build->add_option("--weight", b->weight, "BP weight: none | simple")->capture_default_str();
+  build->add_flag("--jac-normalized", b->jac_normalized, "Build from J / |v0|");
+  build->add_flag("--normalize", b->normalize, "Images from (v − v_ref) / |v_ref|");
+  build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
+  build->callback([b] { run_build(*b); });
+
+  auto* info = model->add_subcommand("info", "Describe a Model file");
+  auto file = std::make_shared<std::string>();
+  info->add_option("FILE", *file, "Model file (.h5)")->required();
+  info->callback([file] {
+    const recon::Model m = recon::load_model(*file);
+    print_model_summary(stdout, m, *file);
+  });
+
+  auto im = std::make_shared<ImportArgs>();
+  auto* imp = model->add_subcommand(
+      "import", "Turn a matrix from .npy or MATLAB .mat (e.g. EIDORS GREIT) into a Model file");
+  imp->add_option("FILE", im->file, "Matrix file (.npy or .mat)")->required();
+  imp->add_option("--variable", im->variable, ".mat variable (default: the only numeric one)");
+  imp->add_flag("--unpack-eidors-symmetry", im->unpack,
+                "Expand EIDORS' 16-fold symmetry packing (automatic for a 104 × 120 matrix)");
+  imp->add_flag("--no-unpack", im->no_unpack, "Never unpack, even a 104 × 120 matrix");
+  imp->add_option("--grid", im->grid, "Rows are an n × n grid of pixel centres over [-1,1]²")
+      ->capture_default_str();
+  imp->add_option("--mesh", im->mesh_spec, "Rows are this mesh's elements or nodes (see build)");
+  imp->add_option("--h0", im->h0, "Edge length when --mesh generates")->capture_default_str();
+  imp->add_option("--output-on", im->output_on, "elements | nodes (with --mesh)")
+      ->check(CLI::IsMember({"elements", "nodes"}))
+      ->capture_default_str();
+  im->protocol.add(imp);
+  imp->add_flag("--normalize", im->normalize, "Images from (v − v_ref) / |v_ref|");
+  imp->add_option("--scale", im->scale, "Multiply the matrix (−1 for pyEIT's ds = −H·dv)")
+      ->capture_default_str();
+  imp->add_option("-o,--output", im->output, "Model file to write (.h5)")->required();
+  imp->callback([im] { run_import(*im); });
+}
+
+const RegisterCommand kModel{20, attach};
+
+}  // namespace
+}  // namespace eit::cli

@@ -1,0 +1,80 @@
+// Frame feeds for emulate: a Source read as fast as it gives frames — the ReplaySource of a
+// recording (unpaced, looping when asked) or the SyntheticPhantomSource (unpaced).
+#include "emulate_feed.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "eit/acquisition/synthetic_phantom.hpp"
+#include "eit/pipeline/frame.hpp"
+#include "eit/recon/mesh_generator.hpp"
+
+namespace eit::cli {
+namespace {
+
+class SourceFeed final : public FrameFeed {
+ public:
+  SourceFeed(std::unique_ptr<acquisition::Source> source, double rate_hz)
+      : source_(std::move(source)), rate_hz_(rate_hz), values_(source_->n_values()) {
+    slot_.values = values_.data();
+  }
+  std::string describe() const override { return source_->describe(); }
+  size_t n_values() const noexcept override { return values_.size(); }
+  double rate_hz() const noexcept override { return rate_hz_; }
+  uint64_t bad_frames() const override { return source_->stats().bad_frames; }
+  bool next(std::span<float> out) override {
+    for (;;) {
+      switch (source_->read(slot_, std::chrono::milliseconds(1000))) {
+        case acquisition::ReadStatus::kFrame:
+          std::copy(values_.begin(), values_.end(), out.begin());
+          return true;
+        case acquisition::ReadStatus::kTimeout:
+          continue;
+        case acquisition::ReadStatus::kEnd:
+        case acquisition::ReadStatus::kStopped:
+          return false;
+      }
+    }
+  }
+
+ private:
+  std::unique_ptr<acquisition::Source> source_;
+  double rate_hz_;
+  std::vector<float> values_;
+  pipeline::FrameSlot slot_;
+};
+
+std::unique_ptr<acquisition::Source> synthetic_source(const recon::Protocol& protocol,
+                                                      const SyntheticFeedOptions& o,
+                                                      double rate_hz) {
+  acquisition::PhantomOptions p;
+  p.rate_hz = 0;  // emulate paces
+  p.snr_db = o.snr_db;
+  p.seed = o.seed;
+  p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate_hz)));
+  const auto mesh = recon::generate_mesh(
+      {.outline = recon::CircleOutline{}, .n_electrodes = protocol.n_electrodes, .h0 = o.h0});
+  return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, protocol, p);
+}
+
+}  // namespace
+
+std::unique_ptr<FrameFeed> open_frame_feed(const std::string& from,
+                                           const acquisition::ReplayOptions& replay,
+                                           const SyntheticFeedOptions& synthetic,
+                                           const recon::Protocol& protocol, double played_rate_hz) {
+  if (from == "synthetic") {
+    const double rate = played_rate_hz > 0 ? played_rate_hz : 50.0;
+    return std::make_unique<SourceFeed>(synthetic_source(protocol, synthetic, rate), 0.0);
+  }
+  acquisition::ReplayOptions unpaced = replay;
+  unpaced.unpaced = true;
+  auto source = acquisition::open_replay(from, unpaced, protocol);
+  const double rate = source->recorded_rate_hz();
+  return std::make_unique<SourceFeed>(std::move(source), rate);
+}
+
+}  // namespace eit::cli

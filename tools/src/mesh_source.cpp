@@ -1,0 +1,91 @@
+#include "mesh_source.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "eit/recon/mesh_generator.hpp"
+#include "eit/recon/mesh_io.hpp"
+#include "eit/recon/msh_reader.hpp"
+
+namespace eit::cli {
+namespace {
+
+double parse_number(const std::string& text, const std::string& what) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw std::invalid_argument(fmt::format("{}: '{}' is not a number", what, text));
+  return v;
+}
+
+recon::PolygonOutline read_polygon(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument(fmt::format("--mesh polygon:{}: cannot open file", file));
+  recon::PolygonOutline out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    for (char& c : line)
+      if (c == ',' || c == ';' || c == '\t' || c == '\r') c = ' ';
+    std::istringstream fields(line);
+    std::string xs, ys, extra;
+    if (!(fields >> xs)) continue;
+    if (!(fields >> ys) || (fields >> extra))
+      throw std::invalid_argument(
+          fmt::format("{}:{}: expected two numbers \"x,y\", found '{}'", file, n, line));
+    const std::string where = fmt::format("{}:{}", file, n);
+    out.points.emplace_back(parse_number(xs, where + ": x"), parse_number(ys, where + ": y"));
+  }
+  return out;
+}
+
+}  // namespace
+
+recon::Mesh load_mesh_source(const MeshSourceOptions& o) {
+  const auto colon = o.spec.find(':');
+  const std::string kind = o.spec.substr(0, colon);
+  const std::string arg = colon == std::string::npos ? "" : o.spec.substr(colon + 1);
+  recon::MeshOptions mesh;
+  mesh.n_electrodes = o.n_electrodes;
+  mesh.h0 = o.h0;
+  mesh.electrode_width = o.electrode_width;
+  if (kind == "circle") {
+    mesh.outline = recon::CircleOutline{arg.empty() ? 1.0 : parse_number(arg, "--mesh circle:R")};
+    return recon::generate_mesh(mesh);
+  }
+  if (kind == "ellipse") {
+    const auto comma = arg.find(',');
+    if (comma == std::string::npos)
+      throw std::invalid_argument(
+          fmt::format("--mesh '{}': expected ellipse:A,B (semi-axes along x and y)", o.spec));
+    mesh.outline = recon::EllipseOutline{parse_number(arg.substr(0, comma), "--mesh ellipse A"),
+                                         parse_number(arg.substr(comma + 1), "--mesh ellipse B")};
+    return recon::generate_mesh(mesh);
+  }
+  if (kind == "polygon" && !arg.empty()) {
+    mesh.outline = read_polygon(arg);
+    return recon::generate_mesh(mesh);
+  }
+  if (kind == "csv" && !arg.empty()) return recon::load_mesh_csv_folder(arg);
+  if (kind == "msh" && !arg.empty()) {
+    // Electrodes from physical groups when the file has them, else N at pyEIT's angles.
+    try {
+      return recon::read_msh(arg, {.n_electrodes = 0});
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()).find("no electrodes") == std::string::npos) throw;
+    }
+    return recon::read_msh(arg, {.n_electrodes = o.n_electrodes});
+  }
+  throw std::invalid_argument(fmt::format(
+      "--mesh '{}': expected circle[:R], ellipse:A,B, polygon:FILE, csv:DIR or msh:FILE", o.spec));
+}
+
+}  // namespace eit::cli

@@ -1,0 +1,74 @@
+#include "model_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace eit::cli {
+
+void print_model_summary(std::FILE* out, const recon::Model& m, const std::string& file) {
+  fmt::print(out, "model      {}\n", file);
+  fmt::print(out, "id         {}\n", m.id.empty() ? "(not saved yet)" : m.id);
+  fmt::print(out, "algorithm  {}\n", m.algorithm);
+  fmt::print(out, "parameters {}\n", m.parameters_json.empty() ? "{}" : m.parameters_json);
+  fmt::print(out, "normalize  {}\n", m.normalize ? "yes (dv / |v_ref|)" : "no");
+
+  double lo = 0, hi = 0, sum_abs = 0, sum_sq = 0;
+  size_t zero_rows = 0;
+  for (Eigen::Index i = 0; i < m.H.rows(); ++i) {
+    bool all_zero = true;
+    for (Eigen::Index j = 0; j < m.H.cols(); ++j) {
+      const double v = m.H(i, j);
+      if (i == 0 && j == 0) lo = hi = v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum_abs += std::abs(v);
+      sum_sq += v * v;
+      all_zero = all_zero && v == 0;
+    }
+    zero_rows += all_zero;
+  }
+  const double n = static_cast<double>(std::max<Eigen::Index>(m.H.size(), 1));
+  fmt::print(out, "H          {} × {} float32 ({:.1f} KiB)\n", m.H.rows(), m.H.cols(),
+             static_cast<double>(m.H.size()) * 4 / 1024);
+  fmt::print(out, "H stats    min {:.6g}  max {:.6g}  mean|H| {:.6g}  ‖H‖F {:.6g}  zero rows {}\n",
+             lo, hi, sum_abs / n, std::sqrt(sum_sq), zero_rows);
+  if (m.v_ref.size() > 0) {
+    double vlo = m.v_ref[0], vhi = m.v_ref[0];  // plain loop: Eigen's AVX-512 minCoeff trips GCC 12
+    for (double v : m.v_ref) {
+      vlo = std::min(vlo, v);
+      vhi = std::max(vhi, v);
+    }
+    fmt::print(out, "v_ref      {} values, min {:.6g}, max {:.6g}\n", m.v_ref.size(), vlo, vhi);
+  } else
+    fmt::print(out, "v_ref      none (captured from the stream)\n");
+
+  const recon::Protocol& p = m.protocol;
+  fmt::print(out,
+             "protocol   {} electrodes, drive distance {}, measure step {}, order {}, "
+             "{}measure on driven; {} drives, {} measurements\n",
+             p.n_electrodes, p.options.drive_distance, p.options.measure_step,
+             recon::to_string(p.options.order), p.options.measure_on_driven ? "" : "no ",
+             p.drives.size(), p.measurements.size());
+  if (!p.measurements.empty()) {
+    const auto& first = p.measurements.front();
+    const auto& d = p.drives[static_cast<size_t>(first.drive)];
+    fmt::print(out, "           first: drive {}→{}, v = u{} − u{}\n", d.source, d.sink,
+               first.positive, first.negative);
+  }
+  if (const auto* g = std::get_if<recon::MeshGeometry>(&m.geometry)) {
+    fmt::print(out, "geometry   mesh: {} nodes, {} triangles, {} electrode nodes, output on {}\n",
+               g->nodes.rows(), g->elements.rows(), g->electrode_nodes.size(),
+               g->output_on == recon::MeshGeometry::OutputOn::kElements ? "elements" : "nodes");
+  } else {
+    const auto& grid = std::get<recon::GridGeometry>(m.geometry);
+    const auto masked = std::count(grid.mask.begin(), grid.mask.end(), uint8_t{1});
+    fmt::print(out,
+               "geometry   grid: {} × {} (nx × ny), first pixel ({:.6g}, {:.6g}), step ({:.6g}, "
+               "{:.6g}), {} of {} pixels masked\n",
+               grid.nx, grid.ny, grid.x0, grid.y0, grid.dx, grid.dy, masked, grid.mask.size());
+  }
+}
+
+}  // namespace eit::cli

@@ -1,0 +1,15 @@
+#include "eit/acquisition/replay_source.hpp"
+#include "run_sources.hpp"
+
+namespace eit::cli {
+
+std::unique_ptr<acquisition::Source> open_replay_file(const std::string& path, double fps,
+                                                      bool loop, const recon::Protocol& protocol) {
+  acquisition::ReplayOptions o;
+  if (fps > 0) o.fps = fps;
+  o.unpaced = fps == 0;
+  o.loop = loop;
+  return acquisition::open_recording(path, o, protocol);
+}
+
+}  // namespace eit::cli
