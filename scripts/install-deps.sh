@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 debs=(
-  build-essential cmake pkg-config ninja-build clang
+  build-essential cmake pkg-config ninja-build clang libclang-rt-dev
   libboost-dev libzmq3-dev cppzmq-dev libeigen3-dev libfmt-dev doctest-dev
   libhdf5-dev libcli11-dev libmatio-dev libgmsh-dev nlohmann-json3-dev
   python3-numpy
