@@ -86,6 +86,16 @@ hdr = b"MATLAB 5.0 MAT-file, eitstream fuzz seed".ljust(116, b" ") + b"\0" * 8 +
 put("fuzz_mat", "double.mat", hdr + matrix("v", 6, 9, "d", [float(i) for i in range(512)]))
 put("fuzz_mat", "complex.mat", hdr + matrix("v_rotate", 7, 7, "f", [float(i) for i in range(256)], [0.5] * 256))
 put("fuzz_mat", "int16.mat", hdr + matrix("zc", 10, 3, "h", list(range(256))) + matrix("h", 6, 9, "d", [1.0] * 256))
+# Ingest framing, 8 values: two frames (f32, i16) around garbage, a wrong count, a false magic.
+import zlib
+def ingest(seq, stype, fmt, values):
+    payload = struct.pack("<%d%s" % (len(values), fmt), *values)
+    head = struct.pack("<4sBBHQqIHHI", b"EITF", 1, stype, 40, seq, 0, len(values), 0, 0,
+                       zlib.crc32(payload))
+    return head + struct.pack("<I", zlib.crc32(head)) + payload
+f1 = ingest(1, 1, "f", [float(i) for i in range(8)])
+f2 = ingest(2, 3, "h", list(range(-4, 4)))
+put("fuzz_ingest", "mixed", chunks + b"boot\r\nEI" + f1 + b"EITFxx" + ingest(3, 1, "f", [1.0] * 7) + f2)
 PY
 
 status=0

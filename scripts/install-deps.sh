@@ -9,6 +9,7 @@ debs=(
   libboost-dev libzmq3-dev cppzmq-dev libeigen3-dev libfmt-dev doctest-dev
   libhdf5-dev libcli11-dev libmatio-dev libgmsh-dev nlohmann-json3-dev
   python3-numpy
+  librsvg2-bin
 )
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

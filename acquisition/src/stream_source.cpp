@@ -78,16 +78,20 @@ bool StreamSource::accept(pipeline::FrameSlot& slot) noexcept {
       if (s > next_seq_) {
         add(seq_gaps_, s - next_seq_);
         slot.flags |= pipeline::kFlagGapBefore;
-      } else if (after_reconnect_ || next_seq_ - s > options_.restart_window) {
+      } else if (after_reconnect_ || next_seq_ - s > options_.restart_window ||
+                 (late_run_ + 1 >= options_.restart_run && s == last_late_ + 1)) {
         restart_from_.store(next_seq_, std::memory_order_relaxed);
         restart_to_.store(s, std::memory_order_relaxed);
         add(restarts_, 1);
         slot.flags |= pipeline::kFlagGapBefore;
       } else {
         add(reordered_, 1);  // late: its place in the stream has passed
+        late_run_ = (late_run_ > 0 && s == last_late_ + 1) ? late_run_ + 1 : 1;
+        last_late_ = s;
         return false;
       }
     }
+    late_run_ = 0;
     have_seq_ = true;
     next_seq_ = s + 1;
   } else {

@@ -146,6 +146,23 @@ TEST_CASE("udp source counts a dropped and a swapped datagram by seq") {
   CHECK(st.frames == 8);
 }
 
+TEST_CASE("udp device that restarts its seq is followed after a short run of late frames") {
+  auto source = open_live_source("udp://127.0.0.1:0", {}, eit::test::adjacent16());
+  auto link = open_device_link(std::string("udp://") + source->endpoint());
+  for (uint64_t s = 0; s < 20; ++s) link->send(ingest(s));
+  for (uint64_t s = 0; s < 10; ++s) link->send(ingest(s));  // restarted: 0, 1, 2, 3, …
+  const auto got = read_frames(*source, 27, std::chrono::seconds(3));
+  REQUIRE(got.size() == 27);
+  CHECK(got[19].seq == 19);
+  CHECK(got[20].seq == 3);  // 0, 1, 2 were taken for late frames; 3 shows the restart
+  CHECK((got[20].flags & eit::pipeline::kFlagGapBefore) != 0);
+  CHECK(got[26].seq == 9);
+  CHECK(got[26].values == test_frame(9, kN));
+  CHECK(source->stats().reordered == 3);
+  CHECK(source->seq_restarts() == 1);
+  CHECK(source->stats().last_error.find("restarted") != std::string::npos);
+}
+
 TEST_CASE("udp datagram carrying several frames delivers each of them") {
   auto source = open_live_source("udp://127.0.0.1:0", {}, eit::test::adjacent16());
   auto link = open_device_link(std::string("udp://") + source->endpoint());

@@ -1,5 +1,6 @@
 // Drives the real `eitstream model` binary (EITSTREAM_BIN) and checks what it writes.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
@@ -145,6 +146,30 @@ TEST_CASE("model build meshes a polygon outline file and builds back-projection 
   const Result i = eitstream(fmt::format("model info {}", out.string()));
   CHECK(contains(i.output, "output on nodes"));
   fs::remove(outline);
+  fs::remove(out);
+}
+
+TEST_CASE("model build reads a Gmsh .msh file with its electrode groups") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("model build msh", "built without Gmsh");
+    return;
+  }
+  MeshOptions o;
+  o.h0 = 0.15;
+  o.save_msh = temp_path("circle.msh");
+  const Mesh mesh = generate_mesh(o);
+  const fs::path out = temp_path("msh.h5");
+  const Result b = eitstream(fmt::format("model build --mesh msh:{} --algorithm jac -o {}",
+                                         o.save_msh.string(), out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  const Model m = load_model(out);
+  const auto& g = std::get<MeshGeometry>(m.geometry);
+  CHECK(g.elements.rows() == mesh.n_elems());
+  CHECK(m.H.rows() == mesh.n_elems());
+  REQUIRE(g.electrode_nodes.size() == 16);
+  CHECK(g.nodes(g.electrode_nodes[4], 1) == doctest::Approx(1.0));  // electrode 4 at the top
+  fs::remove(o.save_msh);
   fs::remove(out);
 }
 

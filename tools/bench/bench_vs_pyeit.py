@@ -81,8 +81,10 @@ def time_loop(algorithm, solver, frames, pub, topic, rate):
     for i, v in enumerate(frames):
         if period:
             due = start + i * period
+            # Sleep until due, as a loop waiting for its device would block (no spinning: eitstream's
+            # stages do not spin while idle either).
             while (left := due - time.perf_counter_ns()) > 0:
-                time.sleep(left * 1e-9 if left > 200_000 else 0)
+                time.sleep(left * 1e-9)
         t0 = time.perf_counter_ns()
         ds = solver.solve(v, v0, normalize=True)
         img = np.ascontiguousarray(np.real(ds), dtype=np.float32)

@@ -343,9 +343,11 @@ static const eit::cli::RegisterCommand kBench{
           "as\n"
           "latency, never as a slower schedule. Stage intervals are differences of consecutive "
           "stamps\n"
-          "(scheduled, received, enqueued, dequeued, submitted, done, published, sent, subscribed) "
-          "and\n"
-          "add up per frame to the end-to-end latency. Example:\n"
+          "(scheduled, received, enqueued, dequeued, submitted, done, published, subscribed) and "
+          "add\n"
+          "up per frame to the end-to-end latency; 'sent' (the send call returned) is reported on "
+          "the\n"
+          "side. Method and results: docs/benchmarks.md. Example:\n"
           "  eitstream bench --rate 50,1000,max --size 1024x208 --transport inproc,ipc,tcp \\\n"
           "                  --frames 5000 --json bench.json --svg bench.svg");
       cmd->add_option("--rate", args->rates, "Offered rates, frames/s or 'max' (comma-separated)")

@@ -15,6 +15,7 @@
 
 #include "command_registry.hpp"
 #include "default_setup.hpp"
+#include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/synthetic_phantom.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"

@@ -96,8 +96,8 @@ std::string format_comparison(const BenchReport& report) {
     const double our_fps =
         ext.max_run_index < report.runs.size() ? report.runs[ext.max_run_index].delivered_fps : 0;
     out += fmt::format("  {:<28} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f}\n",
-                       fmt::format("eitstream (run {}, {}x{})", ext.run_index + 1, run.config.n_out,
-                                   run.config.n_meas),
+                       fmt::format("eitstream (runs {}+{}, {}x{})", ext.run_index + 1,
+                                   ext.max_run_index + 1, run.config.n_out, run.config.n_meas),
                        p(ours, "p50") * 1e-3, p(ours, "p99") * 1e-3, ours.mean_ns * 1e-3, our_fps);
     out += fmt::format(
         "  {:<28} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.0f}   {} · {} · {}\n",

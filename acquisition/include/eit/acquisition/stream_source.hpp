@@ -5,9 +5,10 @@
 // flagging the frame after a gap with kFlagGapBefore, dropping and counting frames that arrive
 // out of order) or numbers frames itself when it does not.
 //
-// A seq that goes back right after a reconnect, or by more than restart_window, is taken as the
-// device having restarted (counted in seq_restarts and reported in last_error), not as
-// reordering.
+// A seq that goes back right after a reconnect, or by more than restart_window, or a run of
+// restart_run late frames numbered one after the other (a UDP device that restarted: the first
+// restart_run − 1 of them are dropped as late) is taken as the device having restarted
+// (counted in seq_restarts, reported in last_error), not as reordering.
 //
 // Owns the transport, the decoder and one receive buffer allocated at construction; read()
 // allocates nothing. Threads: as Source (read() on one thread; stop()/stats() from any).
@@ -24,6 +25,7 @@ namespace eit::acquisition {
 struct StreamSourceOptions {
   size_t buffer_bytes = 64 * 1024;  // at least one datagram (65,507 bytes) for UDP
   uint64_t restart_window = 1024;   // a seq this far behind means a restart, not reordering
+  uint64_t restart_run = 4;         // …as do this many late frames in a row, each seq +1
   double nominal_rate_hz = 0.0;
 };
 
@@ -58,6 +60,7 @@ class StreamSource final : public Source {
   bool ended_ = false;
 
   bool have_seq_ = false, after_reconnect_ = false;
+  uint64_t late_run_ = 0, last_late_ = 0;  // consecutive late frames, each one after the last
   uint64_t next_seq_ = 0, local_seq_ = 0;
   std::atomic<uint64_t> frames_{0}, seq_gaps_{0}, reordered_{0}, restarts_{0};
   std::atomic<uint64_t> restart_from_{0}, restart_to_{0};

@@ -5,7 +5,8 @@
 // element-adjacency graph Laplacian (edge-sharing neighbours).
 // Diagonal R: H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ through an n_meas × n_meas Cholesky (exact; no
 // n_elem × n_elem matrix). Laplacian: exact through a sparse factorisation of LᵀL + e₀e₀ᵀ and a
-// Woodbury correction of size n_meas + 1 (memory O(n_elem · n_meas)).
+// Woodbury correction of size n_meas + 1 (memory O(n_elem · n_meas), no n_elem² matrix; time
+// ~0.1 s at 5.8k triangles, ~4 s at 100k on one core — docs/benchmarks.md).
 // Output on elements. Allocates; no state; throws std::invalid_argument for bad options or a J
 // with an all-zero column under a kotre/lm/noser prior (singular R).
 #include <string_view>
