@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_generator.hpp"
+#include "eit/recon/mesh_boundary.hpp"
 #include "eit/recon/msh_reader.hpp"
 #include "test_data.hpp"
 
@@ -37,6 +38,7 @@ Mesh sample_mesh(double width = 0) {
   m.elements.resize(4, 3);
   m.elements << 0, 1, 4, 1, 2, 4, 2, 3, 4, 3, 0, 4;
   m.electrode_nodes = {0, 1, 2, 3};
+  m.ref_node = pyeit_ref_node(m.electrode_nodes);  // what every mesh reader sets
   return m;
 }
 

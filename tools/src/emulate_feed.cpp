@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "eit/acquisition/synthetic_phantom.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/recon/mesh_generator.hpp"
 
@@ -55,8 +56,13 @@ std::unique_ptr<acquisition::Source> synthetic_source(const recon::Protocol& pro
   p.snr_db = o.snr_db;
   p.seed = o.seed;
   p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate_hz)));
-  const auto mesh = recon::generate_mesh(
-      {.outline = recon::CircleOutline{}, .n_electrodes = protocol.n_electrodes, .h0 = o.h0});
+  // Without Gmsh (the GPU machine), the structured ring mesh stands in, as for `run`.
+  const auto mesh =
+      recon::mesh_generator_available()
+          ? recon::generate_mesh({.outline = recon::CircleOutline{},
+                                  .n_electrodes = protocol.n_electrodes,
+                                  .h0 = o.h0})
+          : recon::layered_circle_mesh(protocol.n_electrodes, 8);
   return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, protocol, p);
 }
 
