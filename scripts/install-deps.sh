@@ -8,8 +8,12 @@ debs=(
   build-essential cmake pkg-config ninja-build clang libclang-rt-dev
   libboost-dev libzmq3-dev cppzmq-dev libeigen3-dev libfmt-dev doctest-dev
   libhdf5-dev libcli11-dev libmatio-dev libgmsh-dev nlohmann-json3-dev
+  libsuitesparse-dev libssl-dev libsodium-dev
+  nats-server libnats-dev
+  chromium chromium-driver
   python3-numpy
   librsvg2-bin
+  ccache
 )
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -17,9 +21,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# Python side: reference numbers (pyEIT), the example subscriber and the benchmarks' plots.
+# Python side: reference numbers (pyEIT, eitprocessing), the Python package's tests (pytest), the
+# live view's browser test (selenium), NATS clients and the benchmarks' plots.
 # Optional: tests that need them skip with a message when the registry cannot be reached.
-if ! python3 -c "import pyeit, zmq, numpy, scipy, matplotlib, h5py" >/dev/null 2>&1; then
-  python3 -m pip install -q pyeit pyzmq numpy scipy matplotlib h5py ||
+if ! python3 -c "import pyeit, zmq, numpy, scipy, matplotlib, h5py, eitprocessing, pytest, selenium, nats" >/dev/null 2>&1; then
+  python3 -m pip install -q pyeit pyzmq numpy scipy matplotlib h5py eitprocessing pytest selenium nats-py ||
     echo "install-deps: pip packages not installed (no registry?); pyEIT cross-checks will skip"
 fi

@@ -40,7 +40,7 @@ std::unique_ptr<ReplaySource> open_replay(const std::filesystem::path& path,
   return std::make_unique<ReplaySource>(open_recording_reader(path, r, model), options);
 }
 
-std::unique_ptr<Source> open_recording(const std::filesystem::path& path,
+std::unique_ptr<pipeline::Source> open_recording(const std::filesystem::path& path,
                                        const ReplayOptions& options, const recon::Protocol& model) {
   return open_replay(path, options, model);
 }

@@ -167,8 +167,8 @@ ReplaySource::Produce ReplaySource::produce(pipeline::FrameSlot& slot) noexcept 
   return reader_ ? produce_from_reader(slot) : produce_from_decoder(slot);
 }
 
-ReadStatus ReplaySource::read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) {
-  if (stopped_.load(std::memory_order_relaxed)) return ReadStatus::kStopped;
+pipeline::ReadStatus ReplaySource::read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) {
+  if (stopped_.load(std::memory_order_relaxed)) return pipeline::ReadStatus::kStopped;
   const int64_t entered = pipeline::now_ns();
   if (start_ns_ == 0) start_ns_ = entered;
   const int64_t deadline =
@@ -177,17 +177,17 @@ ReadStatus ReplaySource::read(pipeline::FrameSlot& slot, std::chrono::millisecon
     int64_t due = 0;
     if (!unpaced_) {
       due = start_ns_ + std::llround(double(schedule_index_) * 1e9 / pace_hz_);
-      if (!sleep_until(std::min(due, deadline))) return ReadStatus::kStopped;
-      if (due > deadline) return ReadStatus::kTimeout;
+      if (!sleep_until(std::min(due, deadline))) return pipeline::ReadStatus::kStopped;
+      if (due > deadline) return pipeline::ReadStatus::kTimeout;
     }
     const Produce p = produce(slot);
-    if (p == Produce::kEnd) return ReadStatus::kEnd;
+    if (p == Produce::kEnd) return pipeline::ReadStatus::kEnd;
     if (p == Produce::kBad) {
       // The frame's place in the schedule is used up; the next frame shows the gap.
       ++schedule_index_;
       gap_pending_ = true;
-      if (stopped_.load(std::memory_order_relaxed)) return ReadStatus::kStopped;
-      if (pipeline::now_ns() >= deadline) return ReadStatus::kTimeout;
+      if (stopped_.load(std::memory_order_relaxed)) return pipeline::ReadStatus::kStopped;
+      if (pipeline::now_ns() >= deadline) return pipeline::ReadStatus::kTimeout;
       continue;
     }
     const int64_t t = pipeline::now_ns();
@@ -200,12 +200,12 @@ ReadStatus ReplaySource::read(pipeline::FrameSlot& slot, std::chrono::millisecon
     gap_pending_ = false;
     ++schedule_index_;
     delivered_.fetch_add(1, std::memory_order_relaxed);
-    return ReadStatus::kFrame;
+    return pipeline::ReadStatus::kFrame;
   }
 }
 
-SourceStats ReplaySource::stats() const {
-  SourceStats s;
+pipeline::SourceStats ReplaySource::stats() const {
+  pipeline::SourceStats s;
   s.frames = delivered_.load(std::memory_order_relaxed);
   s.bad_frames = bad_.load(std::memory_order_relaxed);
   s.bytes_skipped = skipped_.load(std::memory_order_relaxed);

@@ -30,29 +30,29 @@ void StreamSource::stop() noexcept {
   transport_->stop();
 }
 
-ReadStatus StreamSource::read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) {
+pipeline::ReadStatus StreamSource::read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) {
   const auto deadline = ByteTransport::Clock::now() + timeout;
   for (;;) {
-    if (stopped_.load(std::memory_order_acquire)) return ReadStatus::kStopped;
+    if (stopped_.load(std::memory_order_acquire)) return pipeline::ReadStatus::kStopped;
     while (pos_ < len_) {
       const auto r = decoder_->decode({buffer_.data() + pos_, len_ - pos_}, slot);
       pos_ += r.consumed;
-      if (r.frame && accept(slot)) return ReadStatus::kFrame;
+      if (r.frame && accept(slot)) return pipeline::ReadStatus::kFrame;
     }
     const auto t = transport_->read(buffer_, deadline);
     switch (t.status) {
       case TransportStatus::kStopped:
-        return ReadStatus::kStopped;
+        return pipeline::ReadStatus::kStopped;
       case TransportStatus::kTimeout:
-        return ReadStatus::kTimeout;
+        return pipeline::ReadStatus::kTimeout;
       case TransportStatus::kEnd:
         // A text frame whose terminator never came is completed once; then the end stands.
         if (!ended_ && decoder_->flush(slot) && accept(slot)) {
           ended_ = true;
-          return ReadStatus::kFrame;
+          return pipeline::ReadStatus::kFrame;
         }
         ended_ = true;
-        return ReadStatus::kEnd;
+        return pipeline::ReadStatus::kEnd;
       case TransportStatus::kData:
         break;
     }
@@ -102,8 +102,8 @@ bool StreamSource::accept(pipeline::FrameSlot& slot) noexcept {
   return true;
 }
 
-SourceStats StreamSource::stats() const {
-  SourceStats s;
+pipeline::SourceStats StreamSource::stats() const {
+  pipeline::SourceStats s;
   const auto d = decoder_->stats();
   const auto ts = transport_->stats();
   s.frames = frames_.load(std::memory_order_relaxed);

@@ -25,7 +25,7 @@ size_t slots_needed(const PipelineOptions& o, const Reconstructor& r) {
   return 2 * q + batch * (std::max<size_t>(1, r.max_in_flight()) + 1) + 4;
 }
 
-void validate(const recon::Model& model, const acquisition::Source& source,
+void validate(const recon::Model& model, const Source& source,
               const Reconstructor* backend, const PipelineOptions& o, bool normalize) {
   if (!backend) throw std::invalid_argument("pipeline: no reconstructor backend given");
   if (model.n_meas() == 0 || model.n_out() == 0)
@@ -66,7 +66,7 @@ void tune_stage_thread() noexcept {
 #endif
 }
 
-Pipeline::State::State(const recon::Model& m, acquisition::Source& src,
+Pipeline::State::State(const recon::Model& m, Source& src,
                        std::unique_ptr<Reconstructor> backend, std::vector<ImageSink*> s,
                        const PipelineOptions& o, size_t pool_slots)
     : model(m),
@@ -90,7 +90,7 @@ void Pipeline::State::set_error(std::string message) noexcept {
   }
 }
 
-Pipeline::Pipeline(const recon::Model& model, acquisition::Source& source,
+Pipeline::Pipeline(const recon::Model& model, Source& source,
                    std::unique_ptr<Reconstructor> backend, std::vector<ImageSink*> sinks,
                    PipelineOptions options) {
   const bool normalize = options.normalize < 0 ? model.normalize : options.normalize > 0;

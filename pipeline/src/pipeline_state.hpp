@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/pipeline/pipeline.hpp"
@@ -25,11 +25,11 @@ inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept {
 }
 
 struct Pipeline::State {
-  State(const recon::Model& m, acquisition::Source& src, std::unique_ptr<Reconstructor> backend,
+  State(const recon::Model& m, Source& src, std::unique_ptr<Reconstructor> backend,
         std::vector<ImageSink*> s, const PipelineOptions& o, size_t pool_slots);
 
   const recon::Model& model;
-  acquisition::Source& source;
+  Source& source;
   std::unique_ptr<Reconstructor> primary;
   std::unique_ptr<Reconstructor> fallback;  // CPU, when the policy asks for one
   std::vector<ImageSink*> sinks;

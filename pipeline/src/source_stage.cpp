@@ -51,7 +51,7 @@ void run_source_stage(Pipeline::State& s) noexcept {
     }
     FrameSlot& target = slot ? *slot : *spare;
     reset_slot(target);
-    acquisition::ReadStatus status;
+    ReadStatus status;
     try {
       status = s.source.read(target, timeout);
     } catch (const std::exception& e) {
@@ -61,8 +61,8 @@ void run_source_stage(Pipeline::State& s) noexcept {
       s.set_error("source failed with an unknown exception");
       break;
     }
-    if (status == acquisition::ReadStatus::kTimeout) continue;
-    if (status != acquisition::ReadStatus::kFrame) break;
+    if (status == ReadStatus::kTimeout) continue;
+    if (status != ReadStatus::kFrame) break;
     ++frames;
     bump(s.frames_in);
     if (!slot) {  // live, no free slot: the frame read into the spare is dropped

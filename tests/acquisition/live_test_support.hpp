@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/recon/protocol.hpp"
 
@@ -36,16 +36,16 @@ inline recon::Protocol adjacent16() { return recon::make_protocol({}); }
 
 // Reads until `count` frames arrived, the source ends or stops, or `budget` passes.
 inline std::vector<ReceivedFrame> read_frames(
-    acquisition::Source& source, size_t count,
+    eit::pipeline::Source& source, size_t count,
     std::chrono::milliseconds budget = std::chrono::seconds(10)) {
   std::vector<ReceivedFrame> out;
   OwnedSlot s(source.n_values());
   const auto deadline = std::chrono::steady_clock::now() + budget;
   while (out.size() < count && std::chrono::steady_clock::now() < deadline) {
     const auto status = source.read(s.slot, std::chrono::milliseconds(100));
-    if (status == acquisition::ReadStatus::kFrame) {
+    if (status == eit::pipeline::ReadStatus::kFrame) {
       out.push_back({s.slot.seq, s.slot.flags, s.slot.stamp(pipeline::Stage::kReceived), s.values});
-    } else if (status != acquisition::ReadStatus::kTimeout) {
+    } else if (status != eit::pipeline::ReadStatus::kTimeout) {
       break;
     }
   }

@@ -76,10 +76,10 @@ TEST_CASE("StreamSource::read over udp and tcp allocates nothing per frame once 
     eit::test::OwnedSlot slot(n);
     // Warm-up: the first frames may touch Asio's per-thread operation cache.
     size_t got = 0;
-    while (got < 10 && source->read(slot.slot, std::chrono::seconds(5)) == ReadStatus::kFrame)
+    while (got < 10 && source->read(slot.slot, std::chrono::seconds(5)) == eit::pipeline::ReadStatus::kFrame)
       ++got;
     const uint64_t before = t_allocations;
-    while (got < 200 && source->read(slot.slot, std::chrono::seconds(5)) == ReadStatus::kFrame)
+    while (got < 200 && source->read(slot.slot, std::chrono::seconds(5)) == eit::pipeline::ReadStatus::kFrame)
       ++got;
     const uint64_t allocations = t_allocations - before;
     device.join();

@@ -82,7 +82,7 @@ TEST_CASE("tcp client keeps retrying a device that is not up yet and connects wh
   const std::string where = "127.0.0.1:" + std::to_string(port);
   auto source = open_live_source("tcp://" + where, {}, eit::test::adjacent16());
   eit::test::OwnedSlot s(kN);
-  CHECK(source->read(s.slot, std::chrono::milliseconds(150)) == ReadStatus::kTimeout);
+  CHECK(source->read(s.slot, std::chrono::milliseconds(150)) == eit::pipeline::ReadStatus::kTimeout);
   CHECK(source->stats().last_error.find("connect failed") != std::string::npos);
   auto link = open_device_link("tcp-listen://" + where);
   std::thread device([&] { send_range(*link, 0, 20); });
@@ -220,14 +220,14 @@ TEST_CASE("serial source reads OpenEIT lines at 115200 8N1 through a pty pair") 
 TEST_CASE("read returns kTimeout when nothing arrives and kStopped promptly after stop()") {
   auto source = open_live_source("tcp-listen://127.0.0.1:0", {}, eit::test::adjacent16());
   eit::test::OwnedSlot s(kN);
-  CHECK(source->read(s.slot, std::chrono::milliseconds(20)) == ReadStatus::kTimeout);
-  ReadStatus status = ReadStatus::kFrame;
+  CHECK(source->read(s.slot, std::chrono::milliseconds(20)) == eit::pipeline::ReadStatus::kTimeout);
+  eit::pipeline::ReadStatus status = eit::pipeline::ReadStatus::kFrame;
   std::thread reader([&] { status = source->read(s.slot, std::chrono::seconds(30)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   source->stop();
   reader.join();
-  CHECK(status == ReadStatus::kStopped);
-  CHECK(source->read(s.slot, std::chrono::seconds(30)) == ReadStatus::kStopped);
+  CHECK(status == eit::pipeline::ReadStatus::kStopped);
+  CHECK(source->read(s.slot, std::chrono::seconds(30)) == eit::pipeline::ReadStatus::kStopped);
 }
 
 TEST_CASE("stop() interrupts a udp and a connected tcp read as well") {
@@ -240,12 +240,12 @@ TEST_CASE("stop() interrupts a udp and a connected tcp read as well") {
       REQUIRE(link->wait_for_receiver(std::chrono::seconds(5)));
     }
     eit::test::OwnedSlot s(kN);
-    ReadStatus status = ReadStatus::kFrame;
+    eit::pipeline::ReadStatus status = eit::pipeline::ReadStatus::kFrame;
     std::thread reader([&] { status = source->read(s.slot, std::chrono::seconds(30)); });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     source->stop();
     reader.join();
-    CHECK(status == ReadStatus::kStopped);
+    CHECK(status == eit::pipeline::ReadStatus::kStopped);
   }
 }
 

@@ -62,10 +62,10 @@ TEST_CASE("replaying iirc_data_2006.mat through a GREIT model turns the target ~
   std::vector<float> ref(208), v(208);
   eit::pipeline::FrameSlot slot;
   slot.values = ref.data();
-  REQUIRE(reference->read(slot, 100ms) == ReadStatus::kFrame);
+  REQUIRE(reference->read(slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
   slot.values = v.data();
   std::vector<double> angles;
-  while (replay->read(slot, 100ms) == ReadStatus::kFrame) {
+  while (replay->read(slot, 100ms) == eit::pipeline::ReadStatus::kFrame) {
     std::vector<double> img(model.n_out(), 0.0);
     for (size_t j = 0; j < 208; ++j) {
       const double dv = double(v[j]) - double(ref[j]);

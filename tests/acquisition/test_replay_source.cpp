@@ -57,12 +57,12 @@ TEST_CASE("unpaced replay delivers every frame in order, then reports the end") 
   CHECK(src->nominal_rate_hz() == 0.0);
   Slot s;
   for (int f = 0; f < 5; ++f) {
-    REQUIRE(src->read(s.slot, 100ms) == ReadStatus::kFrame);
+    REQUIRE(src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
     CHECK(s.slot.seq == uint64_t(f));
     CHECK(s.values[3] == float(f * 1000 + 3));
     CHECK(s.slot.stamp(Stage::kScheduled) == s.slot.stamp(Stage::kReceived));
   }
-  CHECK(src->read(s.slot, 10ms) == ReadStatus::kEnd);
+  CHECK(src->read(s.slot, 10ms) == eit::pipeline::ReadStatus::kEnd);
   CHECK(src->stats().frames == 5);
   CHECK(src->progress().frame_in_file == 5);
   CHECK(src->progress().frames_in_file == 5);
@@ -79,7 +79,7 @@ TEST_CASE("paced replay stamps the open-loop schedule start + i/(rate·speed)") 
   Slot s;
   std::vector<int64_t> scheduled;
   for (int f = 0; f < 4; ++f) {
-    REQUIRE(src->read(s.slot, 1000ms) == ReadStatus::kFrame);
+    REQUIRE(src->read(s.slot, 1000ms) == eit::pipeline::ReadStatus::kFrame);
     scheduled.push_back(s.slot.stamp(Stage::kScheduled));
     CHECK(s.slot.stamp(Stage::kReceived) >= s.slot.stamp(Stage::kScheduled));
     CHECK(s.slot.device_time_ns == int64_t(f) * 2'000'000);  // the recording's own clock
@@ -96,7 +96,7 @@ TEST_CASE("replay loops with seq still counting, and a frame due later than the 
   auto src = open_replay(tmp.write("a.f32", raw_frames(3)), o, adjacent16());
   Slot s;
   for (int k = 0; k < 7; ++k) {
-    REQUIRE(src->read(s.slot, 100ms) == ReadStatus::kFrame);
+    REQUIRE(src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
     CHECK(s.slot.seq == uint64_t(k));
     CHECK(s.values[0] == float((k % 3) * 1000));
   }
@@ -105,8 +105,8 @@ TEST_CASE("replay loops with seq still counting, and a frame due later than the 
   ReplayOptions slow = raw_options();
   slow.fps = 0.5;  // frame 1 is due 2 s after frame 0
   auto paced = open_replay(tmp.path() / "a.f32", slow, adjacent16());
-  REQUIRE(paced->read(s.slot, 100ms) == ReadStatus::kFrame);
-  CHECK(paced->read(s.slot, 1ms) == ReadStatus::kTimeout);
+  REQUIRE(paced->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
+  CHECK(paced->read(s.slot, 1ms) == eit::pipeline::ReadStatus::kTimeout);
 }
 
 TEST_CASE("stop() ends a read waiting for a frame's time") {
@@ -115,12 +115,12 @@ TEST_CASE("stop() ends a read waiting for a frame's time") {
   o.fps = 0.1;  // 10 s between frames
   auto src = open_replay(tmp.write("a.f32", raw_frames(2)), o, adjacent16());
   Slot s;
-  REQUIRE(src->read(s.slot, 100ms) == ReadStatus::kFrame);
+  REQUIRE(src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
   std::thread stopper([&] {
     std::this_thread::sleep_for(20ms);
     src->stop();
   });
-  CHECK(src->read(s.slot, 60'000ms) == ReadStatus::kStopped);
+  CHECK(src->read(s.slot, 60'000ms) == eit::pipeline::ReadStatus::kStopped);
   stopper.join();
 }
 
@@ -147,10 +147,10 @@ TEST_CASE("a bad frame in a replay leaves a seq gap, flags the next frame and is
   o.unpaced = true;
   auto src = open_replay(tmp.write("gap.csv", csv), o, adjacent16());
   Slot s;
-  REQUIRE(src->read(s.slot, 100ms) == ReadStatus::kFrame);
+  REQUIRE(src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
   CHECK(s.slot.seq == 0);
   s.slot.flags = 0;
-  REQUIRE(src->read(s.slot, 100ms) == ReadStatus::kFrame);
+  REQUIRE(src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
   CHECK(s.slot.seq == 2);
   CHECK((s.slot.flags & eit::pipeline::kFlagGapBefore) != 0);
   CHECK(src->stats().bad_frames == 1);
@@ -177,7 +177,7 @@ TEST_CASE("a stream decoder replays a captured OpenEIT log, last unterminated li
   auto src = open_replay(tmp.write("capture.log", log), o, model);
   Slot s;
   for (int k = 0; k < 8; ++k) {
-    REQUIRE(src->read(s.slot, 100ms) == ReadStatus::kFrame);
+    REQUIRE(src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame);
     CHECK(s.values[0] == doctest::Approx(float(k % 4)));
   }
   CHECK(src->progress().loops == 1);
@@ -195,7 +195,7 @@ TEST_CASE("replaying the Dräger file delivers 59 frames and says the 60th was t
         "possible)");
   Slot s;
   int frames = 0;
-  while (src->read(s.slot, 100ms) == ReadStatus::kFrame) ++frames;
+  while (src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame) ++frames;
   CHECK(frames == 59);
   CHECK(src->stats().last_error.find("frame 60 is truncated") != std::string::npos);
 }

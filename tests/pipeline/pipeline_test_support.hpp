@@ -11,7 +11,7 @@
 
 #include <Eigen/Core>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/recon/model.hpp"
 #include "eit/recon/protocol.hpp"
@@ -65,24 +65,24 @@ inline Eigen::VectorXd expected_image(const recon::Model& m, const std::vector<f
 }
 
 // Replays frames (seq = index), unpaced; kEnd after the last.
-class VectorSource final : public acquisition::Source {
+class VectorSource final : public eit::pipeline::Source {
  public:
   explicit VectorSource(std::vector<std::vector<float>> frames, size_t n_values = 0)
       : frames_(std::move(frames)),
         n_values_(n_values ? n_values : (frames_.empty() ? 0 : frames_[0].size())) {}
   std::string describe() const override { return "test vector source"; }
   size_t n_values() const noexcept override { return n_values_; }
-  acquisition::ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds) override {
-    if (stopped_.load()) return acquisition::ReadStatus::kStopped;
-    if (next_ >= frames_.size()) return acquisition::ReadStatus::kEnd;
+  eit::pipeline::ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds) override {
+    if (stopped_.load()) return eit::pipeline::ReadStatus::kStopped;
+    if (next_ >= frames_.size()) return eit::pipeline::ReadStatus::kEnd;
     std::copy(frames_[next_].begin(), frames_[next_].end(), slot.values);
     slot.seq = next_++;
     delivered_.store(next_);
-    return acquisition::ReadStatus::kFrame;
+    return eit::pipeline::ReadStatus::kFrame;
   }
   void stop() noexcept override { stopped_.store(true); }
-  acquisition::SourceStats stats() const override {
-    acquisition::SourceStats s;
+  eit::pipeline::SourceStats stats() const override {
+    eit::pipeline::SourceStats s;
     s.frames = delivered_.load();
     return s;
   }

@@ -101,7 +101,7 @@ pipeline::ReferenceOptions parse_reference(const std::string& text,
 }
 
 // The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
-std::unique_ptr<acquisition::Source> open_source(const RunConfig& c, const recon::Model& model,
+std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::Model& model,
                                                  const recon::Mesh* builtin_mesh) {
   if (c.source == "synthetic") {
     acquisition::PhantomOptions po;

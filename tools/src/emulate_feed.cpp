@@ -18,7 +18,7 @@ namespace {
 
 class SourceFeed final : public FrameFeed {
  public:
-  SourceFeed(std::unique_ptr<acquisition::Source> source, double rate_hz)
+  SourceFeed(std::unique_ptr<pipeline::Source> source, double rate_hz)
       : source_(std::move(source)), rate_hz_(rate_hz), values_(source_->n_values()) {
     slot_.values = values_.data();
   }
@@ -29,26 +29,26 @@ class SourceFeed final : public FrameFeed {
   bool next(std::span<float> out) override {
     for (;;) {
       switch (source_->read(slot_, std::chrono::milliseconds(1000))) {
-        case acquisition::ReadStatus::kFrame:
+        case pipeline::ReadStatus::kFrame:
           std::copy(values_.begin(), values_.end(), out.begin());
           return true;
-        case acquisition::ReadStatus::kTimeout:
+        case pipeline::ReadStatus::kTimeout:
           continue;
-        case acquisition::ReadStatus::kEnd:
-        case acquisition::ReadStatus::kStopped:
+        case pipeline::ReadStatus::kEnd:
+        case pipeline::ReadStatus::kStopped:
           return false;
       }
     }
   }
 
  private:
-  std::unique_ptr<acquisition::Source> source_;
+  std::unique_ptr<pipeline::Source> source_;
   double rate_hz_;
   std::vector<float> values_;
   pipeline::FrameSlot slot_;
 };
 
-std::unique_ptr<acquisition::Source> synthetic_source(const recon::Protocol& protocol,
+std::unique_ptr<pipeline::Source> synthetic_source(const recon::Protocol& protocol,
                                                       const SyntheticFeedOptions& o,
                                                       double rate_hz) {
   acquisition::PhantomOptions p;

@@ -3,7 +3,7 @@
 
 namespace eit::cli {
 
-std::unique_ptr<acquisition::Source> open_live(const std::string& uri, double fps,
+std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol) {
   acquisition::LiveSourceOptions o;
   if (fps > 0) o.nominal_rate_hz = fps;

@@ -3,7 +3,7 @@
 
 namespace eit::cli {
 
-std::unique_ptr<acquisition::Source> open_replay_file(const std::string& path, double fps,
+std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path, double fps,
                                                       bool loop, const recon::Protocol& protocol) {
   acquisition::ReplayOptions o;
   if (fps > 0) o.fps = fps;

@@ -3,16 +3,16 @@
 #include <memory>
 #include <string>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/recon/protocol.hpp"
 
 namespace eit::cli {
 
 // A recording replayed at its own rate (fps < 0), at `fps`, or as fast as possible (fps = 0).
-std::unique_ptr<acquisition::Source> open_replay_file(const std::string& path, double fps,
+std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path, double fps,
                                                       bool loop, const recon::Protocol& protocol);
 // A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://).
-std::unique_ptr<acquisition::Source> open_live(const std::string& uri, double fps,
+std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol);
 
 }  // namespace eit::cli

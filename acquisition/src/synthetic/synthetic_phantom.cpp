@@ -84,19 +84,19 @@ void SyntheticPhantomSource::noiseless(uint64_t seq, double* out) const noexcept
     out[i] = (1 - b.a) * table_.frames(b.k0, i) + b.a * table_.frames(b.k1, i);
 }
 
-ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
+pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
                                         std::chrono::milliseconds timeout) {
-  if (stopped_.load(std::memory_order_acquire)) return ReadStatus::kStopped;
-  if (options_.frames && next_seq_ >= options_.frames) return ReadStatus::kEnd;
+  if (stopped_.load(std::memory_order_acquire)) return pipeline::ReadStatus::kStopped;
+  if (options_.frames && next_seq_ >= options_.frames) return pipeline::ReadStatus::kEnd;
   int64_t scheduled = 0;
   if (period_ns_ > 0) {
     if (next_seq_ == 0 && t0_ns_ == 0) t0_ns_ = pipeline::now_ns();
     scheduled = t0_ns_ + static_cast<int64_t>(next_seq_) * period_ns_;
     const int64_t limit = pipeline::now_ns() + timeout.count() * 1'000'000;
     if (scheduled > limit) {
-      return sleep_until(limit, stopped_) ? ReadStatus::kTimeout : ReadStatus::kStopped;
+      return sleep_until(limit, stopped_) ? pipeline::ReadStatus::kTimeout : pipeline::ReadStatus::kStopped;
     }
-    if (!sleep_until(scheduled, stopped_)) return ReadStatus::kStopped;
+    if (!sleep_until(scheduled, stopped_)) return pipeline::ReadStatus::kStopped;
   }
   // Interpolate straight into the slot (float), adding noise in double first.
   const Blend b = blend(next_seq_);
@@ -110,11 +110,11 @@ ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
   slot.stamp(pipeline::Stage::kReceived, t);
   slot.stamp(pipeline::Stage::kScheduled, period_ns_ > 0 ? scheduled : t);
   frames_.store(frames_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  return ReadStatus::kFrame;
+  return pipeline::ReadStatus::kFrame;
 }
 
-SourceStats SyntheticPhantomSource::stats() const {
-  SourceStats s;
+pipeline::SourceStats SyntheticPhantomSource::stats() const {
+  pipeline::SourceStats s;
   s.frames = frames_.load(std::memory_order_relaxed);
   return s;
 }

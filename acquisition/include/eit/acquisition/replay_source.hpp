@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "eit/acquisition/recording_reader.hpp"
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/acquisition/stream_decoder.hpp"
 
 namespace eit::acquisition {
@@ -43,7 +43,7 @@ struct ReplayProgress {
   uint64_t delivered = 0;
 };
 
-class ReplaySource final : public Source {
+class ReplaySource final : public pipeline::Source {
  public:
   ReplaySource(std::unique_ptr<RecordingReader> reader, const ReplayOptions& options);
   // `recorded_rate_hz`: what the stream's device ran at (0 = unknown; options.fps overrides).
@@ -54,9 +54,9 @@ class ReplaySource final : public Source {
   std::string describe() const override;
   size_t n_values() const noexcept override { return n_values_; }
   double nominal_rate_hz() const noexcept override { return unpaced_ ? 0.0 : pace_hz_; }
-  ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
+  pipeline::ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
   void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
-  SourceStats stats() const override;
+  pipeline::SourceStats stats() const override;
 
   ReplayProgress progress() const noexcept;
   double recorded_rate_hz() const noexcept { return recorded_hz_; }
@@ -103,7 +103,7 @@ class ReplaySource final : public Source {
 std::unique_ptr<ReplaySource> open_replay(const std::filesystem::path& path,
                                           const ReplayOptions& options,
                                           const recon::Protocol& model_protocol);
-std::unique_ptr<Source> open_recording(const std::filesystem::path& path,
+std::unique_ptr<pipeline::Source> open_recording(const std::filesystem::path& path,
                                        const ReplayOptions& options,
                                        const recon::Protocol& model_protocol);
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "eit/acquisition/byte_transport.hpp"
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/acquisition/stream_decoder.hpp"
 
 namespace eit::acquisition {
@@ -29,7 +29,7 @@ struct StreamSourceOptions {
   double nominal_rate_hz = 0.0;
 };
 
-class StreamSource final : public Source {
+class StreamSource final : public pipeline::Source {
  public:
   StreamSource(std::unique_ptr<ByteTransport> transport, std::unique_ptr<StreamDecoder> decoder,
                StreamSourceOptions options = {});
@@ -37,9 +37,9 @@ class StreamSource final : public Source {
   std::string describe() const override;
   size_t n_values() const noexcept override { return decoder_->n_values(); }
   double nominal_rate_hz() const noexcept override { return options_.nominal_rate_hz; }
-  ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
+  pipeline::ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
   void stop() noexcept override;
-  SourceStats stats() const override;
+  pipeline::SourceStats stats() const override;
 
   // The transport's address (bound port of a listener, pty path, …); see ByteTransport.
   std::string endpoint() const { return transport_->endpoint(); }

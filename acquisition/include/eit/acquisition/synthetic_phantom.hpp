@@ -18,7 +18,7 @@
 
 #include <Eigen/Core>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/recon/mesh.hpp"
 #include "eit/recon/protocol.hpp"
 
@@ -48,7 +48,7 @@ struct PhantomTable {
 PhantomTable make_phantom_table(const recon::Mesh& mesh, const recon::Protocol& protocol,
                                 const PhantomOptions& options);
 
-class SyntheticPhantomSource final : public Source {
+class SyntheticPhantomSource final : public pipeline::Source {
  public:
   SyntheticPhantomSource(const recon::Mesh& mesh, const recon::Protocol& protocol,
                          PhantomOptions options = {});
@@ -58,9 +58,9 @@ class SyntheticPhantomSource final : public Source {
   std::string describe() const override;
   size_t n_values() const noexcept override { return static_cast<size_t>(table_.frames.cols()); }
   double nominal_rate_hz() const noexcept override { return options_.rate_hz; }
-  ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
+  pipeline::ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
   void stop() noexcept override { stopped_.store(true, std::memory_order_release); }
-  SourceStats stats() const override;
+  pipeline::SourceStats stats() const override;
 
   const PhantomTable& table() const noexcept { return table_; }
   const PhantomOptions& options() const noexcept { return options_; }

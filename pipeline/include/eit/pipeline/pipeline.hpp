@@ -23,7 +23,7 @@
 #include <memory>
 #include <vector>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/host_allocator.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
@@ -53,7 +53,7 @@ struct PipelineOptions {
 
 class Pipeline {
  public:
-  Pipeline(const recon::Model& model, acquisition::Source& source,
+  Pipeline(const recon::Model& model, Source& source,
            std::unique_ptr<Reconstructor> backend, std::vector<ImageSink*> sinks,
            PipelineOptions options = {});
   ~Pipeline();  // request_stop() + wait()

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "eit/acquisition/source.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
@@ -61,7 +61,7 @@ struct PipelineStats {
   uint64_t lost_on_fault = 0;          // frames discarded because the backend failed for good
   QueueStats input;                    // source → reconstructor (drops include an exhausted pool)
   QueueStats output;                   // reconstructor → publish
-  acquisition::SourceStats source;
+  SourceStats source;
   std::vector<SinkStats> sinks;  // one per sink, in the order given
   std::array<LatencySummary, kSpanCount> latency{};
   LatencySummary sink_call;  // time inside the sinks' publish() per frame

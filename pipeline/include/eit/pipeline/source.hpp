@@ -13,7 +13,7 @@
 
 #include "eit/pipeline/frame.hpp"
 
-namespace eit::acquisition {
+namespace eit::pipeline {
 
 enum class ReadStatus {
   kFrame,    // the slot holds a new frame
@@ -42,9 +42,9 @@ class Source {
   virtual size_t n_values() const noexcept = 0;
   // The source's nominal frame rate in Hz, 0 when unknown or unpaced.
   virtual double nominal_rate_hz() const noexcept { return 0.0; }
-  virtual ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) = 0;
+  virtual ReadStatus read(FrameSlot& slot, std::chrono::milliseconds timeout) = 0;
   virtual void stop() noexcept = 0;
   virtual SourceStats stats() const = 0;
 };
 
-}  // namespace eit::acquisition
+}  // namespace eit::pipeline
