@@ -14,6 +14,11 @@
 
 namespace eit::pipeline {
 
+// What a sink's own bounded queue does when the sink falls behind. Live consumers (PUB, a browser
+// view, NATS while it is down) drop the newest frame and count it; lossless ones (PUSH, the
+// recorder) make the pipeline wait for them.
+enum class SinkPolicy { kDropNewest, kBlock };
+
 struct SinkStats {
   uint64_t sent = 0;     // frames handed on
   uint64_t dropped = 0;  // frames not handed on (consumer too slow, no peer, aborted)
@@ -32,6 +37,7 @@ class ImageSink {
   // After the last frame (e.g. announce the end of the series).
   virtual void end() noexcept {}
   virtual SinkStats stats() const noexcept = 0;
+  virtual SinkPolicy policy() const noexcept { return SinkPolicy::kDropNewest; }
   // Makes a publish() blocked on a consumer give up (counted as dropped) from now on.
   virtual void abort() noexcept {}
 };
