@@ -4,10 +4,25 @@
 #include <unordered_map>
 #include <vector>
 
+#include "eit/recon/mesh_surface.hpp"
+
 namespace eit::recon::detail {
 
 Eigen::SparseMatrix<double> element_laplacian(const Mesh& mesh) {
   const int m = mesh.n_elems();
+  if (mesh.dim() == 3) {  // tetrahedra sharing a face
+    const std::vector<std::vector<int>> neighbours = tet_face_neighbours(mesh);
+    std::vector<Eigen::Triplet<double>> t;
+    t.reserve(static_cast<size_t>(m) * 5);
+    for (int e = 0; e < m; ++e) {
+      const auto& nb = neighbours[static_cast<size_t>(e)];
+      t.emplace_back(e, e, static_cast<double>(nb.size()));
+      for (int f : nb) t.emplace_back(e, f, -1.0);
+    }
+    Eigen::SparseMatrix<double> L(m, m);
+    L.setFromTriplets(t.begin(), t.end());
+    return L;
+  }
   std::unordered_map<uint64_t, int> first_owner;
   first_owner.reserve(static_cast<size_t>(m) * 2);
   std::vector<Eigen::Triplet<double>> triplets;

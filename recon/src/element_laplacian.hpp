@@ -1,5 +1,6 @@
 #pragma once
-// Internal: graph Laplacian of the element adjacency (triangles sharing an edge are neighbours):
+// Internal: graph Laplacian of the element adjacency (triangles sharing an edge,
+// tetrahedra sharing a face, are neighbours):
 // L_ee = number of neighbours, L_ef = −1 for neighbours. Used by the Laplacian JAC prior R = LᵀL.
 #include <Eigen/SparseCore>
 

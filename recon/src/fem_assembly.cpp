@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <Eigen/Geometry>
 
 #include "eit/recon/mesh_boundary.hpp"
 
@@ -11,18 +12,39 @@ namespace eit::recon::detail {
 
 ElementGeometry element_geometry(const Mesh& mesh) {
   const int m = mesh.n_elems();
+  const int d = mesh.dim();
   ElementGeometry g;
-  g.sx.resize(m, 3);
-  g.sy.resize(m, 3);
-  g.area.resize(m);
-  for (int e = 0; e < m; ++e) {
-    const int n[3] = {mesh.elements(e, 0), mesh.elements(e, 1), mesh.elements(e, 2)};
-    for (int i = 0; i < 3; ++i) {
-      const int from = n[(i + 1) % 3], to = n[(i + 2) % 3];
-      g.sx(e, i) = mesh.nodes(to, 0) - mesh.nodes(from, 0);
-      g.sy(e, i) = mesh.nodes(to, 1) - mesh.nodes(from, 1);
+  g.dim = d;
+  g.grad.assign(static_cast<size_t>(d), Eigen::MatrixXd(m, d + 1));
+  g.measure.resize(m);
+  g.weight.resize(m);
+  if (d == 2) {
+    for (int e = 0; e < m; ++e) {
+      const int n[3] = {mesh.elements(e, 0), mesh.elements(e, 1), mesh.elements(e, 2)};
+      for (int i = 0; i < 3; ++i) {
+        const int from = n[(i + 1) % 3], to = n[(i + 2) % 3];
+        g.grad[0](e, i) = mesh.nodes(to, 0) - mesh.nodes(from, 0);
+        g.grad[1](e, i) = mesh.nodes(to, 1) - mesh.nodes(from, 1);
+      }
+      g.measure(e) = 0.5 * (g.grad[0](e, 0) * g.grad[1](e, 1) - g.grad[1](e, 0) * g.grad[0](e, 1));
+      g.weight(e) = 1.0 / (4.0 * g.measure(e));
     }
-    g.area(e) = 0.5 * (g.sx(e, 0) * g.sy(e, 1) - g.sy(e, 0) * g.sx(e, 1));
+    return g;
+  }
+  for (int e = 0; e < m; ++e) {
+    Eigen::Vector3d p[4];
+    for (int i = 0; i < 4; ++i) p[i] = mesh.nodes.row(mesh.elements(e, i)).transpose();
+    const Eigen::Vector3d e1 = p[1] - p[0], e2 = p[2] - p[0], e3 = p[3] - p[0];
+    const double six_v = e1.dot(e2.cross(e3));
+    // 6V ∇φ_i for i = 1, 2, 3 are the cofactor rows (e2×e3, e3×e1, e1×e2); ∇φ_0 = −Σ.
+    const Eigen::Vector3d a1 = e2.cross(e3), a2 = e3.cross(e1), a3 = e1.cross(e2);
+    const Eigen::Vector3d a0 = -(a1 + a2 + a3);
+    const Eigen::Vector3d* a[4] = {&a0, &a1, &a2, &a3};
+    for (int i = 0; i < 4; ++i)
+      for (int c = 0; c < 3; ++c) g.grad[static_cast<size_t>(c)](e, i) = (*a[i])(c);
+    // Either orientation: K_e = 36V² ∇φ∇φᵀ / (36|V|) (pyEIT's own tetrahedra have six_v < 0).
+    g.measure(e) = std::abs(six_v) / 6.0;
+    g.weight(e) = 1.0 / (6.0 * std::abs(six_v));
   }
   return g;
 }
@@ -111,17 +133,20 @@ Eigen::SparseMatrix<double> assemble_system(const Mesh& mesh, const ElementGeome
   const int n = n_nodes + (segments.empty() ? 0 : mesh.n_electrodes());
   const int ref = mesh.ref_node;
   std::vector<Eigen::Triplet<double>> triplets;
-  triplets.reserve(static_cast<size_t>(mesh.n_elems()) * 9 + 16 * segments.size() + 1);
+  triplets.reserve(static_cast<size_t>(mesh.n_elems()) * (g.dim + 1) * (g.dim + 1) + 16 * segments.size() + 1);
   const auto add = [&](int i, int j, double v) {
     if (grounded && (i == ref || j == ref)) return;
     triplets.emplace_back(i, j, v);
   };
+  const int nv = g.dim + 1;
   for (int e = 0; e < mesh.n_elems(); ++e) {
-    const double scale = perm(e) / (4.0 * g.area(e));
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j)
-        add(mesh.elements(e, i), mesh.elements(e, j),
-            scale * (g.sx(e, i) * g.sx(e, j) + g.sy(e, i) * g.sy(e, j)));
+    const double scale = perm(e) * g.weight(e);
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < nv; ++j) {
+        double dot = 0;
+        for (const Eigen::MatrixXd& c : g.grad) dot += c(e, i) * c(e, j);
+        add(mesh.elements(e, i), mesh.elements(e, j), scale * dot);
+      }
   }
   for (size_t l = 0; l < segments.size(); ++l) {
     const int u = n_nodes + static_cast<int>(l);

@@ -1,6 +1,7 @@
 #pragma once
-// Internal FEM building blocks shared by ForwardModel and the builders: P1 element geometry,
-// stiffness assembly and the complete-electrode boundary terms. Allocate; no state.
+// Internal FEM building blocks shared by ForwardModel and the builders: P1 element geometry of
+// triangles and tetrahedra (one code path, dimension d = 2 or 3), stiffness assembly and the
+// complete-electrode boundary terms. Allocate; no state.
 #include <vector>
 
 #include <Eigen/Core>
@@ -10,12 +11,17 @@
 
 namespace eit::recon::detail {
 
-// Per triangle (a, b, c): edge vectors s0 = c − b, s1 = a − c, s2 = b − a (s_i is opposite node i)
-// and the area. Unit-conductivity local stiffness K_e = s sᵀ / (4A), i.e. ∇φ_i·∇φ_j = s_i·s_j/4A².
+// Per element, scaled gradients g_i = c_e ∇φ_i of the d + 1 hat functions and a weight w_e so that
+// the unit-conductivity local stiffness is K_e,ij = |T_e| ∇φ_i·∇φ_j = w_e g_i·g_j:
+//   triangle (a, b, c): g_i = edge opposite node i (s0 = c − b, s1 = a − c, s2 = b − a; a rotation
+//     of 2A ∇φ_i, dot products are unchanged), w = 1/(4A) — pyEIT's s sᵀ/(4A);
+//   tetrahedron: g_i = 6V ∇φ_i (a face normal, twice the face area), w = 1/(36|V|) — pyEIT's
+//     a aᵀ/(36V); either orientation (pyEIT's tetrahedra have det[p1−p0, p2−p0, p3−p0] < 0).
 struct ElementGeometry {
-  Eigen::MatrixXd sx;    // n_elems × 3
-  Eigen::MatrixXd sy;    // n_elems × 3
-  Eigen::VectorXd area;  // n_elems
+  int dim = 2;
+  std::vector<Eigen::MatrixXd> grad;  // dim matrices n_elems × (dim + 1): component c of g_i
+  Eigen::VectorXd measure;            // n_elems: signed area (2-D) or volume |V| (3-D)
+  Eigen::VectorXd weight;             // n_elems: w_e
 };
 ElementGeometry element_geometry(const Mesh& mesh);
 

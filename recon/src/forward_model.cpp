@@ -86,6 +86,10 @@ ForwardModel::ForwardModel(const Mesh& mesh, const Protocol& protocol, ForwardOp
   m.options = options;
   m.geometry = detail::element_geometry(mesh);
   if (m.cem()) {
+    if (mesh.dim() != 2)
+      throw std::invalid_argument(
+          "forward model: the complete electrode model is implemented for 2-D meshes only; use "
+          "point electrodes on a tetrahedral mesh");
     if (!(options.contact_impedance > 0) || !std::isfinite(options.contact_impedance))
       throw std::invalid_argument(fmt::format("forward model: contact impedance {} must be > 0",
                                               options.contact_impedance));
@@ -168,43 +172,59 @@ Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, b
   const int n_el = m.n_el();
   const auto& g = m.geometry;
 
-  // Gradient (times 2A, rotated) of every electrode field on every element: G = Σ_i x(n_i) s_i,
-  // one column per electrode, contiguous over elements. Node rows are gathered from a row-major
-  // copy so each element reads three contiguous rows.
+  // Scaled gradient g = Σ_i x(n_i) g_i (see ElementGeometry) of every electrode field on every
+  // element, per spatial component: one column per electrode, contiguous over elements. Node rows
+  // are gathered from a row-major copy so each element reads d + 1 contiguous rows.
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const RowMajor xr = x.topRows(mesh.n_nodes());
-  RowMajor gxr(n_e, n_el), gyr(n_e, n_el);
-  for (int e = 0; e < n_e; ++e) {
-    const auto a = xr.row(mesh.elements(e, 0)), b = xr.row(mesh.elements(e, 1)),
-               c = xr.row(mesh.elements(e, 2));
-    gxr.row(e) = g.sx(e, 0) * a + g.sx(e, 1) * b + g.sx(e, 2) * c;
-    gyr.row(e) = g.sy(e, 0) * a + g.sy(e, 1) * b + g.sy(e, 2) * c;
+  const int dim = g.dim, nv = dim + 1;
+  std::vector<Eigen::MatrixXd> grad(static_cast<size_t>(dim));
+  {
+    RowMajor gr(n_e, n_el);
+    for (int c = 0; c < dim; ++c) {
+      const Eigen::MatrixXd& gc = g.grad[static_cast<size_t>(c)];
+      for (int e = 0; e < n_e; ++e) {
+        auto row = gr.row(e);
+        row = gc(e, 0) * xr.row(mesh.elements(e, 0));
+        for (int i = 1; i < nv; ++i) row += gc(e, i) * xr.row(mesh.elements(e, i));
+      }
+      grad[static_cast<size_t>(c)] = gr;
+    }
   }
-  const Eigen::MatrixXd gx = gxr, gy = gyr;
-  const Eigen::ArrayXd inv4a = (4.0 * g.area.array()).inverse();
+  const Eigen::ArrayXd& weight = g.weight.array();
 
-  // Jᵀ[e, k] = r_kᵀ K_e f_d = (G_r · G_f) / 4A, with f the drive field and r the adjoint field of
+  // Jᵀ[e, k] = r_kᵀ K_e f_d = w_e (g_r · g_f), with f the drive field and r the adjoint field of
   // measurement k (unit current into its positive electrode, out of its negative one).
   // Tiled over elements so the tile's gradient columns stay in cache across all measurements.
   Eigen::MatrixXd jt(n_e, static_cast<Eigen::Index>(p.n_meas()));
   constexpr Eigen::Index kTile = 2048;
-  Eigen::ArrayXd fx(std::min<Eigen::Index>(kTile, n_e)), fy(fx.size());
+  std::vector<Eigen::ArrayXd> f(static_cast<size_t>(dim),
+                                Eigen::ArrayXd(std::min<Eigen::Index>(kTile, n_e)));
   for (Eigen::Index e0 = 0; e0 < n_e; e0 += kTile) {
     const Eigen::Index count = std::min<Eigen::Index>(kTile, n_e - e0);
-    const auto inv = inv4a.segment(e0, count);
-    const auto gxt = gx.middleRows(e0, count), gyt = gy.middleRows(e0, count);
+    const auto w = weight.segment(e0, count);
     int current_drive = -1;
     for (size_t k = 0; k < p.n_meas(); ++k) {
       const Measurement& meas = p.measurements[k];
       if (meas.drive != current_drive) {
         const Drive& d = p.drives[static_cast<size_t>(meas.drive)];
-        fx.head(count) = (gxt.col(d.source) - gxt.col(d.sink)).array() * inv;
-        fy.head(count) = (gyt.col(d.source) - gyt.col(d.sink)).array() * inv;
+        for (int c = 0; c < dim; ++c) {
+          const auto gt = grad[static_cast<size_t>(c)].middleRows(e0, count);
+          f[static_cast<size_t>(c)].head(count) =
+              (gt.col(d.source) - gt.col(d.sink)).array() * w;
+        }
         current_drive = meas.drive;
       }
-      jt.col(static_cast<Eigen::Index>(k)).segment(e0, count) =
-          (gxt.col(meas.positive) - gxt.col(meas.negative)).array() * fx.head(count) +
-          (gyt.col(meas.positive) - gyt.col(meas.negative)).array() * fy.head(count);
+      auto out = jt.col(static_cast<Eigen::Index>(k)).segment(e0, count);
+      for (int c = 0; c < dim; ++c) {
+        const auto gt = grad[static_cast<size_t>(c)].middleRows(e0, count);
+        const auto term =
+            (gt.col(meas.positive) - gt.col(meas.negative)).array() * f[static_cast<size_t>(c)].head(count);
+        if (c == 0)
+          out = term.matrix();
+        else
+          out += term.matrix();
+      }
     }
   }
   if (normalize) {
@@ -217,6 +237,6 @@ Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, b
 const Mesh& ForwardModel::mesh() const noexcept { return impl_->mesh; }
 const Protocol& ForwardModel::protocol() const noexcept { return impl_->protocol; }
 const ForwardOptions& ForwardModel::options() const noexcept { return impl_->options; }
-const Eigen::VectorXd& ForwardModel::element_areas() const noexcept { return impl_->geometry.area; }
+const Eigen::VectorXd& ForwardModel::element_areas() const noexcept { return impl_->geometry.measure; }
 
 }  // namespace eit::recon

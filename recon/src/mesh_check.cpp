@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_check_3d.hpp"
 
 namespace eit::recon {
 namespace {
@@ -19,6 +20,11 @@ namespace {
 }  // namespace
 
 void check_mesh(const Mesh& mesh, std::string_view what) {
+  if (mesh.elements.cols() == 4) return check_mesh_3d(mesh, what);
+  if (mesh.elements.cols() != 3 || mesh.nodes.cols() != 2)
+    fail(what, fmt::format("{} nodes per element and {} coordinates per node, expected 3 and 2 "
+                           "(triangles) or 4 and 3 (tetrahedra)",
+                           mesh.elements.cols(), mesh.nodes.cols()));
   const int n_nodes = mesh.n_nodes();
   if (n_nodes < 3) fail(what, fmt::format("{} nodes, need at least 3", n_nodes));
   if (mesh.n_elems() < 1) fail(what, "no elements");

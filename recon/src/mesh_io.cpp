@@ -8,7 +8,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
+#include <sstream>
 #include <string>
+
+#ifdef EIT_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -23,9 +28,35 @@ struct CsvTable {
   std::vector<int> line_numbers;
 };
 
+// The whole file as text; a path ending in .gz is decompressed (zlib) when built with it.
+std::string read_text(const std::filesystem::path& path) {
+  if (path.extension() == ".gz") {
+#ifdef EIT_HAVE_ZLIB
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (f == nullptr) throw std::runtime_error(fmt::format("{}: cannot open", path.string()));
+    std::string text;
+    char buffer[1 << 16];
+    int n = 0;
+    while ((n = gzread(f, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+    const bool failed = n < 0;
+    gzclose(f);
+    if (failed) throw std::runtime_error(fmt::format("{}: corrupt gzip data", path.string()));
+    return text;
+#else
+    throw std::runtime_error(
+        fmt::format("{}: gzip'd CSV needs zlib, which this build lacks; gunzip it first",
+                    path.string()));
+#endif
+  }
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error(fmt::format("{}: cannot open", path.string()));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 CsvTable read_csv(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open", path.string()));
+  std::istringstream in(read_text(path));
   CsvTable table;
   std::string line;
   int line_no = 0;
@@ -77,28 +108,39 @@ int to_index(double value, const std::filesystem::path& path, int line_no) {
 }  // namespace
 
 Mesh load_mesh_csv_folder(const std::filesystem::path& folder) {
-  const auto nodes_path = folder / "nodes.csv";
-  const auto elements_path = folder / "elements.csv";
-  const auto el_pos_path = folder / "el_pos.csv";
+  // name.csv, else name.csv.gz (pyEIT reference folders ship gzip'd CSVs).
+  const auto csv = [&](const char* name) {
+    const auto plain = folder / fmt::format("{}.csv", name);
+    const auto gz = folder / fmt::format("{}.csv.gz", name);
+    return !std::filesystem::exists(plain) && std::filesystem::exists(gz) ? gz : plain;
+  };
+  const auto nodes_path = csv("nodes");
+  const auto elements_path = csv("elements");
+  const auto el_pos_path = csv("el_pos");
 
   Mesh mesh;
   const CsvTable nodes = read_csv(nodes_path);
   if (nodes.rows.empty())
     throw std::invalid_argument(fmt::format("{}: no nodes", nodes_path.string()));
   require_width(nodes, nodes_path, 2, 3);
-  mesh.nodes.resize(static_cast<Eigen::Index>(nodes.rows.size()), 2);
-  for (size_t i = 0; i < nodes.rows.size(); ++i) {
-    mesh.nodes(static_cast<Eigen::Index>(i), 0) = nodes.rows[i][0];
-    mesh.nodes(static_cast<Eigen::Index>(i), 1) = nodes.rows[i][1];
-  }
 
   const CsvTable elements = read_csv(elements_path);
   if (elements.rows.empty())
     throw std::invalid_argument(fmt::format("{}: no elements", elements_path.string()));
-  require_width(elements, elements_path, 3, 3);
-  mesh.elements.resize(static_cast<Eigen::Index>(elements.rows.size()), 3);
+  require_width(elements, elements_path, 3, 4);
+  const int per_element = static_cast<int>(elements.rows[0].size());
+  // Triangles use x, y (a z column, pyEIT's 2-D export, is dropped); tetrahedra need x, y, z.
+  const int dim = per_element == 4 ? 3 : 2;
+  if (dim == 3 && nodes.rows[0].size() != 3)
+    throw std::invalid_argument(fmt::format(
+        "{}: {} columns, expected 3 (x, y, z) for the tetrahedra of {}", nodes_path.string(),
+        nodes.rows[0].size(), elements_path.string()));
+  mesh.nodes.resize(static_cast<Eigen::Index>(nodes.rows.size()), dim);
+  for (size_t i = 0; i < nodes.rows.size(); ++i)
+    for (int c = 0; c < dim; ++c) mesh.nodes(static_cast<Eigen::Index>(i), c) = nodes.rows[i][c];
+  mesh.elements.resize(static_cast<Eigen::Index>(elements.rows.size()), per_element);
   for (size_t e = 0; e < elements.rows.size(); ++e)
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < per_element; ++k)
       mesh.elements(static_cast<Eigen::Index>(e), k) =
           to_index(elements.rows[e][k], elements_path, elements.line_numbers[e]);
 

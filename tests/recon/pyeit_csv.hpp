@@ -2,6 +2,8 @@
 // Test helpers: read pyEIT's CSV exports (no header, %.17g, "nan") into Eigen matrices and compare
 // with a relative Frobenius error.
 #include <cmath>
+#include <cstdio>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -14,9 +16,23 @@
 
 namespace eit::test {
 
+// A file ending in .gz is read through `gzip -dc`.
 inline Eigen::MatrixXd read_csv_matrix(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open", path.string()));
+  std::stringstream in;
+  if (path.extension() == ".gz") {
+    if (!std::filesystem::exists(path))
+      throw std::runtime_error(fmt::format("{}: cannot open", path.string()));
+    FILE* pipe = ::popen(fmt::format("gzip -dc '{}'", path.string()).c_str(), "r");
+    if (pipe == nullptr) throw std::runtime_error(fmt::format("{}: cannot run gzip", path.string()));
+    char buffer[1 << 16];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) in.write(buffer, n);
+    if (::pclose(pipe) != 0) throw std::runtime_error(fmt::format("{}: gzip failed", path.string()));
+  } else {
+    std::ifstream file(path);
+    if (!file) throw std::runtime_error(fmt::format("{}: cannot open", path.string()));
+    in << file.rdbuf();
+  }
   std::vector<std::vector<double>> rows;
   std::string line;
   while (std::getline(in, line)) {
