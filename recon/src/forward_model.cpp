@@ -8,7 +8,7 @@
 
 #include "eit/recon/mesh_check.hpp"
 #include "fem_assembly.hpp"
-#include "sparse_ldlt_solve.hpp"
+#include "sparse_spd_solver.hpp"
 
 namespace eit::recon {
 
@@ -26,6 +26,17 @@ struct ForwardModel::Impl {
   Eigen::VectorXd cached_perm;
   Eigen::MatrixXd fields;  // n_unknowns × n_el: response to unit current into electrode l
 
+  detail::SparseBackend backend() const {
+    switch (options.solver) {
+      case ForwardOptions::Solver::kEigen:
+        return detail::SparseBackend::kEigen;
+      case ForwardOptions::Solver::kCholmod:
+        return detail::SparseBackend::kCholmod;
+      case ForwardOptions::Solver::kAuto:
+        break;
+    }
+    return detail::SparseBackend::kAuto;
+  }
   bool cem() const { return options.electrodes == ForwardOptions::Electrodes::kComplete; }
   int n_el() const { return mesh.n_electrodes(); }
 
@@ -47,14 +58,10 @@ struct ForwardModel::Impl {
     if (cached && perm.size() == cached_perm.size() && perm == cached_perm) return fields;
     const Eigen::SparseMatrix<double> A = detail::assemble_system(
         mesh, geometry, perm, segments, options.contact_impedance, /*grounded=*/true);
-    const detail::SparseLdlt ldlt(A);
-    if (ldlt.info() != Eigen::Success)
-      throw std::runtime_error(
-          "forward model: factorisation of the FEM system failed (is the "
-          "mesh connected?)");
+    const detail::SparseSpdSolver solver(A, backend(), mesh.dim());
     Eigen::MatrixXd rhs = Eigen::MatrixXd::Zero(A.rows(), n_el());
     for (int l = 0; l < n_el(); ++l) rhs(electrode_row[static_cast<size_t>(l)], l) = 1.0;
-    fields = detail::solve_many(ldlt, rhs);
+    fields = solver.solve(rhs);
     cached_perm = std::move(perm);
     cached = true;
     return fields;

@@ -14,6 +14,7 @@
 #include "eit/recon/mesh_boundary.hpp"
 #include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
+#include "gmsh_session.hpp"
 
 namespace eit::recon {
 namespace {
@@ -24,25 +25,6 @@ struct BoundaryVertex {
   Eigen::Vector2d p;
   enum Kind { kElectrode, kEdge, kCorner, kHelper } kind;
   int electrode = -1;
-};
-
-// Owns Gmsh's process-wide state: initialised once, silent, finalised at exit.
-class GmshSession {
- public:
-  static GmshSession& instance() {
-    static GmshSession session;
-    return session;
-  }
-  std::mutex& mutex() { return mutex_; }
-
- private:
-  GmshSession() {
-    gmsh::initialize(0, nullptr, /*readConfigFiles=*/false);
-    gmsh::option::setNumber("General.Terminal", 0);
-    gmsh::option::setNumber("General.Verbosity", 0);
-  }
-  ~GmshSession() { gmsh::finalize(); }
-  std::mutex mutex_;
 };
 
 void set_fixed_options(double h0) {
@@ -265,7 +247,7 @@ bool mesh_generator_available() noexcept { return true; }
 Mesh generate_mesh(const MeshOptions& options) {
   const OutlinePath path(options.outline);
   validate(path, options);
-  GmshSession& session = GmshSession::instance();
+  detail::GmshSession& session = detail::GmshSession::instance();
   std::lock_guard lock(session.mutex());
   try {
     gmsh::clear();

@@ -1,7 +1,8 @@
 #pragma once
-// FEM forward model of 2-D EIT on a triangle mesh: linear (P1) elements, unit drive currents.
+// FEM forward model of EIT on a triangle (2-D) or tetrahedron (3-D) mesh: linear (P1) elements,
+// unit drive currents, one dimension-generic assembly (fem_assembly.hpp).
 //
-// Point electrodes (default) are pyEIT's model exactly: electrode = one boundary node, node
+// Point electrodes (default) are pyEIT's model exactly, in 2-D and 3-D: electrode = one boundary node, node
 // `mesh.ref_node` grounded (its row and column of K zeroed, diagonal 1). The complete electrode
 // model (CEM) adds one unknown per electrode (its voltage U_l) and a contact impedance z:
 //   [K + B   C] [u]   [0]     B_ij = Σ_l 1/z ∫_{e_l} φ_i φ_j,  C_il = −1/z ∫_{e_l} φ_i,
@@ -11,7 +12,7 @@
 // `electrode_width` centred on each electrode node (partial edges at the ends).
 //
 // The system is assembled sparse and factorised once per conductivity (Eigen SimplicialLDLT, AMD
-// ordering); one solve per electrode gives the unit-injection fields, from which every drive field,
+// ordering; CHOLMOD's supernodal Cholesky for tetrahedra when built with it, see options.solver); one solve per electrode gives the unit-injection fields, from which every drive field,
 // every measurement and the Jacobian (adjoint method, no dense inverse) follow. Results for the
 // last conductivity are cached, so solve() then jacobian() at the same perm factorise once.
 //
@@ -31,7 +32,14 @@ struct ForwardOptions {
   Electrodes electrodes = Electrodes::kPoint;
   double contact_impedance = 0.01;  // z (CEM), in Ω·length for unit sheet conductivity
   double electrode_width = 0.1;     // arc length of derived CEM patches (mesh units)
+  // Sparse factorisation: auto = CHOLMOD (supernodal) for tetrahedra when built with it, Eigen's
+  // SimplicialLDLT otherwise; eigen/cholmod force one (cholmod throws when not built in).
+  enum class Solver { kAuto, kEigen, kCholmod };
+  Solver solver = Solver::kAuto;
 };
+
+// True when this build has SuiteSparse CHOLMOD (ForwardOptions::Solver::kCholmod works).
+bool cholmod_available() noexcept;
 
 class ForwardModel {
  public:

@@ -1,0 +1,286 @@
+// 3-D mesh generation through Gmsh's C++ API (compiled only with Gmsh: EIT_HAVE_GMSH).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "eit/recon/mesh_boundary.hpp"
+#include "eit/recon/mesh_check.hpp"
+#include "eit/recon/mesh_check_3d.hpp"
+#include "eit/recon/mesh_generator_3d.hpp"
+#include "eit/recon/mesh_surface.hpp"
+#include "gmsh_session.hpp"
+
+namespace eit::recon {
+namespace {
+
+struct OutlineVertex {
+  double s;
+  Eigen::Vector2d p;
+  int electrode = -1;  // index within a ring, -1 for corners and arc helpers
+};
+
+// Vertices of the outline at z = 0: electrode positions, polygon corners, and (curved outlines)
+// helpers so every arc spans less than π/4 of parameter (Gmsh arcs must span less than π).
+std::vector<OutlineVertex> outline_vertices(const OutlinePath& path, int per_ring) {
+  const double P = path.perimeter(), tol = 1e-9 * P;
+  const auto electrodes = electrode_positions(path.outline(), per_ring);
+  std::vector<OutlineVertex> v;
+  for (int k = 0; k < per_ring; ++k) v.push_back({P * k / per_ring, electrodes[k], k});
+  for (double s : path.corner_positions())
+    if (std::none_of(v.begin(), v.end(), [&](const OutlineVertex& x) {
+          return std::abs(std::remainder(x.s - s, P)) < tol;
+        }))
+      v.push_back({s, path.point_at(s), -1});
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.s < b.s; });
+  if (!path.is_curved()) return v;
+  std::vector<OutlineVertex> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    out.push_back(v[i]);
+    const double s0 = v[i].s, s1 = i + 1 < v.size() ? v[i + 1].s : v[0].s + P;
+    double t0 = path.parameter_at(s0), t1 = path.parameter_at(s1);
+    if (t1 <= t0) t1 += 2 * std::numbers::pi;
+    const int pieces = static_cast<int>(std::ceil((t1 - t0) / (std::numbers::pi / 4)));
+    for (int j = 1; j < pieces; ++j) {
+      const double s = s0 + (s1 - s0) * j / pieces;
+      out.push_back({s, path.point_at(s), -1});
+    }
+  }
+  return out;
+}
+
+void validate(const OutlinePath& path, const Mesh3dOptions& o, const std::vector<double>& z) {
+  if (o.n_rings < 1 || o.n_rings > 3)
+    throw std::invalid_argument(fmt::format("mesh 3d: {} rings, expected 1..3", o.n_rings));
+  if (o.n_electrodes < 3 * o.n_rings || o.n_electrodes > 256 || o.n_electrodes % o.n_rings != 0)
+    throw std::invalid_argument(fmt::format(
+        "mesh 3d: {} electrodes on {} rings, expected a multiple of the rings, 3..256 in all",
+        o.n_electrodes, o.n_rings));
+  if (!(o.height > 0) || !std::isfinite(o.height))
+    throw std::invalid_argument(fmt::format("mesh 3d: height {}, expected > 0", o.height));
+  const double scale = path.perimeter() / (2 * std::numbers::pi);
+  if (!(o.h0 > 0) || !std::isfinite(o.h0) || o.h0 < 5e-3 * std::max(scale, o.height))
+    throw std::invalid_argument(fmt::format(
+        "mesh 3d: h0 {}, expected ≥ {:.3g} (finer would give tens of millions of tetrahedra)",
+        o.h0, 5e-3 * std::max(scale, o.height)));
+  if (o.h_electrode < 0 || o.h_electrode > o.h0)
+    throw std::invalid_argument(
+        fmt::format("mesh 3d: h_electrode {}, expected 0 (auto) or in (0, h0 = {}]", o.h_electrode,
+                    o.h0));
+  if (o.refine_radius < 0)
+    throw std::invalid_argument(
+        fmt::format("mesh 3d: refine radius {}, expected ≥ 0", o.refine_radius));
+  if (static_cast<int>(z.size()) != o.n_rings)
+    throw std::invalid_argument(fmt::format("mesh 3d: {} ring heights for {} rings", z.size(),
+                                            o.n_rings));
+  for (size_t r = 0; r < z.size(); ++r)
+    if (!(z[r] > 0 && z[r] < o.height) || (r > 0 && !(z[r] > z[r - 1])))
+      throw std::invalid_argument(fmt::format(
+          "mesh 3d: ring height {} = {}, expected ascending heights in (0, {})", r, z[r],
+          o.height));
+}
+
+Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::vector<double>& z) {
+  namespace geo = gmsh::model::geo;
+  const int per_ring = o.n_electrodes / o.n_rings;
+  const double h_el = o.h_electrode > 0 ? o.h_electrode : o.h0 / 3;
+  const double radius = o.refine_radius > 0 ? o.refine_radius : 2 * h_el;
+  const std::vector<OutlineVertex> verts = outline_vertices(path, per_ring);
+
+  std::vector<int> tags;
+  for (const auto& v : verts) tags.push_back(geo::addPoint(v.p.x(), v.p.y(), 0, o.h0));
+  int centre = 0, major = 0;
+  if (path.is_curved()) {
+    centre = geo::addPoint(0, 0, 0, o.h0);
+    const auto* e = std::get_if<EllipseOutline>(&o.outline);
+    if (e && e->semi_x != e->semi_y)
+      major = e->semi_x > e->semi_y ? geo::addPoint(e->semi_x, 0, 0, o.h0)
+                                    : geo::addPoint(0, e->semi_y, 0, o.h0);
+  }
+  std::vector<int> curves;
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const int a = tags[i], b = tags[(i + 1) % tags.size()];
+    if (!path.is_curved())
+      curves.push_back(geo::addLine(a, b));
+    else if (major == 0)
+      curves.push_back(geo::addCircleArc(a, centre, b));
+    else
+      curves.push_back(geo::addEllipseArc(a, centre, major, b));
+  }
+  int surface = geo::addPlaneSurface({geo::addCurveLoop(curves)});
+  // Extrude layer by layer: the interfaces are the ring heights.
+  std::vector<double> levels{0.0};
+  levels.insert(levels.end(), z.begin(), z.end());
+  levels.push_back(o.height);
+  std::vector<int> volumes;
+  for (size_t l = 0; l + 1 < levels.size(); ++l) {
+    gmsh::vectorpair out;
+    geo::extrude({{2, surface}}, 0, 0, levels[l + 1] - levels[l], out);
+    surface = out[0].second;
+    volumes.push_back(out[1].second);
+  }
+  geo::synchronize();
+
+  // Electrode points, found by position (one geometric vertex each).
+  const double eps = 1e-9 * std::max(path.perimeter(), o.height);
+  std::vector<int> electrode_points(static_cast<size_t>(o.n_electrodes), -1);
+  for (int r = 0; r < o.n_rings; ++r)
+    for (const auto& v : verts) {
+      if (v.electrode < 0) continue;
+      gmsh::vectorpair found;
+      gmsh::model::getEntitiesInBoundingBox(v.p.x() - eps, v.p.y() - eps, z[r] - eps,
+                                            v.p.x() + eps, v.p.y() + eps, z[r] + eps, found, 0);
+      if (found.size() != 1)
+        throw std::runtime_error(fmt::format(
+            "mesh 3d: {} geometry points at electrode {} ({}, {}, {}), expected 1", found.size(),
+            r * per_ring + v.electrode, v.p.x(), v.p.y(), z[r]));
+      electrode_points[static_cast<size_t>(r * per_ring + v.electrode)] = found[0].second;
+    }
+  std::vector<double> point_list(electrode_points.begin(), electrode_points.end());
+  namespace field = gmsh::model::mesh::field;
+  const int distance = field::add("Distance");
+  field::setNumbers(distance, "PointsList", point_list);
+  const int threshold = field::add("Threshold");
+  field::setNumber(threshold, "InField", distance);
+  field::setNumber(threshold, "SizeMin", h_el);
+  field::setNumber(threshold, "SizeMax", o.h0);
+  field::setNumber(threshold, "DistMin", radius);
+  field::setNumber(threshold, "DistMax", 4 * radius);
+  field::setAsBackgroundMesh(threshold);
+
+  gmsh::model::mesh::generate(3);
+  if (!o.save_msh.empty()) {
+    gmsh::model::setPhysicalName(3, gmsh::model::addPhysicalGroup(3, volumes), "body");
+    for (int e = 0; e < o.n_electrodes; ++e)
+      gmsh::model::setPhysicalName(
+          0, gmsh::model::addPhysicalGroup(0, {electrode_points[static_cast<size_t>(e)]}, 1000 + e),
+          fmt::format("electrode{}", e + 1));
+    gmsh::option::setNumber("Mesh.MshFileVersion", 4.1);
+    gmsh::option::setNumber("Mesh.Binary", 0);
+    gmsh::write(o.save_msh.string());
+  }
+
+  std::vector<std::size_t> node_tags, elem_tags, tet_nodes;
+  std::vector<double> coords, params;
+  gmsh::model::mesh::getNodes(node_tags, coords, params, -1, -1, false, false);
+  std::size_t max_tag = 0;
+  for (std::size_t t : node_tags) max_tag = std::max(max_tag, t);
+  std::vector<Eigen::Index> coord_of(max_tag + 1, -1);
+  for (size_t i = 0; i < node_tags.size(); ++i) coord_of[node_tags[i]] = static_cast<Eigen::Index>(i);
+  gmsh::model::mesh::getElementsByType(4, elem_tags, tet_nodes);
+  if (tet_nodes.empty()) throw std::runtime_error("mesh 3d: Gmsh produced no tetrahedra");
+
+  std::vector<int> index(max_tag + 1, -1);
+  std::vector<std::size_t> order;
+  for (int e = 0; e < o.n_electrodes; ++e) {
+    std::vector<std::size_t> t;
+    std::vector<double> c, p;
+    gmsh::model::mesh::getNodes(t, c, p, 0, electrode_points[static_cast<size_t>(e)], false,
+                                false);
+    if (t.size() != 1)
+      throw std::runtime_error(fmt::format("mesh 3d: electrode {} point has {} nodes, expected 1",
+                                           e, t.size()));
+    index[t[0]] = static_cast<int>(order.size());
+    order.push_back(t[0]);
+  }
+  std::vector<std::size_t> rest(tet_nodes.begin(), tet_nodes.end());
+  std::sort(rest.begin(), rest.end());
+  rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
+  for (std::size_t t : rest)
+    if (index[t] < 0) {
+      index[t] = static_cast<int>(order.size());
+      order.push_back(t);
+    }
+
+  Mesh mesh;
+  mesh.nodes.resize(static_cast<Eigen::Index>(order.size()), 3);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Eigen::Index c = coord_of[order[i]];
+    mesh.nodes.row(static_cast<Eigen::Index>(i)) << coords[3 * c], coords[3 * c + 1],
+        coords[3 * c + 2];
+  }
+  const auto ring_positions = electrode_positions(o.outline, per_ring);
+  for (int e = 0; e < o.n_electrodes; ++e)
+    mesh.nodes.row(e) << ring_positions[static_cast<size_t>(e % per_ring)].x(),
+        ring_positions[static_cast<size_t>(e % per_ring)].y(), z[static_cast<size_t>(e / per_ring)];
+  const Eigen::Index n_tet = static_cast<Eigen::Index>(tet_nodes.size() / 4);
+  mesh.elements.resize(n_tet, 4);
+  for (Eigen::Index e = 0; e < n_tet; ++e)
+    for (int k = 0; k < 4; ++k) mesh.elements(e, k) = index[tet_nodes[4 * e + k]];
+  for (Eigen::Index e = 0; e < n_tet; ++e)
+    if (tet_six_volume(mesh, static_cast<int>(e)) < 0) std::swap(mesh.elements(e, 2), mesh.elements(e, 3));
+  for (int e = 0; e < o.n_electrodes; ++e) mesh.electrode_nodes.push_back(e);
+  mesh.ref_node = pyeit_ref_node(mesh.electrode_nodes);
+  return mesh;
+}
+
+}  // namespace
+
+std::vector<double> ring_heights(const Mesh3dOptions& o) {
+  if (!o.ring_z.empty()) return o.ring_z;
+  std::vector<double> z;
+  for (int r = 0; r < o.n_rings; ++r) z.push_back(o.height * (r + 1) / (o.n_rings + 1));
+  return z;
+}
+
+Mesh generate_mesh_3d(const Mesh3dOptions& options) {
+  const OutlinePath path(options.outline);
+  const std::vector<double> z = ring_heights(options);
+  validate(path, options, z);
+  detail::GmshSession& session = detail::GmshSession::instance();
+  std::lock_guard lock(session.mutex());
+  const auto cleanup = [] {
+    gmsh::logger::stop();
+    gmsh::clear();
+  };
+  try {
+    gmsh::clear();
+    gmsh::model::add("eitstream3d");
+    gmsh::option::setNumber("General.Terminal", 0);
+    gmsh::option::setNumber("General.NumThreads", 1);
+    gmsh::option::setNumber("Mesh.MaxNumThreads1D", 1);
+    gmsh::option::setNumber("Mesh.MaxNumThreads2D", 1);
+    gmsh::option::setNumber("Mesh.MaxNumThreads3D", 1);
+    gmsh::option::setNumber("Mesh.Algorithm", 6);    // Frontal-Delaunay surfaces
+    gmsh::option::setNumber("Mesh.Algorithm3D", 1);  // Delaunay volume
+    gmsh::option::setNumber("Mesh.RandomFactor", 1e-9);
+    gmsh::option::setNumber("Mesh.RandomSeed", 1);
+    gmsh::option::setNumber("Mesh.CharacteristicLengthMin", 0);
+    gmsh::option::setNumber("Mesh.CharacteristicLengthMax", options.h0);
+    gmsh::option::setNumber("Mesh.CharacteristicLengthFromPoints", 0);
+    gmsh::option::setNumber("Mesh.CharacteristicLengthFromCurvature", 0);
+    gmsh::option::setNumber("Mesh.CharacteristicLengthExtendFromBoundary", 0);
+    gmsh::option::setNumber("Mesh.ElementOrder", 1);
+    gmsh::option::setNumber("Mesh.Optimize", 1);  // removes slivers
+    gmsh::logger::start();
+    Mesh mesh = mesh_with_gmsh(path, options, z);
+    cleanup();
+    check_mesh(mesh, "generated 3-D mesh");
+    try {
+      require_no_slivers(mesh, 0.01, "generated 3-D mesh");
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(e.what());
+    }
+    return mesh;
+  } catch (const std::invalid_argument&) {
+    cleanup();
+    throw;
+  } catch (const std::runtime_error&) {
+    cleanup();
+    throw;
+  } catch (...) {
+    std::string why;
+    try {
+      gmsh::logger::getLastError(why);
+    } catch (...) {
+    }
+    cleanup();
+    throw std::runtime_error(
+        fmt::format("mesh 3d: Gmsh failed: {}", why.empty() ? "unknown Gmsh error" : why));
+  }
+}
+
+}  // namespace eit::recon

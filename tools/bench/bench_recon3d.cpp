@@ -1,0 +1,148 @@
+// bench_recon3d: times recon/'s 3-D set-up path (mesh, forward solve, Jacobian, JAC matrix H).
+//   bench_recon3d csv DIR [--solver auto|eigen|cholmod] [--repeat N]
+//       a pyEIT CSV mesh folder (4 nodes per element), its 16 electrodes, adjacent protocol;
+//       H = JAC kotre p = 0.5, λ = 1e-3, jac_normalized (pyEIT's JAC.setup of the 3-D reference)
+//   bench_recon3d cylinder --h0 H [--electrodes 32] [--rings 2] [--height 1] [--solver S]
+//       a Gmsh cylinder of radius 1 (generate_mesh_3d), adjacent protocol over all electrodes
+// Prints "key wall_seconds cpu_seconds" lines (minimum over N runs for csv; one run for cylinder),
+// the mesh size, the solver and the peak resident memory of the process (getrusage, MiB).
+// Double precision; Eigen and CHOLMOD may use BLAS threads (state OPENBLAS_NUM_THREADS).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "eit/recon/jac.hpp"
+#include "eit/recon/mesh_generator_3d.hpp"
+#include "eit/recon/mesh_io.hpp"
+
+using namespace eit::recon;
+
+namespace {
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Timing {
+  double wall = std::numeric_limits<double>::infinity(), cpu = wall;
+};
+
+void time_once(Timing& t, const std::function<void()>& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_seconds();
+  run();
+  t.cpu = std::min(t.cpu, cpu_seconds() - c0);
+  t.wall =
+      std::min(t.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void print(const char* key, const Timing& t) { fmt::print("{} {:.6f} {:.6f}\n", key, t.wall, t.cpu); }
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+ForwardOptions::Solver parse_solver(const std::string& s) {
+  if (s == "auto") return ForwardOptions::Solver::kAuto;
+  if (s == "eigen") return ForwardOptions::Solver::kEigen;
+  if (s == "cholmod") return ForwardOptions::Solver::kCholmod;
+  throw std::invalid_argument(fmt::format("--solver {}, expected auto, eigen or cholmod", s));
+}
+
+// Forward + Jacobian + H on one mesh; each stage timed separately and all of them together.
+void setup(const Mesh& mesh, ForwardOptions fo, int repeat) {
+  ProtocolOptions po;
+  po.n_electrodes = mesh.n_electrodes();
+  const Protocol protocol = make_protocol(po);
+  Timing forward, jacobian, h, total;
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_seconds();
+    ForwardModel fwd(mesh, protocol, fo);
+    time_once(forward, [&] { (void)fwd.solve(); });
+    Eigen::MatrixXd jt;
+    time_once(jacobian, [&] { jt = fwd.jacobian_transposed({}, true); });
+    JacOptions o;
+    o.p = 0.5;
+    o.lambda = 1e-3;
+    o.jac_normalized = true;
+    time_once(h, [&] { (void)jac_matrix_from_transposed(jt, o, mesh); });
+    total.cpu = std::min(total.cpu, cpu_seconds() - c0);
+    total.wall = std::min(
+        total.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  fmt::print("n_meas {}\n", protocol.n_meas());
+  print("forward", forward);
+  print("jacobian", jacobian);
+  print("jac_H", h);
+  print("setup_total", total);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 2) {
+    fmt::print(stderr,
+               "usage: bench_recon3d csv DIR [--solver S] [--repeat N]\n"
+               "       bench_recon3d cylinder --h0 H [--electrodes 32] [--rings 2] "
+               "[--height 1] [--solver S]\n");
+    return 2;
+  }
+  const std::string mode = argv[1];
+  std::string dir, solver = "auto";
+  int repeat = 3, electrodes = 32, rings = 2;
+  double h0 = 0.1, height = 1.0;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto next = [&] {
+      if (i + 1 >= argc) throw std::invalid_argument(fmt::format("{} needs a value", a));
+      return std::string(argv[++i]);
+    };
+    if (a == "--solver") solver = next();
+    else if (a == "--repeat") repeat = std::stoi(next());
+    else if (a == "--h0") h0 = std::stod(next());
+    else if (a == "--electrodes") electrodes = std::stoi(next());
+    else if (a == "--rings") rings = std::stoi(next());
+    else if (a == "--height") height = std::stod(next());
+    else if (dir.empty()) dir = a;
+    else throw std::invalid_argument(fmt::format("unknown argument {}", a));
+  }
+  ForwardOptions fo;
+  fo.solver = parse_solver(solver);
+  Mesh mesh;
+  if (mode == "csv") {
+    mesh = load_mesh_csv_folder(dir);
+  } else if (mode == "cylinder") {
+    Mesh3dOptions mo;
+    mo.h0 = h0;
+    mo.n_electrodes = electrodes;
+    mo.n_rings = rings;
+    mo.height = height;
+    Timing t;
+    time_once(t, [&] { mesh = generate_mesh_3d(mo); });
+    print("mesh", t);
+    repeat = 1;
+  } else {
+    throw std::invalid_argument(fmt::format("mode {}, expected csv or cylinder", mode));
+  }
+  fmt::print("n_nodes {}\nn_elems {}\nn_electrodes {}\nsolver {}\n", mesh.n_nodes(),
+             mesh.n_elems(), mesh.n_electrodes(), solver);
+  setup(mesh, fo, repeat);
+  fmt::print("peak_rss_mib {:.0f}\n", peak_rss_mib());
+  return 0;
+} catch (const std::exception& e) {
+  fmt::print(stderr, "bench_recon3d: {}\n", e.what());
+  return 1;
+}
