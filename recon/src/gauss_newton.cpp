@@ -47,6 +47,32 @@ std::string_view to_string(GnOptions::Start start) noexcept {
   return "?";
 }
 
+std::string_view to_string(GnOptions::Prior prior) noexcept {
+  switch (prior) {
+    case GnOptions::Prior::kKotre:
+      return "kotre";
+    case GnOptions::Prior::kTikhonov:
+      return "tikhonov";
+    case GnOptions::Prior::kLm:
+      return "lm";
+    case GnOptions::Prior::kNoser:
+      return "noser";
+    case GnOptions::Prior::kLaplacian:
+      return "laplacian";
+  }
+  return "?";
+}
+
+GnOptions::Prior parse_gn_prior(std::string_view text) {
+  if (text == "kotre") return GnOptions::Prior::kKotre;
+  if (text == "tikhonov" || text == "dgn") return GnOptions::Prior::kTikhonov;
+  if (text == "lm") return GnOptions::Prior::kLm;
+  if (text == "noser") return GnOptions::Prior::kNoser;
+  if (text == "laplacian") return GnOptions::Prior::kLaplacian;
+  throw std::invalid_argument(
+      fmt::format("gn prior '{}', expected kotre, tikhonov (dgn), lm, noser or laplacian", text));
+}
+
 GnOptions::Start parse_gn_start(std::string_view text) {
   if (text == "scalar") return GnOptions::Start::kScalar;
   if (text == "element") return GnOptions::Start::kPerElement;
@@ -76,6 +102,8 @@ void validate_gn_options(const GnOptions& o, int n_elems) {
     bad(fmt::format("lambda_decay = {}, expected a finite value > 0", o.lambda_decay));
   if (!(o.lambda_min >= 0) || !std::isfinite(o.lambda_min))
     bad(fmt::format("lambda_min = {}, expected a finite value ≥ 0", o.lambda_min));
+  if (o.frame_iterations < 1)
+    bad(fmt::format("frame_iterations = {}, expected ≥ 1", o.frame_iterations));
   if (o.max_iterations < 1) bad(fmt::format("iterations = {}, expected ≥ 1", o.max_iterations));
   if (!(o.tolerance >= 0)) bad(fmt::format("tolerance = {}, expected ≥ 0", o.tolerance));
   if (o.start == GnOptions::Start::kScalar &&

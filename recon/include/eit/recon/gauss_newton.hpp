@@ -34,33 +34,12 @@
 #include <memory>
 
 #include "eit/recon/forward_model.hpp"
-#include "eit/recon/jac.hpp"
+#include "eit/recon/gn_options.hpp"
 
 namespace eit::recon {
 namespace detail {
 class GnForward;
 }
-
-struct GnOptions {
-  using Prior = JacOptions::Prior;
-  enum class Start { kScalar, kPerElement, kFitted };
-  Prior prior = Prior::kKotre;
-  double p = 0.25;  // kotre exponent
-  double lambda0 = 1.0;
-  double lambda_decay = 0.1;
-  double lambda_min = 1e-5;
-  int max_iterations = 20;
-  double tolerance = 1e-4;
-  Start start = Start::kScalar;
-  double start_value = 1.0;    // kScalar
-  Eigen::VectorXd start_perm;  // kPerElement (n_elems, all > 0)
-  bool pyeit_compat = false;
-};
-
-std::string_view to_string(GnOptions::Start start) noexcept;
-GnOptions::Start parse_gn_start(std::string_view text);  // scalar|element|fitted
-// Throws std::invalid_argument naming the field when an option is out of range.
-void validate_gn_options(const GnOptions& options, int n_elems);
 
 enum class GnStatus { kIterationLimit, kConverged, kDiverged };
 std::string_view to_string(GnStatus status) noexcept;
