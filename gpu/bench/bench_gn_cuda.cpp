@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
     eit::recon::GnOptions lo = o;
     lo.pyeit_compat = false;
     lo.tolerance = 0;
+    lo.lambda_min = 1e-2;  // keeps σ > 0 on this data (as bench_gn's live run)
     eit::gpu::CudaGaussNewton live(mesh, protocol, lo);
     Eigen::VectorXd sigma = live.solve(v1).sigma;
     t = Clock::now();
