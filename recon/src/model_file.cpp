@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "gn_model_file.hpp"
 #include "hdf5_io.hpp"
 
 namespace eit::recon {
@@ -139,6 +140,7 @@ std::variant<MeshGeometry, GridGeometry> read_geometry(hid_t root, const std::st
 }  // namespace
 
 void validate_model(const Model& m, const std::string& what) {
+  if (m.gn) return detail::validate_gn_model(m, what);  // absolute imaging: no H
   auto bad = [&](const std::string& msg) { throw std::invalid_argument(what + ": " + msg); };
   const auto n_meas = static_cast<size_t>(m.H.cols());
   if (m.H.size() == 0)
@@ -203,8 +205,11 @@ void save_model(const std::filesystem::path& path, Model& m) {
   h5::QuietErrors quiet;
   h5::Handle f = h5::create_file(file);
   const hid_t root = f.get();
-  h5::write_float32(root, "H", m.H.data(),
-                    {static_cast<hsize_t>(m.H.rows()), static_cast<hsize_t>(m.H.cols())}, file);
+  if (m.gn)
+    detail::write_gn(root, m, file);
+  else
+    h5::write_float32(root, "H", m.H.data(),
+                      {static_cast<hsize_t>(m.H.rows()), static_cast<hsize_t>(m.H.cols())}, file);
   if (m.v_ref.size() > 0)
     h5::write_float64(root, "v_ref", m.v_ref.data(), {static_cast<hsize_t>(m.v_ref.size())}, file);
   write_protocol(root, m.protocol, file);
@@ -232,10 +237,18 @@ Model load_model(const std::filesystem::path& path) {
     throw std::runtime_error(
         fmt::format("{}: format_version {}, expected {}", file, version, kModelFormatVersion));
   Model m;
-  const auto hd = expect_shape(root, "H", file + ": /H", {0, 0}, "n_out × n_meas");
-  const auto h = h5::read_float32(root, "H", file + ": /H");
-  m.H = Eigen::Map<const MatrixRowMajorF>(h.data(), static_cast<Eigen::Index>(hd[0]),
-                                          static_cast<Eigen::Index>(hd[1]));
+  const bool gn = h5::exists(root, "gn");  // absolute imaging: settings instead of H
+  std::vector<hsize_t> hd{0, 0};
+  if (gn) {
+    h5::Handle p = h5::open_group(root, "protocol", file + ": /protocol");
+    hd[1] = expect_shape(p.get(), "measurements", file + ": /protocol/measurements", {0, 3},
+                         "drive, positive, negative")[0];
+  } else {
+    hd = expect_shape(root, "H", file + ": /H", {0, 0}, "n_out × n_meas");
+    const auto h = h5::read_float32(root, "H", file + ": /H");
+    m.H = Eigen::Map<const MatrixRowMajorF>(h.data(), static_cast<Eigen::Index>(hd[0]),
+                                            static_cast<Eigen::Index>(hd[1]));
+  }
   if (h5::exists(root, "v_ref")) {
     expect_shape(root, "v_ref", file + ": /v_ref", {hd[1]}, "one value per column of H");
     const auto v = h5::read_float64(root, "v_ref", file + ": /v_ref");
@@ -246,6 +259,11 @@ Model load_model(const std::filesystem::path& path) {
   m.algorithm = h5::read_attr_string(root, "algorithm", at_root);
   m.parameters_json = h5::read_attr_string(root, "parameters", at_root);
   m.normalize = h5::read_attr_int(root, "normalize", at_root) != 0;
+  if (gn) {
+    const auto* mesh = std::get_if<MeshGeometry>(&m.geometry);
+    if (!mesh) throw std::runtime_error(fmt::format("{}: /gn needs the mesh geometry", file));
+    m.gn = detail::read_gn(root, *mesh, file);
+  }
   validate_model(m, file);
   m.id = model_content_hash(m);
   if (h5::has_attr(root, "model_id")) {

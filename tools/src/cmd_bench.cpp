@@ -22,6 +22,7 @@
 #include "eit/bench/subscriber_process.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/pipeline/gn_reconstructor.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
@@ -109,6 +110,9 @@ std::string resolve_backend(const std::string& name) {
 
 std::unique_ptr<eit::pipeline::Reconstructor> make_backend(const eit::bench::RunConfig& c,
                                                            const eit::recon::Model& model) {
+  if (model.gn)  // absolute imaging: Gauss–Newton per frame, on the host
+    return std::make_unique<eit::pipeline::GnReconstructor>(
+        model, eit::pipeline::GnReconstructorOptions{c.batch});
 #ifdef EIT_BENCH_CUDA
   if (c.backend == "cuda") {
     eit::gpu::CudaOptions options;

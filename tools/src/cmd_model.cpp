@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "gn_build.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/greit.hpp"
@@ -64,6 +65,7 @@ struct BuildArgs {
   bool jac_normalized = false, normalize = false;
   CLI::Option *p_opt = nullptr, *lambda_opt = nullptr;
   std::string output;
+  GnBuildArgs gn;
 };
 
 struct ImportArgs {
@@ -99,6 +101,11 @@ void run_build(BuildArgs& a) {
   fo.contact_impedance = a.contact_impedance;
   fo.electrode_width = a.electrode_width;
   t = Clock::now();
+  if (a.algorithm == "gn")
+    return build_gn_model(mesh, protocol, fo,
+                          a.gn.options(a.prior, *a.p_opt ? &a.p : nullptr,
+                                       *a.lambda_opt ? &a.lambda : nullptr),
+                          a.output);
   recon::ForwardModel forward(mesh, protocol, fo);
   const Eigen::VectorXd v0 = forward.solve();
   fmt::print("forward     {:9.2f} ms  {} measurements, {} electrode model\n", ms_since(t),
@@ -197,8 +204,10 @@ void attach(CLI::App& app) {
       ->capture_default_str();
   build->add_option("--electrode-width", b->electrode_width, "CEM electrode width (arc length)")
       ->capture_default_str();
-  build->add_option("--algorithm", b->algorithm, "jac | bp | greit")
-      ->check(CLI::IsMember({"jac", "bp", "greit"}))
+  build->add_option("--algorithm", b->algorithm,
+                    "jac | bp | greit | gn (absolute imaging by Gauss–Newton; --lambda is λ₀, "
+                    "default 1, --p default 0.25)")
+      ->check(CLI::IsMember({"jac", "bp", "greit", "gn"}))
       ->capture_default_str();
   build->add_option("--prior", b->prior, "JAC prior: kotre | tikhonov | lm | noser | laplacian")
       ->capture_default_str();
@@ -211,6 +220,7 @@ void attach(CLI::App& app) {
   build->add_option("--weight", b->weight, "BP weight: none | simple")->capture_default_str();
   build->add_flag("--jac-normalized", b->jac_normalized, "Build from J / |v0|");
   build->add_flag("--normalize", b->normalize, "Images from (v − v_ref) / |v_ref|");
+  b->gn.add(build);
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
   build->callback([b] { run_build(*b); });
 

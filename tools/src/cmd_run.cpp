@@ -19,6 +19,7 @@
 #include "eit/acquisition/synthetic_phantom.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/pipeline/gn_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
@@ -46,6 +47,14 @@ struct Backend {
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch) {
   if (which != "auto" && which != "cpu" && which != "cuda")
     throw CommandError(fmt::format("--backend '{}': expected auto, cpu or cuda", which));
+  if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the host
+    if (which == "cuda") throw CommandError("--backend cuda: gn models run on the CPU backend");
+    Backend b;
+    b.reconstructor = std::make_unique<pipeline::GnReconstructor>(
+        model, pipeline::GnReconstructorOptions{max_batch});
+    b.description = "cpu-gn (Gauss–Newton, warm-started)";
+    return b;
+  }
 #if EIT_RUN_WITH_CUDA
   std::string why;
   if (which != "cpu" && gpu::cuda_available(&why)) {

@@ -30,6 +30,7 @@ enum FrameFlag : uint32_t {
   kFlagReference = 1u << 1,     // this frame was averaged into a newly captured reference
   kFlagGapBefore = 1u << 2,     // the source saw a sequence gap before this frame
   kFlagBackendFallback = 1u << 3,  // computed by the fallback backend after a backend fault
+  kFlagDiverged = 1u << 4,  // absolute imaging: the iteration diverged (NaN, σ ≤ 0, singular)
 };
 
 struct FrameSlot {

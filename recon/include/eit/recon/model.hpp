@@ -6,12 +6,15 @@
 //
 // H already carries pyEIT's sign (ds = −H_pyeit · dv), so the streaming path only multiplies.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/gn_options.hpp"
 #include "eit/recon/mesh.hpp"
 #include "eit/recon/protocol.hpp"
 
@@ -35,6 +38,14 @@ struct GridGeometry {
   std::vector<uint8_t> mask;
 };
 
+// Algorithm "gn" (absolute imaging): no H; the reconstructor runs Gauss–Newton on every frame
+// with this forward model and these settings. The output is σ per element of `mesh`.
+struct GnSetup {
+  Mesh mesh;  // with ref_node and (CEM) electrode patches
+  ForwardOptions forward;
+  GnOptions options;
+};
+
 struct Model {
   std::string algorithm;        // "jac", "bp", "greit", "imported", …
   std::string parameters_json;  // the algorithm's parameters, as given
@@ -44,9 +55,14 @@ struct Model {
   Protocol protocol;            // fixes the measurement order
   std::variant<MeshGeometry, GridGeometry> geometry;
   std::string id;  // content hash of H, v_ref, protocol and geometry
+  std::optional<GnSetup> gn;  // algorithm "gn" only (then H is empty)
 
-  size_t n_out() const noexcept { return static_cast<size_t>(H.rows()); }
-  size_t n_meas() const noexcept { return static_cast<size_t>(H.cols()); }
+  size_t n_out() const noexcept {
+    return gn ? static_cast<size_t>(gn->mesh.n_elems()) : static_cast<size_t>(H.rows());
+  }
+  size_t n_meas() const noexcept {
+    return gn ? protocol.n_meas() : static_cast<size_t>(H.cols());
+  }
 };
 
 }  // namespace eit::recon

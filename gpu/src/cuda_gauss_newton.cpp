@@ -1,0 +1,319 @@
+// CudaGaussNewton (contract: eit/gpu/cuda_gauss_newton.hpp). Self-contained: its own error checks,
+// kernels (cuda_gn_kernels.cu) and cuSOLVER/cuBLAS handles; nothing shared with the
+// difference-imaging backend. Host code only, compiled with the project's C++ flags.
+#include "eit/gpu/cuda_gauss_newton.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <fmt/format.h>
+
+#include "cuda_gn_kernels.hpp"
+
+namespace eit::gpu {
+namespace {
+
+void ok(cudaError_t s, const char* call) {
+  if (s != cudaSuccess)
+    throw std::runtime_error(fmt::format("gn cuda: {}: {}", call, cudaGetErrorString(s)));
+}
+void ok(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("gn cuda: {}: cuBLAS status {}", call, int(s)));
+}
+void ok(cusolverStatus_t s, const char* call) {
+  if (s != CUSOLVER_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("gn cuda: {}: cuSOLVER status {}", call, int(s)));
+}
+#define GN_CK(call) ok((call), #call)
+
+template <class T>
+struct DeviceArray {
+  T* p = nullptr;
+  size_t n = 0;
+  void alloc(size_t count) {
+    n = count;
+    GN_CK(cudaMalloc(&p, sizeof(T) * (count ? count : 1)));
+  }
+  void upload(const T* host, size_t count) {
+    GN_CK(cudaMemcpy(p, host, sizeof(T) * count, cudaMemcpyHostToDevice));
+  }
+  ~DeviceArray() { cudaFree(p); }
+};
+
+}  // namespace
+
+bool cuda_gn_available(std::string* why) {
+  int count = 0;
+  const cudaError_t s = cudaGetDeviceCount(&count);
+  if (s == cudaSuccess && count > 0) return true;
+  if (why) *why = s != cudaSuccess ? cudaGetErrorString(s) : "no device";
+  return false;
+}
+
+struct CudaGaussNewton::Impl {
+  recon::GnOptions o;
+  int n = 0, n_e = 0, n_el = 0, n_m = 0, ref = 0;
+  bool small_meas = true;  // n_m ≤ n_e: J R⁻¹ Jᵀ + λI, else JᵀJ + λR
+  double exponent = 0;     // prior exponent, < 0 = tikhonov
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+  cudaEvent_t ev[5] = {};
+  DeviceArray<int> elems, el_nodes, info, pivots;
+  DeviceArray<int4> meas;
+  DeviceArray<double> local, sx, sy, inv4a, sigma, next, v, v0, r, K, X, gx, gy, jt, s, prior,
+      normal, rhs, work, scalars;
+  int lwork = 0;
+  Eigen::VectorXd v_unit;
+  recon::GnTimings timings;
+
+  void forward() {  // X = fields at sigma; v0, r
+    GN_CK(cudaMemsetAsync(K.p, 0, sizeof(double) * n * (size_t)n, stream));
+    gn_kernels::launch_assemble(stream, K.p, n, elems.p, local.p, sigma.p, n_e, ref);
+    GN_CK(cudaMemsetAsync(X.p, 0, sizeof(double) * n * (size_t)n_el, stream));
+    gn_kernels::launch_unit_currents(stream, X.p, n, el_nodes.p, n_el);
+    if (o.pyeit_compat) {  // σ may be ≤ 0 there: K indefinite, LU with pivoting
+      GN_CK(cusolverDnDgetrf(solver, n, n, K.p, n, work.p, pivots.p, info.p));
+      GN_CK(cusolverDnDgetrs(solver, CUBLAS_OP_N, n, n_el, K.p, n, pivots.p, X.p, n, info.p + 1));
+    } else {
+      GN_CK(cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, n, K.p, n, work.p, lwork, info.p));
+      GN_CK(cusolverDnDpotrs(solver, CUBLAS_FILL_MODE_LOWER, n, n_el, K.p, n, X.p, n, info.p + 1));
+    }
+    gn_kernels::launch_measure(stream, X.p, n, el_nodes.p, meas.p, n_m, v.p, v0.p, r.p);
+  }
+
+  void jacobian() {
+    gn_kernels::launch_gradients(stream, X.p, n, elems.p, sx.p, sy.p, n_e, n_el, gx.p, gy.p);
+    gn_kernels::launch_jacobian_t(stream, gx.p, gy.p, inv4a.p, n_e, meas.p, n_m, jt.p);
+  }
+
+  void system(double lambda) {
+    gn_kernels::launch_diagonal_prior(stream, jt.p, n_e, n_m, exponent, prior.p);
+    const double one = 1, zero = 0;
+    if (small_meas) {
+      gn_kernels::launch_scale_rows(stream, jt.p, prior.p, n_e, n_m, s.p);
+      GN_CK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n_m, n_e, &one, s.p, n_e, &zero,
+                        normal.p, n_m));
+      gn_kernels::launch_add_diagonal(stream, normal.p, n_m, lambda, nullptr);
+      GN_CK(cudaMemcpyAsync(rhs.p, r.p, sizeof(double) * n_m, cudaMemcpyDeviceToDevice, stream));
+    } else {
+      GN_CK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n_e, n_m, &one, jt.p, n_e, &zero,
+                        normal.p, n_e));
+      gn_kernels::launch_add_diagonal(stream, normal.p, n_e, lambda, prior.p);
+      GN_CK(cublasDgemv(blas, CUBLAS_OP_N, n_e, n_m, &one, jt.p, n_e, r.p, 1, &zero, rhs.p, 1));
+    }
+  }
+
+  void solve_step() {  // d (in rhs, n_e) then the update and its reductions
+    const int m = small_meas ? n_m : n_e;
+    GN_CK(cusolverDnDpotrf(solver, CUBLAS_FILL_MODE_LOWER, m, normal.p, m, work.p, lwork,
+                           info.p + 2));
+    GN_CK(
+        cusolverDnDpotrs(solver, CUBLAS_FILL_MODE_LOWER, m, 1, normal.p, m, rhs.p, m, info.p + 3));
+    double* d = rhs.p;
+    if (small_meas) {  // d = R⁻¹ Jᵀ y, the R⁻¹ inside update
+      const double one = 1, zero = 0;
+      GN_CK(cublasDgemv(blas, CUBLAS_OP_N, n_e, n_m, &one, jt.p, n_e, rhs.p, 1, &zero, s.p, 1));
+      d = s.p;
+    }
+    gn_kernels::launch_update(stream, sigma.p, d, small_meas ? prior.p : nullptr, n_e, next.p,
+                              scalars.p);
+  }
+
+  float elapsed(int a, int b) {
+    float ms = 0;
+    GN_CK(cudaEventElapsedTime(&ms, ev[a], ev[b]));
+    return ms;
+  }
+};
+
+CudaGaussNewton::CudaGaussNewton(const recon::Mesh& mesh, const recon::Protocol& protocol,
+                                 const recon::GnOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  recon::validate_gn_options(options, mesh.n_elems());
+  if (options.prior == recon::GnOptions::Prior::kLaplacian)
+    throw std::invalid_argument("gn cuda: the laplacian prior runs on the CPU solver only");
+  if (options.start == recon::GnOptions::Start::kPerElement)
+    throw std::invalid_argument("gn cuda: give a per-element start to solve() as a warm start");
+  m.o = options;
+  m.n = mesh.n_nodes();
+  m.n_e = mesh.n_elems();
+  m.n_el = mesh.n_electrodes();
+  m.n_m = static_cast<int>(protocol.n_meas());
+  m.ref = mesh.ref_node;
+  m.small_meas = m.n_m <= m.n_e;
+  using P = recon::GnOptions::Prior;
+  m.exponent = options.prior == P::kTikhonov ? -1.0
+               : options.prior == P::kKotre  ? options.p
+               : options.prior == P::kLm     ? 1.0
+                                             : 0.5;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    throw std::runtime_error("gn cuda: no CUDA device");
+  // Geometry as in recon's P1 elements: s0 = c − b, s1 = a − c, s2 = b − a; K_e = s sᵀ / 4A.
+  std::vector<int> el(3 * m.n_e);
+  std::vector<double> sx(3 * m.n_e), sy(3 * m.n_e), inv4a(m.n_e), local(9 * m.n_e);
+  for (int e = 0; e < m.n_e; ++e) {
+    const int a = mesh.elements(e, 0), b = mesh.elements(e, 1), c = mesh.elements(e, 2);
+    const int nodes[3] = {a, b, c}, from[3] = {b, c, a}, to[3] = {c, a, b};
+    for (int i = 0; i < 3; ++i) {
+      el[3 * e + i] = nodes[i];
+      sx[3 * e + i] = mesh.nodes(to[i], 0) - mesh.nodes(from[i], 0);
+      sy[3 * e + i] = mesh.nodes(to[i], 1) - mesh.nodes(from[i], 1);
+    }
+    const double area = 0.5 * (sx[3 * e] * sy[3 * e + 1] - sy[3 * e] * sx[3 * e + 1]);
+    inv4a[e] = 1.0 / (4.0 * area);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        local[9 * e + 3 * i + j] =
+            (sx[3 * e + i] * sx[3 * e + j] + sy[3 * e + i] * sy[3 * e + j]) * inv4a[e];
+  }
+  std::vector<int4> meas;
+  for (const recon::Measurement& q : protocol.measurements) {
+    const recon::Drive& d = protocol.drives[static_cast<size_t>(q.drive)];
+    meas.push_back(make_int4(d.source, d.sink, q.positive, q.negative));
+  }
+  GN_CK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
+  GN_CK(cublasCreate(&m.blas));
+  GN_CK(cublasSetStream(m.blas, m.stream));
+  GN_CK(cusolverDnCreate(&m.solver));
+  GN_CK(cusolverDnSetStream(m.solver, m.stream));
+  for (cudaEvent_t& e : m.ev) GN_CK(cudaEventCreate(&e));
+  const size_t em = static_cast<size_t>(m.n_e) * m.n_m, dn = m.small_meas ? m.n_m : m.n_e;
+  m.elems.alloc(el.size());
+  m.elems.upload(el.data(), el.size());
+  m.el_nodes.alloc(m.n_el);
+  m.el_nodes.upload(mesh.electrode_nodes.data(), m.n_el);
+  m.meas.alloc(meas.size());
+  m.meas.upload(meas.data(), meas.size());
+  m.local.alloc(local.size());
+  m.local.upload(local.data(), local.size());
+  m.sx.alloc(sx.size());
+  m.sx.upload(sx.data(), sx.size());
+  m.sy.alloc(sy.size());
+  m.sy.upload(sy.data(), sy.size());
+  m.inv4a.alloc(inv4a.size());
+  m.inv4a.upload(inv4a.data(), inv4a.size());
+  m.info.alloc(4);
+  m.pivots.alloc(m.n);
+  for (auto* a : {&m.sigma, &m.next, &m.prior}) a->alloc(m.n_e);
+  for (auto* a : {&m.v, &m.v0, &m.r}) a->alloc(m.n_m);
+  m.K.alloc(static_cast<size_t>(m.n) * m.n);
+  m.X.alloc(static_cast<size_t>(m.n) * m.n_el);
+  m.gx.alloc(static_cast<size_t>(m.n_e) * m.n_el);
+  m.gy.alloc(static_cast<size_t>(m.n_e) * m.n_el);
+  m.jt.alloc(em);
+  m.s.alloc(m.small_meas ? em : m.n_e);
+  m.normal.alloc(dn * dn);
+  m.rhs.alloc(std::max<size_t>(dn, m.n_e));
+  m.scalars.alloc(4);
+  int l1 = 0, l2 = 0, l3 = 0;
+  GN_CK(cusolverDnDpotrf_bufferSize(m.solver, CUBLAS_FILL_MODE_LOWER, m.n, m.K.p, m.n, &l1));
+  GN_CK(cusolverDnDgetrf_bufferSize(m.solver, m.n, m.n, m.K.p, m.n, &l2));
+  GN_CK(cusolverDnDpotrf_bufferSize(m.solver, CUBLAS_FILL_MODE_LOWER, static_cast<int>(dn),
+                                    m.normal.p, static_cast<int>(dn), &l3));
+  m.lwork = std::max({l1, l2, l3, 1});
+  m.work.alloc(static_cast<size_t>(m.lwork));
+  // F(1) once, for the fitted start.
+  std::vector<double> ones(m.n_e, 1.0), zeros(m.n_m, 0.0);
+  m.sigma.upload(ones.data(), ones.size());
+  m.v.upload(zeros.data(), zeros.size());
+  m.forward();
+  m.v_unit.resize(m.n_m);
+  GN_CK(cudaMemcpyAsync(m.v_unit.data(), m.v0.p, sizeof(double) * m.n_m, cudaMemcpyDeviceToHost,
+                        m.stream));
+  GN_CK(cudaStreamSynchronize(m.stream));
+}
+
+CudaGaussNewton::~CudaGaussNewton() {
+  if (!impl_) return;
+  for (cudaEvent_t e : impl_->ev) cudaEventDestroy(e);
+  cusolverDnDestroy(impl_->solver);
+  cublasDestroy(impl_->blas);
+  cudaStreamDestroy(impl_->stream);
+}
+
+const recon::GnTimings& CudaGaussNewton::timings() const noexcept { return impl_->timings; }
+void CudaGaussNewton::reset_timings() noexcept { impl_->timings = {}; }
+
+recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
+                                       int max_iterations) {
+  Impl& m = *impl_;
+  if (v.size() != m.n_m)
+    throw std::invalid_argument(
+        fmt::format("gn cuda: frame has {} values, expected {}", v.size(), m.n_m));
+  recon::GnResult result;
+  if (start.size() == m.n_e) {
+    result.sigma = start;
+  } else {
+    double s = m.o.start_value;
+    if (m.o.start == recon::GnOptions::Start::kFitted) {
+      const double uv = m.v_unit.dot(v);
+      if (uv > 0 && std::isfinite(uv)) s = m.v_unit.squaredNorm() / uv;
+    }
+    result.sigma = Eigen::VectorXd::Constant(m.n_e, s);
+  }
+  const double start_norm = start.size() == 0 ? std::abs(result.sigma(0)) : result.sigma.norm();
+  const int iterations = max_iterations < 0 ? m.o.max_iterations : max_iterations;
+  GN_CK(cudaMemcpyAsync(m.v.p, v.data(), sizeof(double) * m.n_m, cudaMemcpyHostToDevice, m.stream));
+  GN_CK(cudaMemcpyAsync(m.sigma.p, result.sigma.data(), sizeof(double) * m.n_e,
+                        cudaMemcpyHostToDevice, m.stream));
+  double lambda = m.o.lambda0;
+  double scalars[4];
+  int info[4];
+  // The kernels read the iterate from m.sigma and write the candidate to m.next; an accepted
+  // step swaps the two buffers.
+  for (int k = 1; k <= iterations; ++k) {
+    GN_CK(cudaEventRecord(m.ev[0], m.stream));
+    m.forward();
+    GN_CK(cudaEventRecord(m.ev[1], m.stream));
+    m.jacobian();
+    GN_CK(cudaEventRecord(m.ev[2], m.stream));
+    m.system(lambda);
+    GN_CK(cudaEventRecord(m.ev[3], m.stream));
+    m.solve_step();
+    GN_CK(cudaEventRecord(m.ev[4], m.stream));
+    GN_CK(cudaMemcpyAsync(scalars, m.scalars.p, sizeof scalars, cudaMemcpyDeviceToHost, m.stream));
+    GN_CK(cudaMemcpyAsync(info, m.info.p, sizeof info, cudaMemcpyDeviceToHost, m.stream));
+    GN_CK(cudaStreamSynchronize(m.stream));
+    m.timings.forward += 1e-3 * m.elapsed(0, 1);
+    m.timings.jacobian += 1e-3 * m.elapsed(1, 2);
+    m.timings.system += 1e-3 * m.elapsed(2, 3);
+    m.timings.solve += 1e-3 * m.elapsed(3, 4);
+    ++m.timings.iterations;
+    const double d_norm = std::sqrt(scalars[0]), x_norm = std::sqrt(scalars[1]);
+    result.last_step = d_norm / (m.o.pyeit_compat ? start_norm : x_norm);
+    const bool singular = info[0] != 0 || info[2] != 0;
+    const bool bad = singular || scalars[3] != 0 || (!m.o.pyeit_compat && !(scalars[2] > 0));
+    if (bad) {
+      result.status = recon::GnStatus::kDiverged;
+      break;
+    }
+    const bool converged = result.last_step < m.o.tolerance;
+    if (converged && m.o.pyeit_compat) {
+      result.status = recon::GnStatus::kConverged;
+      break;
+    }
+    std::swap(m.sigma.p, m.next.p);  // the new iterate becomes current
+    result.iterations = k;
+    if (converged) {
+      result.status = recon::GnStatus::kConverged;
+      break;
+    }
+    lambda = std::max(lambda * m.o.lambda_decay, m.o.lambda_min);
+  }
+  GN_CK(cudaMemcpyAsync(result.sigma.data(), m.sigma.p, sizeof(double) * m.n_e,
+                        cudaMemcpyDeviceToHost, m.stream));
+  GN_CK(cudaStreamSynchronize(m.stream));
+  return result;
+}
+
+}  // namespace eit::gpu

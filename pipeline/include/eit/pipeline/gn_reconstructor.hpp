@@ -1,0 +1,76 @@
+#pragma once
+// GnReconstructor: absolute imaging on the host: a "gn" model's Gauss–Newton (recon/
+// gauss_newton.hpp) run on every frame, one conductivity per element (n_out = n_elems).
+//
+// Streaming: the first frame (and the first after a divergence) starts from the model's start
+// value and runs the model's full iteration count; every later frame warm-starts from the previous
+// frame's σ and runs options.frame_iterations (default: the model's frame_iterations), with the λ
+// schedule restarted at λ₀. A frame with a NaN/Inf value gets kFlagNonFinite and an all-zero image
+// and leaves the warm start untouched; a diverging frame (NaN, σ ≤ 0 outside compat mode, singular
+// system) gets kFlagDiverged, its image is the last good iterate and the next frame starts cold.
+// Both are counted; nothing throws on the per-frame path. The reference (set_reference) is checked
+// for size and otherwise unused: absolute images need none.
+//
+// The work happens in submit() (frames of a batch in order); complete() hands the batch back.
+// One thread calls every method. Allocates per iteration (sparse factorisation, Jᵀ, normal matrix;
+// see gauss_newton.hpp): the GN path trades the pipeline's no-allocation rule for a solver of
+// ~10⁷–10¹⁰ flops per frame, where the allocations are not measurable.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "eit/pipeline/reconstructor.hpp"
+#include "eit/recon/gauss_newton.hpp"
+#include "eit/recon/model.hpp"
+
+namespace eit::pipeline {
+
+struct GnReconstructorOptions {
+  size_t max_batch = 16;
+  int frame_iterations = -1;  // warm-started iterations per frame; < 0: the model's
+  bool warm_start = true;     // false: every frame starts cold with the full iteration count
+};
+
+struct GnFrameCounts {
+  uint64_t frames = 0, non_finite = 0, diverged = 0, iterations = 0;
+};
+
+class GnReconstructor final : public Reconstructor {
+ public:
+  // Throws std::invalid_argument unless the model is a "gn" model.
+  explicit GnReconstructor(const recon::Model& model, GnReconstructorOptions options = {});
+  ~GnReconstructor() override;
+
+  std::string_view name() const noexcept override { return "cpu-gn"; }
+  size_t n_meas() const noexcept override { return n_meas_; }
+  size_t n_out() const noexcept override { return n_out_; }
+  size_t max_batch() const noexcept override { return max_batch_; }
+  size_t max_in_flight() const noexcept override { return 1; }
+
+  void set_reference(std::span<const double> v_ref, bool normalize) override;
+  bool submit(std::span<FrameSlot* const> batch) override;
+  size_t complete(std::span<FrameSlot*> out, bool wait) override;
+  size_t in_flight() const noexcept override { return pending_ > 0 ? 1 : 0; }
+
+  const GnFrameCounts& counts() const noexcept { return counts_; }
+  const recon::GnTimings& timings() const noexcept { return solver_.timings(); }
+  const Eigen::VectorXd& sigma() const noexcept { return sigma_; }  // last good σ
+
+ private:
+  void reconstruct(FrameSlot& frame);
+
+  recon::GaussNewton solver_;
+  GnReconstructorOptions options_;
+  int full_iterations_, frame_iterations_;
+  size_t n_meas_, n_out_, max_batch_;
+  Eigen::VectorXd v_, sigma_;
+  bool warm_ = false;
+  GnFrameCounts counts_;
+  std::vector<FrameSlot*> batch_;
+  size_t pending_ = 0;
+};
+
+}  // namespace eit::pipeline

@@ -1,0 +1,22 @@
+#pragma once
+// Internal: one regularised Gauss–Newton step d = (JᵀJ + λR)⁻¹ Jᵀ r from Jᵀ (n_elems × n_meas),
+// through whichever normal equations are smaller (see gauss_newton.hpp). Allocates; no state.
+#include <Eigen/Core>
+
+#include "eit/recon/gauss_newton.hpp"
+
+namespace eit::recon::detail {
+
+struct GnStepTimes {
+  double system = 0, solve = 0;  // seconds: forming the normal matrix; factorising + solving
+};
+
+// Throws std::runtime_error when the normal matrix is not positive definite (e.g. a kotre/lm
+// prior with an element of zero sensitivity at λ = 0).
+Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, double lambda,
+                        const GnOptions& options, const Mesh& mesh, GnStepTimes& times);
+
+// R's diagonal for kotre/lm/noser/tikhonov from Jᵀ (diag(JᵀJ) = squared row norms of Jᵀ).
+Eigen::VectorXd gn_diagonal_prior(const Eigen::MatrixXd& jt, const GnOptions& options);
+
+}  // namespace eit::recon::detail
