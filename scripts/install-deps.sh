@@ -14,6 +14,7 @@ debs=(
   python3-numpy
   librsvg2-bin
   ccache
+  hyperfine  # start-up timing (docs/benchmarks.md, "Start-up")
 )
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

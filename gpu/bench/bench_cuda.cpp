@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +63,16 @@ void fill_values(pipeline::FramePool& pool, const recon::Model& m, uint64_t seed
   for (size_t i = 0; i < pool.size(); ++i)
     for (size_t j = 0; j < m.n_meas(); ++j)
       pool.slot(i).values[j] = static_cast<float>(m.v_ref[j] * (1 + 0.05 * rng.next()));
+}
+
+// A pool in r's own frame memory, bound to r, with random frames (destroy it before r).
+std::unique_ptr<pipeline::FramePool> backend_pool(pipeline::Reconstructor& r, size_t slots,
+                                                  const recon::Model& m, uint64_t seed) {
+  auto pool =
+      std::make_unique<pipeline::FramePool>(slots, m.n_meas(), m.n_out(), r.frame_allocator());
+  r.bind_frames(*pool);
+  fill_values(*pool, m, seed);
+  return pool;
 }
 
 int64_t spin_until(int64_t t) {
@@ -154,10 +165,10 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
   const int iters = quick ? std::max(200, z.iters / 10) : z.iters;
   emit("\n### {} × {} (H {:.1f} MB float32)\n", z.n_out, z.n_meas, z.n_out * z.n_meas * 4 / 1e6);
   const recon::Model model = make_model(z.n_out, z.n_meas, 0x5eed + z.n_out);
-  auto allocator = make_pinned_allocator();
   const size_t in_flight = 4;
-  pipeline::FramePool pool((in_flight + 1) * z.max_batch, z.n_meas, z.n_out, *allocator);
-  fill_values(pool, model, 7);
+  const size_t batch_slots = (in_flight + 1) * z.max_batch, frame_slots = 64;
+  pipeline::FramePool host_pool(1, z.n_meas, z.n_out);  // the naive reference's input
+  fill_values(host_pool, model, 7);
 
   emit("Single frame, host to host (µs), {} frames each:\n", iters);
   emit("| variant | p50 | p99 | p99.9 | max | frames/s | p50 vs naive |");
@@ -165,7 +176,7 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
   double naive_p50 = 0;
   {
     NaiveReference naive(model.H.data(), z.n_out, z.n_meas, z.max_batch);
-    std::memcpy(naive.values(0), pool.slot(0).values, z.n_meas * 4);
+    std::memcpy(naive.values(0), host_pool.slot(0).values, z.n_meas * 4);
     auto s = summarize(time_frames([&] { naive.frame(); }, iters));
     naive_p50 = s.p50_us;
     emit("| naive: copy → cublasSgemv → copy → sync | {} | {:.0f} | 1.00 |", cells(s),
@@ -199,7 +210,8 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
   add("backend auto, bf16 H", Mode::kAuto, 0, kBf16);
   for (const Variant& v : variants) {
     auto r = make_cuda_reconstructor(model, v.o);
-    BackendFrame frame(*r, pool);
+    auto pool = backend_pool(*r, frame_slots, model, 7);
+    BackendFrame frame(*r, *pool);
     const auto s = summarize(time_frames(std::ref(frame), iters));
     const auto st = cuda_stats(*r);
     emit("| {}{} | {} | {:.0f} | {:.2f} |", v.label,
@@ -212,8 +224,12 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
       "Sgemm → copy → sync) and the PCIe bound ({:.1f} GB/s D2H ÷ {} B per image = {:.2f} M "
       "frames/s):\n",
       in_flight, bw.d2h_gbs, z.n_out * 4, bw.d2h_gbs * 1e9 / (z.n_out * 4) / 1e6);
-  emit("| batch | backend frames/s | naive frames/s | backend ÷ naive | backend ÷ PCIe bound |");
-  emit("|---|---|---|---|---|");
+  // "own kernel" / "cuBLAS": the same backend with every batch forced down one path, for the
+  // sizes where the own kernel is an option (H in L2), to place the automatic threshold.
+  const bool both_paths = z.n_out <= 4096;
+  emit("| batch | backend frames/s | naive frames/s | backend ÷ naive | backend ÷ PCIe bound |{}",
+       both_paths ? " own kernel frames/s | cuBLAS path frames/s |" : "");
+  emit("|---|---|---|---|---|{}", both_paths ? "---|---|" : "");
   {
     CudaOptions o;
     o.max_batch = z.max_batch;
@@ -222,9 +238,31 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
     if (!cuda_stats(*r).batch_fallback.empty())
       emit("(cuBLAS failed at warm-up, batches use the own kernel: {})",
            cuda_stats(*r).batch_fallback);
+    auto pool_owner = backend_pool(*r, batch_slots, model, 7);
+    pipeline::FramePool& pool = *pool_owner;
+    std::unique_ptr<pipeline::Reconstructor> own, blas;
+    std::unique_ptr<pipeline::FramePool> own_pool, blas_pool;
+    if (both_paths) {
+      CudaOptions oo = o;
+      oo.mode = Mode::kLaunch;
+      oo.own_kernel_max_batch = std::min<size_t>(z.max_batch, 256);
+      own = make_cuda_reconstructor(model, oo);
+      own_pool = backend_pool(*own, batch_slots, model, 7);
+      oo.own_kernel_max_batch = 1;
+      blas = make_cuda_reconstructor(model, oo);
+      blas_pool = backend_pool(*blas, batch_slots, model, 7);
+    }
     NaiveReference naive(model.H.data(), z.n_out, z.n_meas, z.max_batch);
     const double bound = bw.d2h_gbs * 1e9 / (z.n_out * 4);
     for (size_t b = 1; b <= z.max_batch; b *= 4) {
+      std::string extra;
+      if (both_paths) {
+        const double secs = quick ? 0.05 : 0.15;
+        extra = fmt::format(
+            " {} | {:.0f} |",
+            b <= 256 ? fmt::format("{:.0f}", backend_throughput(*own, *own_pool, b, secs)) : "-",
+            backend_throughput(*blas, *blas_pool, b, secs));
+      }
       const double fps = backend_throughput(*r, pool, b, quick ? 0.05 : 0.25);
       size_t n = 0;
       const int64_t t0 = pipeline::now_ns();
@@ -233,8 +271,8 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
         n += b;
       }
       const double naive_fps = n / ((pipeline::now_ns() - t0) * 1e-9);
-      emit("| {} | {:.0f} | {:.0f} | {:.2f} | {:.0f}% |", b, fps, naive_fps, fps / naive_fps,
-           100 * fps / bound);
+      emit("| {} | {:.0f} | {:.0f} | {:.2f} | {:.0f}% |{}", b, fps, naive_fps, fps / naive_fps,
+           100 * fps / bound, extra);
       if (b * 4 > z.max_batch && b != z.max_batch) b = z.max_batch / 4;
     }
   }
@@ -247,7 +285,7 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
     const int frames = static_cast<int>(rate * (quick ? 0.2 : 1.0));
     {
       NaiveReference naive(model.H.data(), z.n_out, z.n_meas, 1);
-      std::memcpy(naive.values(0), pool.slot(0).values, z.n_meas * 4);
+      std::memcpy(naive.values(0), host_pool.slot(0).values, z.n_meas * 4);
       emit("| {:.0f} Hz | naive | {} |", rate,
            cells(summarize(paced([&] { naive.frame(); }, rate, frames))));
     }
@@ -256,7 +294,8 @@ void bench_size(const Size& z, const Bandwidth& bw, bool quick) {
       o.max_batch = 16;
       o.mode = mode;
       auto r = make_cuda_reconstructor(model, o);
-      BackendFrame frame(*r, pool);
+      auto pool = backend_pool(*r, frame_slots, model, 7);
+      BackendFrame frame(*r, *pool);
       emit("| {:.0f} Hz | backend {} | {} |", rate, mode_name(mode),
            cells(summarize(paced(std::ref(frame), rate, frames))));
     }
@@ -275,10 +314,9 @@ void bench_shared(size_t n_out, size_t n_meas, double rate, bool quick) {
     for (int t = 0; t < kStreams; ++t)
       threads.emplace_back([&, t] {
         try {
-          auto allocator = make_pinned_allocator();
-          pipeline::FramePool pool(16, n_meas, n_out, *allocator);
-          fill_values(pool, model, t + 1);
           if (variant == 0) {
+            pipeline::FramePool pool(1, n_meas, n_out);
+            fill_values(pool, model, t + 1);
             NaiveReference naive(model.H.data(), n_out, n_meas, 1);
             std::memcpy(naive.values(0), pool.slot(0).values, n_meas * 4);
             lat[t] = paced([&] { naive.frame(); }, rate, frames);
@@ -287,7 +325,8 @@ void bench_shared(size_t n_out, size_t n_meas, double rate, bool quick) {
             o.max_batch = 4;
             o.mode = variant == 1 ? Mode::kLaunch : Mode::kAuto;
             auto r = make_cuda_reconstructor(model, o);
-            BackendFrame frame(*r, pool);
+            auto pool = backend_pool(*r, 16, model, t + 1);
+            BackendFrame frame(*r, *pool);
             lat[t] = paced(std::ref(frame), rate, frames);
           }
         } catch (const std::exception& e) {

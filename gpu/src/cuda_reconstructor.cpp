@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "cuda_check.hpp"
+#include "eit/pipeline/frame_pool.hpp"
 #include "frame_kernels.hpp"
-#include "pinned_registry.hpp"
 
 namespace eit::gpu {
 namespace {
@@ -20,11 +20,13 @@ constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
 // kAuto sends single frames to the persistent kernel when H is at most this large: beyond it
 // the product itself (HBM-bound) dwarfs the launch it saves (docs/gpu-notes.md).
 constexpr size_t kAutoPersistentMaxBytes = size_t{32} << 20;
-// Small batches of a matrix that stays in L2 go to the own kernel (H read once per frame from L2)
-// rather than cuBLAS, whose small-n GEMMs measured slow here (docs/gpu-notes.md).
+// Batches of a matrix that stays in L2 go to the own kernel (H read once per frame from L2) while
+// batch × |H| ≤ 64 MiB; larger ones to cuBLAS + copy engine. Run 7 (docs/gpu-notes.md) measured
+// the cuBLAS path with a floor of ~36 µs per batch, so the own kernel wins up to 54 MB of H reads
+// per batch (1024×208 at 64 frames: 2.32 M vs 1.63 M frames/s; 4096×208 at 16: 0.69 M vs 0.60 M)
+// and loses from 218 MB (1024×208 at 256: 3.0 M vs 6.4 M; 4096×208 at 64: 0.82 M vs 2.05 M).
 constexpr size_t kOwnKernelMaxBytes = size_t{8} << 20;
-constexpr size_t kOwnKernelMaxBatch = 8;
-constexpr size_t kStagingMaxBytes = size_t{256} << 20;     // pinned staging for unpinned frames
+constexpr size_t kOwnKernelMaxBatchBytes = size_t{64} << 20;
 constexpr size_t kPerLaneReserveBytes = size_t{64} << 20;  // cuBLAS handle and workspace
 constexpr size_t kMarginBytes = size_t{128} << 20;
 constexpr int kRowsPerWarpGroup = 32;  // 8 warps × 4 rows
@@ -85,17 +87,17 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   shape.precision = options_.precision;
   shape.model = m;
   shape.max_batch = options_.max_batch;
-  shape.ld_img = (m.n_out + 3) / 4 * 4;
+  // Device images are laid out like the FramePool's (64-byte slot stride), so a batch of slots in
+  // pool order comes down in one linear copy.
+  shape.ld_img = (m.n_out + 15) / 16 * 16;
   const int groups = (m.n_out + kRowsPerWarpGroup - 1) / kRowsPerWarpGroup;
   shape.single_fused = options_.fuse_single_frame && groups <= sms;  // every block reads v
   shape.single_blocks = std::min(groups, shape.single_fused ? sms : 4 * sms);
-  const size_t stage_bytes =
-      options_.max_in_flight * options_.max_batch * (size_t(m.ld) + shape.ld_img) * 4;
-  shape.staging = stage_bytes <= kStagingMaxBytes;
-  shape.own_kernel_max_batch =
-      size_t(m.n_out) * m.ld * element_bytes(options_.precision) <= kOwnKernelMaxBytes
-          ? kOwnKernelMaxBatch
-          : 1;
+  const size_t h_bytes = size_t(m.n_out) * m.ld * element_bytes(options_.precision);
+  shape.own_kernel_max_batch = options_.own_kernel_max_batch > 0 ? options_.own_kernel_max_batch
+                               : h_bytes <= kOwnKernelMaxBytes
+                                   ? std::max<size_t>(1, kOwnKernelMaxBatchBytes / h_bytes)
+                                   : 1;
 
   const size_t smem = (m.ld + rows_per_block(m.n_out, shape.single_blocks)) * sizeof(float);
   if (smem > static_cast<size_t>(smem_optin))
@@ -103,12 +105,14 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
         "CUDA backend: {} measurements need {} bytes of shared memory per block; the device "
         "allows {}",
         m.n_meas, smem, smem_optin));
-  set_frame_kernels_smem_limit(smem);
+  set_frame_kernels_smem_limit(smem);  // also loads every launched-path kernel now
 
   for (size_t i = 0; i < options_.max_in_flight; ++i)
     lanes_.push_back(std::make_unique<LaunchLane>(shape));
   try {
-    lanes_[0]->warm_up();
+    // Every lane (own cuBLAS handle) runs every GEMM shape it will use, before the persistent
+    // kernel can be resident: a lazily loaded kernel would otherwise wait for it to exit.
+    for (auto& lane : lanes_) lane->warm_up();
   } catch (const pipeline::BackendError& e) {
     // cuBLAS cannot run here: batches use the backend's own kernel (slower for large batches).
     if (cudaGetLastError() != cudaSuccess) throw;  // a sticky CUDA error: nothing would work
@@ -151,27 +155,39 @@ void CudaReconstructor::set_reference(std::span<const double> v_ref, bool normal
   matrix_.set_reference(v_ref, normalize);
 }
 
-FrameDesc CudaReconstructor::describe(pipeline::FrameSlot& frame, LaunchLane& lane, size_t i,
-                                      bool& staged_image) {
+void CudaReconstructor::bind_frames(const pipeline::FramePool& pool) {
+  if (count_ != 0)
+    throw std::logic_error(fmt::format(
+        "CUDA backend: bind_frames with {} batches in flight; complete them first", count_));
+  if (pool.n_values() != n_meas() || pool.n_image() != n_out())
+    throw std::invalid_argument(fmt::format(
+        "CUDA backend: FramePool slots hold {} values and {} image floats; the model has {} "
+        "measurements and {} image elements",
+        pool.n_values(), pool.n_image(), n_meas(), n_out()));
+  const size_t values_bytes = pool.size() * pool.values_stride() * sizeof(float);
+  const size_t image_bytes = pool.size() * pool.image_stride() * sizeof(float);
+  MappedRange v, im;
+  if (!frames_.find(pool.values_base(), values_bytes, v) ||
+      !frames_.find(pool.image_base(), image_bytes, im))
+    throw std::invalid_argument(fmt::format(
+        "CUDA backend: the FramePool's memory (allocator '{}') is not from this reconstructor's "
+        "frame_allocator(); build the pool with reconstructor.frame_allocator()",
+        pool.allocator().name()));
+  values_ = v;
+  images_ = im;
+}
+
+FrameDesc CudaReconstructor::describe(const pipeline::FrameSlot& frame) const {
   const size_t values_bytes = n_meas() * sizeof(float), image_bytes = n_out() * sizeof(float);
+  if (!values_.contains(frame.values, values_bytes) || !images_.contains(frame.image, image_bytes))
+    throw pipeline::BackendError(fmt::format(
+        "CUDA backend: frame {} is not in the FramePool bound with bind_frames(); build the pool "
+        "from frame_allocator() and bind it before submitting",
+        frame.seq));
   FrameDesc d{};
   d.flags = (frame.flags & pipeline::kFlagNonFinite) ? kBadFrame : 0u;
-  d.values = static_cast<const float*>(device_address(frame.values, values_bytes));
-  d.image = static_cast<float*>(device_address(frame.image, image_bytes));
-  if ((!d.values || !d.image) && !lane.has_staging())
-    throw pipeline::BackendError(fmt::format(
-        "CUDA backend: frame {} is not in pinned memory from make_pinned_allocator() and the "
-        "batch buffers are too large for staging; build the FramePool with the pinned allocator",
-        frame.seq));
-  if (!d.values) {
-    std::memcpy(lane.staged_values(i), frame.values, values_bytes);
-    d.values = lane.staged_values_dev(i);
-    ++stats_.staged_frames;
-  }
-  if (!d.image) {
-    d.image = lane.staged_image_dev(i);
-    staged_image = true;
-  }
+  d.values = values_.device(static_cast<const float*>(frame.values));
+  d.image = images_.device(frame.image);
   return d;
 }
 
@@ -187,9 +203,8 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
   Pending& p = ring_[slot];
   LaunchLane& lane = *lanes_[slot];
   p.n = batch.size();
-  p.staged_image = false;
   std::copy(batch.begin(), batch.end(), p.frames.begin());
-  FrameDesc first = describe(*batch[0], lane, 0, p.staged_image);
+  const FrameDesc first = describe(*batch[0]);
   if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1 &&
       reinterpret_cast<uintptr_t>(first.image) % 16 == 0) {
     p.seq = persistent_->post(first);
@@ -198,20 +213,21 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
     ++stats_.persistent_frames;
   } else {
     FrameDesc* descs = lane.descs();
-    descs[0] = first;
-    for (size_t i = 1; i < batch.size(); ++i)
-      descs[i] = describe(*batch[i], lane, i, p.staged_image);
+    if (batch.size() > 1) {
+      descs[0] = first;
+      for (size_t i = 1; i < batch.size(); ++i) descs[i] = describe(*batch[i]);
+    }
     // Images evenly spaced in pinned memory (slots taken in pool order) come down in one DMA.
-    bool even = !p.staged_image && batch.size() > 1;
+    bool even = batch.size() > 1;
     const ptrdiff_t pitch = even ? batch[1]->image - batch[0]->image : 0;
     even = even && pitch >= static_cast<ptrdiff_t>(n_out());
     for (size_t i = 2; even && i < batch.size(); ++i)
       even = batch[i]->image - batch[i - 1]->image == pitch;
     if (even) {
-      lane.run(batch.size(), batch[0]->image, pitch * sizeof(float));
+      lane.run(batch.size(), first, batch[0]->image, pitch * sizeof(float));
       ++stats_.copy_engine_batches;
     } else {
-      lane.run(batch.size());
+      lane.run(batch.size(), first);
     }
     p.persistent = false;
     ++stats_.launched_batches;
@@ -238,12 +254,6 @@ size_t CudaReconstructor::complete(std::span<pipeline::FrameSlot*> out, bool wai
     if (!lane.ready(wait)) return 0;
     for (size_t i = 0; i < p.n; ++i)
       if (lane.status(i)) p.frames[i]->flags |= pipeline::kFlagNonFinite;
-  }
-  if (p.staged_image) {
-    const size_t image_bytes = n_out() * sizeof(float);
-    for (size_t i = 0; i < p.n; ++i)
-      if (!device_address(p.frames[i]->image, image_bytes))
-        std::memcpy(p.frames[i]->image, lane.staged_image(i), image_bytes);
   }
   std::copy(p.frames.begin(), p.frames.begin() + p.n, out.begin());
   head_ = (head_ + 1) % ring_.size();

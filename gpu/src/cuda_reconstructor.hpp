@@ -11,6 +11,7 @@
 #include "device_matrix.hpp"
 #include "eit/gpu/cuda_backend.hpp"
 #include "launch_lane.hpp"
+#include "mapped_frame_allocator.hpp"
 #include "persistent_engine.hpp"
 
 namespace eit::gpu {
@@ -29,21 +30,24 @@ class CudaReconstructor final : public pipeline::Reconstructor {
   bool submit(std::span<pipeline::FrameSlot* const> batch) override;
   size_t complete(std::span<pipeline::FrameSlot*> out, bool wait) override;
   size_t in_flight() const noexcept override { return count_; }
+  pipeline::HostAllocator& frame_allocator() override { return frames_; }
+  void bind_frames(const pipeline::FramePool& pool) override;
 
   CudaStats stats() const;
 
  private:
   struct Pending {
     bool persistent = false;
-    bool staged_image = false;  // some image goes through staging: copy back on completion
     uint64_t seq = 0;           // persistent frame number
     size_t n = 0;
     std::vector<pipeline::FrameSlot*> frames;  // max_batch entries, allocated at set-up
   };
-  FrameDesc describe(pipeline::FrameSlot& frame, LaunchLane& lane, size_t i, bool& staged_image);
+  FrameDesc describe(const pipeline::FrameSlot& frame) const;
   void activate_device() const;
 
   CudaOptions options_;
+  MappedFrameAllocator frames_;   // frame memory; outlives the pools made from it (caller's duty)
+  MappedRange values_, images_;   // the bound pool's two blocks (empty until bind_frames)
   DeviceMatrix matrix_;
   std::vector<std::unique_ptr<LaunchLane>> lanes_;
   std::unique_ptr<PersistentEngine> persistent_;

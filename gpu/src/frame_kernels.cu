@@ -245,6 +245,13 @@ void set_frame_kernels_smem_limit(size_t bytes) {
   all(__nv_bfloat16{});
   all(__half{});
   EIT_CUDA(cudaFuncSetAttribute(prepare_one_kernel, kAttr, b));
+  // Kernels without dynamic shared memory: asking for their attributes loads them now. Under
+  // CUDA's lazy loading (the default) a kernel's first launch otherwise loads its module, which
+  // waits for the context to go idle, i.e. for the persistent kernel to exit (~500 ms idle):
+  // the 16-frame-batch collapse of runs 3-6 (docs/gpu-notes.md).
+  cudaFuncAttributes a{};
+  EIT_CUDA(cudaFuncGetAttributes(&a, scatter_kernel));
+  EIT_CUDA(cudaFuncGetAttributes(&a, signal_kernel));
 }
 
 }  // namespace eit::gpu

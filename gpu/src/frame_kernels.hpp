@@ -52,6 +52,7 @@ size_t element_bytes(Precision p);
 }  // namespace eit::gpu
 
 namespace eit::gpu {
-// Raises the dynamic shared-memory limit of every launched kernel to `bytes` (set-up only).
+// Raises the dynamic shared-memory limit of every launched kernel to `bytes` and loads every
+// launched-path kernel now, not at its first launch (set-up only).
 void set_frame_kernels_smem_limit(size_t bytes);
 }  // namespace eit::gpu

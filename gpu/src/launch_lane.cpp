@@ -19,9 +19,10 @@ namespace {
 constexpr int64_t kSpinBeforeBackoffNs = 2'000'000;
 
 template <typename T>
-T* host_mapped(size_t count, T** dev) {
+T* host_mapped(size_t count, T** dev, unsigned extra_flags = 0) {
   void* p = nullptr;
-  EIT_CUDA(cudaHostAlloc(&p, count * sizeof(T), cudaHostAllocMapped | cudaHostAllocPortable));
+  EIT_CUDA(cudaHostAlloc(&p, count * sizeof(T),
+                         cudaHostAllocMapped | cudaHostAllocPortable | extra_flags));
   EIT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(dev), p, 0));
   return static_cast<T*>(p);
 }
@@ -38,22 +39,20 @@ LaunchLane::LaunchLane(const LaneShape& shape) : shape_(shape) {
   EIT_CUDA(cudaMemset(counter_, 0, sizeof(uint32_t)));
   done_ = host_mapped<uint64_t>(1, &done_dev_);
   *done_ = 0;
-  EIT_CUDA(cudaMalloc(&d_dv_, ld * n * sizeof(float)));  // float32 for the own batch kernel
+  EIT_CUDA(cudaMalloc(&d_dv_, ld * n * sizeof(float)));    // float32 for the own batch kernel
+  EIT_CUDA(cudaMemset(d_dv_, 0, ld * n * sizeof(float)));  // columns past a batch: finite zeros
   EIT_CUDA(cudaMalloc(&d_dv1_, ld * sizeof(float)));
   EIT_CUDA(cudaMalloc(&d_images_, n * sizeof(float*)));
   EIT_CUDA(cudaMalloc(&d_img_, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
-  descs_ = host_mapped<FrameDesc>(n, &descs_dev_);
+  EIT_CUDA(cudaMemset(d_img_, 0, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
+  // Write-combined: the host only writes descriptors (streaming stores, no read-for-ownership of
+  // lines the GPU just read) and the GPU reads them over PCIe without snooping the CPU's caches.
+  descs_ = host_mapped<FrameDesc>(n, &descs_dev_, cudaHostAllocWriteCombined);
   status_ = host_mapped<uint32_t>(n, &status_dev_);
-  if (shape.staging) {
-    stage_values_ = host_mapped<float>(ld * n, &stage_values_dev_);
-    stage_image_ = host_mapped<float>(static_cast<size_t>(shape.ld_img) * n, &stage_image_dev_);
-  }
 }
 
 LaunchLane::~LaunchLane() {
   if (stream_) cudaStreamSynchronize(stream_);
-  if (stage_image_) cudaFreeHost(stage_image_);
-  if (stage_values_) cudaFreeHost(stage_values_);
   if (status_) cudaFreeHost(status_);
   if (descs_) cudaFreeHost(descs_);
   if (d_img_) cudaFree(d_img_);
@@ -66,29 +65,24 @@ LaunchLane::~LaunchLane() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-float* LaunchLane::staged_values(size_t i) noexcept {
-  return stage_values_ ? stage_values_ + i * shape_.model.ld : nullptr;
-}
-float* LaunchLane::staged_image(size_t i) noexcept {
-  return stage_image_ ? stage_image_ + i * shape_.ld_img : nullptr;
-}
-const float* LaunchLane::staged_values_dev(size_t i) const noexcept {
-  return stage_values_dev_ + i * shape_.model.ld;
-}
-float* LaunchLane::staged_image_dev(size_t i) const noexcept {
-  return stage_image_dev_ + i * shape_.ld_img;
+size_t LaunchLane::gemm_columns(size_t n) const noexcept {
+  size_t c = 1;
+  while (c < n) c *= 2;
+  return std::min(c, shape_.max_batch);
 }
 
-void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
+void LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t pitch_bytes) {
   const DeviceModel& m = shape_.model;
+  // Descriptor stores (write-combined memory) are visible before the launch that reads them.
+  if (n > 1) std::atomic_thread_fence(std::memory_order_seq_cst);
   const Completion c{counter_, done_dev_, ++seq_};
   if (n == 1) {
     if (shape_.single_fused) {
-      launch_single_frame(shape_.precision, m, descs_[0], shape_.single_blocks, status_dev_, c,
+      launch_single_frame(shape_.precision, m, first, shape_.single_blocks, status_dev_, c,
                           stream_);
     } else {
-      launch_prepare_one(m, descs_[0], d_dv1_, status_dev_, stream_);
-      launch_rows(shape_.precision, m, d_dv1_, descs_[0].image, shape_.single_blocks, c, stream_);
+      launch_prepare_one(m, first, d_dv1_, status_dev_, stream_);
+      launch_rows(shape_.precision, m, d_dv1_, first.image, shape_.single_blocks, c, stream_);
     }
   } else {
     const int b = static_cast<int>(n);
@@ -99,18 +93,14 @@ void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
       return;
     }
     launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
-    const float one = 1.f, zero = 0.f;
-    if (shape_.precision == kFloat32) {
-      EIT_CUBLAS(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one,
-                             static_cast<const float*>(m.H), m.ld, static_cast<const float*>(d_dv_),
-                             m.ld, &zero, d_img_, shape_.ld_img));
-    } else {
-      const cudaDataType t = shape_.precision == kBf16 ? CUDA_R_16BF : CUDA_R_16F;
-      EIT_CUBLAS(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one, m.H, t,
-                              m.ld, d_dv_, t, m.ld, &zero, d_img_, CUDA_R_32F, shape_.ld_img,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    }
-    if (image_base) {
+    gemm(static_cast<int>(gemm_columns(n)));
+    if (image_base && pitch_bytes == shape_.ld_img * sizeof(float)) {
+      // Same layout as the device buffer: one linear transfer (padding between images included)
+      // instead of one 2-D row per image (docs/gpu-notes.md, run 7).
+      const size_t bytes = ((n - 1) * shape_.ld_img + m.n_out) * sizeof(float);
+      EIT_CUDA(cudaMemcpyAsync(image_base, d_img_, bytes, cudaMemcpyDeviceToHost, stream_));
+      launch_signal(c, stream_);
+    } else if (image_base) {
       EIT_CUDA(cudaMemcpy2DAsync(image_base, pitch_bytes, d_img_, shape_.ld_img * sizeof(float),
                                  m.n_out * sizeof(float), n, cudaMemcpyDeviceToHost, stream_));
       launch_signal(c, stream_);
@@ -120,23 +110,28 @@ void LaunchLane::run(size_t n, float* image_base, size_t pitch_bytes) {
   }
 }
 
-void LaunchLane::warm_up() {
+void LaunchLane::gemm(int b) {
   const DeviceModel& m = shape_.model;
   const float one = 1.f, zero = 0.f;
-  for (size_t b = 2;; b = std::min(2 * b, shape_.max_batch)) {
-    if (b > shape_.max_batch) break;
-    if (shape_.precision == kFloat32) {
-      EIT_CUBLAS(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one,
-                             static_cast<const float*>(m.H), m.ld, static_cast<const float*>(d_dv_),
-                             m.ld, &zero, d_img_, shape_.ld_img));
-    } else {
-      const cudaDataType t = shape_.precision == kBf16 ? CUDA_R_16BF : CUDA_R_16F;
-      EIT_CUBLAS(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one, m.H, t,
-                              m.ld, d_dv_, t, m.ld, &zero, d_img_, CUDA_R_32F, shape_.ld_img,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    }
-    if (b == shape_.max_batch) break;
+  if (shape_.precision == kFloat32) {
+    EIT_CUBLAS(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one,
+                           static_cast<const float*>(m.H), m.ld, static_cast<const float*>(d_dv_),
+                           m.ld, &zero, d_img_, shape_.ld_img));
+  } else {
+    const cudaDataType t = shape_.precision == kBf16 ? CUDA_R_16BF : CUDA_R_16F;
+    EIT_CUBLAS(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, m.n_out, b, m.n_meas, &one, m.H, t,
+                            m.ld, d_dv_, t, m.ld, &zero, d_img_, CUDA_R_32F, shape_.ld_img,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
+}
+
+void LaunchLane::warm_up() {
+  for (size_t b = 1; b <= shape_.max_batch; b *= 2) {
+    const size_t c = gemm_columns(b);
+    if (c >= 2) gemm(static_cast<int>(c));
+    if (c == shape_.max_batch) break;
+  }
+  gemm(static_cast<int>(gemm_columns(shape_.max_batch)));
   EIT_CUDA(cudaStreamSynchronize(stream_));
 }
 

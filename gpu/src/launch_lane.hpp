@@ -19,8 +19,7 @@ struct LaneShape {
   Precision precision;
   DeviceModel model;
   size_t max_batch;
-  int ld_img;                   // floats between images in the device image buffer
-  bool staging;                 // allocate pinned staging for unpinned frames
+  int ld_img;                   // floats between images in the device image buffer (= pool stride)
   size_t own_kernel_max_batch;  // batches up to this size use the own kernel, not cuBLAS
   int single_blocks;            // blocks of the single-frame kernels
   bool single_fused;            // one fused kernel for a single frame (else prepare + rows)
@@ -33,29 +32,30 @@ class LaunchLane {
   LaunchLane(const LaunchLane&) = delete;
   LaunchLane& operator=(const LaunchLane&) = delete;
 
-  // Descriptors of the next batch (host addresses of mapped memory): fill, then run(n).
+  // Descriptors of the next batch (host addresses of mapped, write-combined memory: write only,
+  // never read back): fill, then run(n). A single frame is passed to run() by value instead.
   FrameDesc* descs() noexcept { return descs_; }
-  // Staging for frame i (host address; device address via staged_*_dev), nullptr without staging.
-  float* staged_values(size_t i) noexcept;
-  float* staged_image(size_t i) noexcept;
-  const float* staged_values_dev(size_t i) const noexcept;
-  float* staged_image_dev(size_t i) const noexcept;
-  bool has_staging() const noexcept { return stage_values_ != nullptr; }
 
   // Enqueues the batch of n descriptors. When the n images lie at image_base + i · pitch_bytes in
   // pinned memory (image_base non-null), they come down by one copy-engine transfer instead of
-  // the scatter kernel. BackendError on failure.
-  void run(size_t n, float* image_base = nullptr, size_t pitch_bytes = 0);
+  // the scatter kernel: a linear one when pitch_bytes equals the device layout's, else 2-D.
+  // cuBLAS computes gemm_columns(n) ≥ n columns (shapes warmed at set-up); only n come down.
+  // BackendError on failure.
+  void run(size_t n, const FrameDesc& first, float* image_base = nullptr, size_t pitch_bytes = 0);
   // Whether the last run finished; `wait` blocks (spin, then back off). BackendError on failure.
   bool ready(bool wait);
-  // Runs one GEMM for every power-of-two batch size up to max_batch so cuBLAS loads its kernels
+  // Runs one GEMM for every column count gemm_columns() can return, so cuBLAS loads its kernels
   // (and any fault shows) at set-up rather than on the per-frame path.
   void warm_up();
+  // GEMM columns for a batch of n: the next power of two, at most max_batch.
+  size_t gemm_columns(size_t n) const noexcept;
   // Batches through the backend's own kernel instead of cuBLAS (when cuBLAS failed at warm-up).
   void use_own_batch_kernel() noexcept { own_batch_kernel_ = true; }
   uint32_t status(size_t i) const noexcept { return status_[i]; }
 
  private:
+  void gemm(int columns);  // d_img_[:, :columns] = H · d_dv_[:, :columns] on stream_
+
   LaneShape shape_;
   cudaStream_t stream_ = nullptr;
   uint32_t* counter_ = nullptr;  // device: blocks arrived in the batch's last kernel
@@ -73,10 +73,6 @@ class LaunchLane {
   FrameDesc* descs_dev_ = nullptr;
   uint32_t* status_ = nullptr;
   uint32_t* status_dev_ = nullptr;
-  float* stage_values_ = nullptr;
-  float* stage_image_ = nullptr;
-  float* stage_values_dev_ = nullptr;
-  float* stage_image_dev_ = nullptr;
 };
 
 }  // namespace eit::gpu

@@ -75,8 +75,7 @@ Pipeline::State::State(const recon::Model& m, Source& src,
       sinks(std::move(s)),
       options(o),
       normalize(o.normalize < 0 ? m.normalize : o.normalize > 0),
-      pool(pool_slots, m.n_meas(), m.n_out(),
-           o.allocator ? *o.allocator : default_host_allocator()),
+      pool(pool_slots, m.n_meas(), m.n_out(), primary->frame_allocator()),
       in_queue(o.queue_capacity),
       out_queue(o.queue_capacity),
       recycle_queue(pool_slots),
@@ -99,6 +98,7 @@ Pipeline::Pipeline(const recon::Model& model, Source& source,
   state_ =
       std::make_unique<State>(model, source, std::move(backend), std::move(sinks), options, slots);
   State& s = *state_;
+  s.primary->bind_frames(s.pool);  // the pool came from primary->frame_allocator()
   if (options.on_fault == FaultPolicy::kFallbackToCpu && s.primary->name() != "cpu")
     s.fallback = std::make_unique<CpuReconstructor>(
         model.H, CpuOptions{std::min<size_t>(options.max_batch, 64)});

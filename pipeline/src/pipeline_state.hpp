@@ -30,7 +30,7 @@ struct Pipeline::State {
 
   const recon::Model& model;
   Source& source;
-  std::unique_ptr<Reconstructor> primary;
+  std::unique_ptr<Reconstructor> primary;  // declared before pool: its frame allocator outlives it
   std::unique_ptr<Reconstructor> fallback;  // CPU, when the policy asks for one
   std::vector<ImageSink*> sinks;
   PipelineOptions options;

@@ -1,4 +1,5 @@
-// 3-D mesh generation through Gmsh's C++ API (compiled only with Gmsh: EIT_HAVE_GMSH).
+// 3-D mesh generation through Gmsh's C++ API, in the Gmsh module libeit_gmsh.so beside the 2-D
+// generator (compiled only with Gmsh: EIT_HAVE_GMSH). Exports eit_gmsh_generate_3d_v1.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -13,6 +14,7 @@
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_surface.hpp"
 #include "gmsh_session.hpp"
+#include "mesh_generator_module.hpp"
 
 namespace eit::recon {
 namespace {
@@ -219,14 +221,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
 
 }  // namespace
 
-std::vector<double> ring_heights(const Mesh3dOptions& o) {
-  if (!o.ring_z.empty()) return o.ring_z;
-  std::vector<double> z;
-  for (int r = 0; r < o.n_rings; ++r) z.push_back(o.height * (r + 1) / (o.n_rings + 1));
-  return z;
-}
-
-Mesh generate_mesh_3d(const Mesh3dOptions& options) {
+Mesh generate_mesh_3d_with_gmsh(const Mesh3dOptions& options) {
   const OutlinePath path(options.outline);
   const std::vector<double> z = ring_heights(options);
   validate(path, options, z);
@@ -284,3 +279,9 @@ Mesh generate_mesh_3d(const Mesh3dOptions& options) {
 }
 
 }  // namespace eit::recon
+
+extern "C" __attribute__((visibility("default"))) int eit_gmsh_generate_3d_v1(
+    const eit::recon::Mesh3dOptions* options, eit::recon::Mesh* out, std::string* error) {
+  return eit::recon::run_in_module(
+      [&] { *out = eit::recon::generate_mesh_3d_with_gmsh(*options); }, error);
+}

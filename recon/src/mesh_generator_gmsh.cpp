@@ -1,4 +1,7 @@
-// Mesh generation through Gmsh's C++ API (compiled only when Gmsh is found: EIT_HAVE_GMSH).
+// Mesh generation through Gmsh's C++ API: the body of libeit_gmsh.so, the module that
+// mesh_generator_loader.cpp dlopen()s on the first mesh (so commands that do not mesh never load
+// Gmsh, OpenCASCADE or FLTK). Built only when Gmsh is found (EIT_HAVE_GMSH). Exports one C
+// symbol, eit_gmsh_generate_v1 (mesh_generator_module.hpp); everything else is hidden.
 #include <gmsh.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
 #include "gmsh_session.hpp"
+#include "mesh_generator_module.hpp"
 
 namespace eit::recon {
 namespace {
@@ -240,11 +244,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
   return mesh;
 }
 
-}  // namespace
-
-bool mesh_generator_available() noexcept { return true; }
-
-Mesh generate_mesh(const MeshOptions& options) {
+Mesh generate_mesh_with_gmsh(const MeshOptions& options) {
   const OutlinePath path(options.outline);
   validate(path, options);
   detail::GmshSession& session = detail::GmshSession::instance();
@@ -275,4 +275,11 @@ Mesh generate_mesh(const MeshOptions& options) {
   }
 }
 
+}  // namespace
 }  // namespace eit::recon
+
+extern "C" __attribute__((visibility("default"))) int eit_gmsh_generate_v1(
+    const eit::recon::MeshOptions* options, eit::recon::Mesh* out, std::string* error) {
+  return eit::recon::run_in_module([&] { *out = eit::recon::generate_mesh_with_gmsh(*options); },
+                                   error);
+}

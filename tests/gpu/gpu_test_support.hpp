@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -24,6 +25,14 @@ inline bool skip_without_cuda(const char* what) {
   if (cuda_available(&why)) return false;
   eit::test::report_skip(what, "no CUDA device: " + why);
   return true;
+}
+
+// A FramePool in r's own frame memory, bound to r (destroy it before r).
+inline std::unique_ptr<pipeline::FramePool> bound_pool(pipeline::Reconstructor& r, size_t slots) {
+  auto pool = std::make_unique<pipeline::FramePool>(slots, r.n_meas(), r.n_out(),
+                                                    r.frame_allocator());
+  r.bind_frames(*pool);
+  return pool;
 }
 
 inline uint64_t fresh_seed() { return std::random_device{}() * 0x9E3779B97F4A7C15ull ^ 12345; }

@@ -1,5 +1,5 @@
 // The CUDA backend's set-up and lifecycle: oversize matrices, the persistent kernel's start, idle
-// exit, restart and stop, reduced precision accuracy, unpinned frames, the pinned allocator.
+// exit, restart and stop, reduced precision accuracy, frame memory ownership, the frame allocator.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -57,12 +57,12 @@ TEST_CASE("the persistent kernel starts on the first frame, exits when idle, res
   if (skip_without_cuda("persistent lifecycle")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(1024, 208, rng, false);
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(8, 208, 1024, *allocator);
   gpu::CudaOptions o;
   o.mode = Mode::kPersistent;
   o.persistent_idle_exit_ms = 30;
   auto r = gpu::make_cuda_reconstructor(model, o);
+  auto pool_owner = bound_pool(*r, 8);
+  pipeline::FramePool& pool = *pool_owner;
   CHECK(gpu::cuda_stats(*r).persistent_launches == 0);  // nothing runs before the first frame
   CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
   CHECK(gpu::cuda_stats(*r).persistent_launches == 1);
@@ -83,6 +83,7 @@ TEST_CASE("the persistent kernel starts on the first frame, exits when idle, res
     std::this_thread::sleep_for(std::chrono::microseconds(29'000 + 500 * k));
     CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
   }
+  pool_owner.reset();
   r.reset();  // stops the resident kernel; must return promptly
   CHECK(gpu::cuda_available());
 }
@@ -91,8 +92,6 @@ TEST_CASE("bf16 and fp16 matrices stay within their documented error bounds") {
   if (skip_without_cuda("reduced precision")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(4096, 208, rng, true);
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(64, 208, 4096, *allocator);
   // Documented bounds (docs/gpu-notes.md): bf16 ≤ 1e-2, fp16 ≤ 2e-3 relative to float64.
   for (auto [precision, bound, label] :
        {std::tuple{gpu::kBf16, 1e-2, "bf16"}, std::tuple{gpu::kFp16, 2e-3, "fp16"}}) {
@@ -102,6 +101,8 @@ TEST_CASE("bf16 and fp16 matrices stay within their documented error bounds") {
       o.mode = mode;
       o.max_batch = 32;
       auto r = gpu::make_cuda_reconstructor(model, o);
+      auto pool_owner = bound_pool(*r, 64);
+      pipeline::FramePool& pool = *pool_owner;
       double worst_single = 0, worst_batch = 0;
       for (int k = 0; k < 4; ++k)
         worst_single = std::max(worst_single, one_frame(model, *r, pool, rng));
@@ -135,20 +136,29 @@ TEST_CASE("bf16 and fp16 matrices stay within their documented error bounds") {
   CHECK_THROWS_AS(gpu::make_cuda_reconstructor(big, o), std::invalid_argument);
 }
 
-TEST_CASE("frames in ordinary (unpinned) memory are staged and still exact") {
-  if (skip_without_cuda("unpinned frames")) return;
+TEST_CASE("frames must come from the backend's own memory: other pools and frames are refused") {
+  if (skip_without_cuda("frame memory ownership")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(300, 208, rng, true);
-  pipeline::FramePool pool(64, 208, 300);  // default allocator: plain heap memory
   for (Mode mode : {Mode::kLaunch, Mode::kPersistent}) {
     gpu::CudaOptions o;
     o.mode = mode;
     o.max_batch = 16;
     auto r = gpu::make_cuda_reconstructor(model, o);
-    CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
+    CHECK(r->frame_allocator().name() == "cuda-mapped");
+    pipeline::FramePool heap_pool(64, 208, 300);  // plain heap memory: not the backend's
+    CHECK_THROWS_WITH_AS(r->bind_frames(heap_pool), doctest::Contains("frame_allocator()"),
+                         std::invalid_argument);
+    pipeline::FrameSlot* stray[] = {heap_pool.try_acquire()};
+    CHECK_THROWS_WITH_AS(r->submit(stray), doctest::Contains("bind_frames"),
+                         pipeline::BackendError);
+    CHECK(r->in_flight() == 0);
+    // A pool of the backend's memory, bound: exact, single frames and batches.
+    auto pool = bound_pool(*r, 64);
+    CHECK(one_frame(model, *r, *pool, rng) <= 1e-5);
     std::vector<pipeline::FrameSlot*> batch;
     for (int i = 0; i < 16; ++i) {
-      pipeline::FrameSlot* s = pool.try_acquire();
+      pipeline::FrameSlot* s = pool->try_acquire();
       random_frame(model, rng, s->values);
       poison(s->image, 300);
       batch.push_back(s);
@@ -158,21 +168,29 @@ TEST_CASE("frames in ordinary (unpinned) memory are staged and still exact") {
     REQUIRE(r->complete(out, true) == 16);
     for (auto* s : out) {
       CHECK(relative_error(s->image, reference_image(model, s->values)) <= 1e-5);
-      pool.release(s);
+      pool->release(s);
     }
-    CHECK(gpu::cuda_stats(*r).staged_frames == 17);
+    // Still refused after binding: the heap frame is outside the bound pool.
+    CHECK_THROWS_AS(r->submit(stray), pipeline::BackendError);
+    // A pool of another reconstructor's memory is not this one's either.
+    auto other = gpu::make_cuda_reconstructor(model, o);
+    auto other_pool = bound_pool(*other, 4);
+    CHECK_THROWS_AS(r->bind_frames(*other_pool), std::invalid_argument);
+    other_pool.reset();
+    pool.reset();
   }
 }
 
-TEST_CASE("the pinned allocator returns aligned, writable page-locked memory") {
-  if (skip_without_cuda("pinned allocator")) return;
-  auto allocator = gpu::make_pinned_allocator();
-  CHECK(allocator->name() == "cuda-pinned");
-  void* p = allocator->allocate(1000);
+TEST_CASE("the frame allocator returns aligned, writable page-locked memory") {
+  if (skip_without_cuda("frame allocator")) return;
+  std::mt19937_64 rng(fresh_seed());
+  auto r = gpu::make_cuda_reconstructor(random_model(64, 16, rng, false));
+  pipeline::HostAllocator& allocator = r->frame_allocator();
+  void* p = allocator.allocate(1000);
   REQUIRE(p);
   CHECK(reinterpret_cast<uintptr_t>(p) % 64 == 0);
   std::memset(p, 0xab, 1000);
-  allocator->deallocate(p);
+  allocator.deallocate(p);
 }
 
 TEST_CASE("submit before any reference and oversized batches are reported as BackendError") {
@@ -180,12 +198,11 @@ TEST_CASE("submit before any reference and oversized batches are reported as Bac
   std::mt19937_64 rng(fresh_seed());
   recon::Model model = random_model(64, 16, rng, false);
   model.v_ref.resize(0);  // no reference: must be captured and set first
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(8, 16, 64, *allocator);
   gpu::CudaOptions o;
   o.max_batch = 2;
   auto r = gpu::make_cuda_reconstructor(model, o);
-  pipeline::FrameSlot* s = pool.try_acquire();
+  auto pool = bound_pool(*r, 8);
+  pipeline::FrameSlot* s = pool->try_acquire();
   pipeline::FrameSlot* one[] = {s};
   CHECK_THROWS_AS(r->submit(one), pipeline::BackendError);
   r->set_reference(std::vector<double>(16, 1.0), false);

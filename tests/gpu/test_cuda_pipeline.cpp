@@ -33,7 +33,7 @@ struct Received {
 std::vector<Received> stream_through(const recon::Model& m,
                                      const std::vector<std::vector<float>>& frames,
                                      std::unique_ptr<pipeline::Reconstructor> backend,
-                                     pipeline::HostAllocator* allocator, size_t max_batch) {
+                                     size_t max_batch) {
   auto ctx = std::make_shared<zmq::context_t>(1);
   sinks::ZmqPublisherOptions o;
   o.endpoint = "tcp://127.0.0.1:*";
@@ -48,7 +48,6 @@ std::vector<Received> stream_through(const recon::Model& m,
   test::VectorSource source(frames);
   pipeline::PipelineOptions po;
   po.max_batch = max_batch;
-  po.allocator = allocator;
   po.on_fault = pipeline::FaultPolicy::kStop;  // a GPU fault must fail this test, not hide
   pipeline::Pipeline p(m, source, std::move(backend), {&pub}, po);
   p.start();
@@ -79,13 +78,12 @@ TEST_CASE("GPU pipeline delivers every frame over ZeroMQ with images equal to th
   }
   const auto m = test::random_model(1024, std::random_device{}());
   const auto frames = test::random_frames(m, 3000, std::random_device{}());
-  auto pinned = gpu::make_pinned_allocator();
   for (size_t max_batch : {size_t{1}, size_t{64}}) {
     CAPTURE(max_batch);
     const auto on_gpu =
-        stream_through(m, frames, gpu::make_cuda_reconstructor(m), pinned.get(), max_batch);
+        stream_through(m, frames, gpu::make_cuda_reconstructor(m), max_batch);
     const auto on_cpu = stream_through(m, frames, std::make_unique<pipeline::CpuReconstructor>(m),
-                                       nullptr, max_batch);
+                                       max_batch);
     REQUIRE(on_gpu.size() == frames.size());
     REQUIRE(on_cpu.size() == frames.size());
     double worst_vs_cpu = 0, worst_vs_double = 0;

@@ -91,7 +91,6 @@ TEST_CASE("float32 images match the float64 reference for every size, batch size
   std::mt19937_64 rng(seed);
   const std::vector<Size> sizes = {{1, 1},    {3, 5},      {7, 13},     {33, 207},
                                    {257, 31}, {1024, 208}, {4096, 208}, {1001, 929}};
-  auto allocator = gpu::make_pinned_allocator();
   for (const Size& size : sizes) {
     const recon::Model model = random_model(size.n_out, size.n_meas, rng, (rng() & 1) != 0);
     for (Mode mode : {Mode::kLaunch, Mode::kPersistent}) {
@@ -100,8 +99,8 @@ TEST_CASE("float32 images match the float64 reference for every size, batch size
       o.max_in_flight = 3;
       o.mode = mode;
       auto r = gpu::make_cuda_reconstructor(model, o);
-      pipeline::FramePool pool(128, size.n_meas, size.n_out, *allocator);
-      const double err = run_and_check(model, *r, pool, batch_plan(o.max_batch), rng, 1e-5);
+      auto pool = bound_pool(*r, 128);
+      const double err = run_and_check(model, *r, *pool, batch_plan(o.max_batch), rng, 1e-5);
       MESSAGE(fmt::format("{}×{} {}: max relative error {:.2e}", size.n_out, size.n_meas,
                           mode == Mode::kLaunch ? "launch" : "persistent", err));
       if (mode == Mode::kPersistent) CHECK(gpu::cuda_stats(*r).persistent_frames > 0);
@@ -115,14 +114,13 @@ TEST_CASE("a large matrix (20000×928) matches the reference in batches 1 to 64"
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   const recon::Model model = random_model(20000, 928, rng, true);
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(160, model.n_meas(), model.n_out(), *allocator);
   for (Mode mode : {Mode::kAuto, Mode::kPersistent}) {
     gpu::CudaOptions o;
     o.max_batch = 64;
     o.mode = mode;
     auto r = gpu::make_cuda_reconstructor(model, o);
-    const double err = run_and_check(model, *r, pool, {1, 2, 1, 64, 3}, rng, 1e-5);
+    auto pool = bound_pool(*r, 160);
+    const double err = run_and_check(model, *r, *pool, {1, 2, 1, 64, 3}, rng, 1e-5);
     MESSAGE(fmt::format("20000×928: max relative error {:.2e}", err));
   }
 }
@@ -131,13 +129,13 @@ TEST_CASE("batches complete in submission order with several in flight, mixing b
   if (skip_without_cuda("ordering")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(1024, 208, rng, false);
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(256, 208, 1024, *allocator);
   gpu::CudaOptions o;
   o.max_batch = 64;
   o.max_in_flight = 8;
   o.mode = Mode::kPersistent;
   auto r = gpu::make_cuda_reconstructor(model, o);
+  auto pool_owner = bound_pool(*r, 256);
+  pipeline::FramePool& pool = *pool_owner;
   // Large batches then single frames: the singles (persistent kernel) tend to finish first.
   std::vector<size_t> plan;
   for (int k = 0; k < 20; ++k) {
@@ -157,11 +155,11 @@ TEST_CASE("normalisation on and off via set_reference follows the reference form
   if (skip_without_cuda("normalisation")) return;
   std::mt19937_64 rng(fresh_seed());
   recon::Model model = random_model(512, 208, rng, false);
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(64, 208, 512, *allocator);
   gpu::CudaOptions o;
   o.max_batch = 16;
   auto r = gpu::make_cuda_reconstructor(model, o);
+  auto pool_owner = bound_pool(*r, 64);
+  pipeline::FramePool& pool = *pool_owner;
   for (bool normalize : {true, false, true}) {
     for (Eigen::Index i = 0; i < model.v_ref.size(); ++i) model.v_ref[i] *= 1.5;
     model.normalize = normalize;
@@ -178,13 +176,13 @@ TEST_CASE("non-finite or flagged frames give zero images and kFlagNonFinite, the
   if (skip_without_cuda("non-finite frames")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(1024, 208, rng, true);
-  auto allocator = gpu::make_pinned_allocator();
-  pipeline::FramePool pool(64, 208, 1024, *allocator);
   for (Mode mode : {Mode::kLaunch, Mode::kPersistent}) {
     gpu::CudaOptions o;
     o.max_batch = 8;
     o.mode = mode;
     auto r = gpu::make_cuda_reconstructor(model, o);
+    auto pool_owner = bound_pool(*r, 64);
+    pipeline::FramePool& pool = *pool_owner;
     for (size_t b : {size_t{1}, size_t{8}}) {
       for (int kind = 0; kind < 3; ++kind) {  // NaN value, Inf value, flag set by the source
         std::vector<pipeline::FrameSlot*> batch;

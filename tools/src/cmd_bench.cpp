@@ -5,6 +5,7 @@
 // The library behind it is eit_bench (tools/bench/); this file is argument handling and output.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -19,16 +20,12 @@
 #include "eit/bench/bench_runner.hpp"
 #include "eit/bench/latency_svg.hpp"
 #include "eit/bench/pyeit_comparison.hpp"
+#include "backend_factory.hpp"
 #include "eit/bench/subscriber_process.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
-#include "eit/pipeline/gn_reconstructor.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
-#if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
-#include "eit/gpu/cuda_backend.hpp"
-#define EIT_BENCH_CUDA 1
-#endif
 
 #ifndef EIT_BENCH_SCRIPT_DIR
 #define EIT_BENCH_SCRIPT_DIR "tools/bench"
@@ -93,36 +90,18 @@ size_t parse_count(const std::string& text, const char* option) {
   throw CommandError(fmt::format("{} '{}': expected a whole number ≥ 1", option, text));
 }
 
+// Backends come from the shared factory (backend_factory.hpp): the names resolve once to
+// cpu or cuda (auto prints why it chose the CPU), and each run builds its reconstructor there.
 std::string resolve_backend(const std::string& name) {
-  if (name == "cpu") return name;
-#ifdef EIT_BENCH_CUDA
-  if (name == "cuda" || name == "auto") {
-    if (eit::gpu::cuda_available()) return "cuda";
-    if (name == "auto") return "cpu";
-    throw CommandError("--backend cuda: no CUDA device is available");
-  }
-#else
-  if (name == "auto") return "cpu";
-  if (name == "cuda") throw CommandError("--backend cuda: this eitstream was built without CUDA");
-#endif
-  throw CommandError(fmt::format("--backend '{}': expected cpu, cuda or auto", name));
+  std::string why;
+  const std::string chosen = eit::cli::resolve_backend(name, &why);
+  if (!why.empty()) fmt::print(stderr, "eitstream bench: --backend {} chose cpu: {}\n", name, why);
+  return chosen;
 }
 
 std::unique_ptr<eit::pipeline::Reconstructor> make_backend(const eit::bench::RunConfig& c,
                                                            const eit::recon::Model& model) {
-  if (model.gn)  // absolute imaging: Gauss–Newton per frame, on the host
-    return std::make_unique<eit::pipeline::GnReconstructor>(
-        model, eit::pipeline::GnReconstructorOptions{c.batch});
-#ifdef EIT_BENCH_CUDA
-  if (c.backend == "cuda") {
-    eit::gpu::CudaOptions options;
-    options.max_batch = c.batch;
-    return eit::gpu::make_cuda_reconstructor(model, options);
-  }
-#endif
-  eit::pipeline::CpuOptions options;
-  options.max_batch = c.batch;
-  return std::make_unique<eit::pipeline::CpuReconstructor>(model, options);
+  return eit::cli::make_backend(c.backend, model, c.batch).reconstructor;
 }
 
 struct NamedModel {
@@ -181,9 +160,6 @@ void run_bench(const BenchArgs& a) {
   }
   eit::bench::BenchReport report;
   report.machine = eit::bench::collect_machine_info();
-#ifdef EIT_BENCH_CUDA
-  report.machine.gpu = eit::gpu::cuda_device_description();
-#endif
 
   std::vector<NamedModel> models;
   for (const auto& path : a.models) {
@@ -203,6 +179,8 @@ void run_bench(const BenchArgs& a) {
   }
   std::vector<std::string> backends;
   for (const auto& b : split_list(a.backends)) backends.push_back(resolve_backend(b));
+  if (std::find(backends.begin(), backends.end(), "cuda") != backends.end())
+    report.machine.gpu = eit::cli::cuda_device_description();
   std::vector<size_t> batches;
   for (const auto& b : split_list(a.batches)) batches.push_back(parse_count(b, "--batch"));
   std::vector<double> rates;
@@ -224,11 +202,6 @@ void run_bench(const BenchArgs& a) {
   eit::bench::RunEnvironment env;
   env.make_backend = make_backend;
   env.executable = eit::bench::current_executable();
-#ifdef EIT_BENCH_CUDA
-  std::unique_ptr<eit::pipeline::HostAllocator> pinned;
-  for (const auto& b : backends)
-    if (b == "cuda" && !pinned) pinned = eit::gpu::make_pinned_allocator();
-#endif
   Progress progress(a.quiet);
   env.progress = [&](const eit::bench::RunConfig& c, const eit::pipeline::PipelineStats& s) {
     progress.update(c, s);
@@ -299,9 +272,6 @@ void run_bench(const BenchArgs& a) {
     const auto& table = i >= first_comparison_run
                             ? comparison_frames
                             : eit::bench::make_frame_table(plan[i].model->model);
-#ifdef EIT_BENCH_CUDA
-    env.allocator = plan[i].config.backend == "cuda" ? pinned.get() : nullptr;
-#endif
     auto out = eit::bench::run_benchmark(plan[i].model->model, table, plan[i].config, env);
     progress.done(out.result);
     report.runs.push_back(std::move(out.result));

@@ -13,13 +13,13 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "backend_factory.hpp"
 #include "command_registry.hpp"
 #include "default_setup.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/synthetic_phantom.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
-#include "eit/pipeline/gn_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
@@ -27,56 +27,12 @@
 #include "run_config.hpp"
 #include "run_report.hpp"
 #include "run_sources.hpp"
-#if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
-#include "eit/gpu/cuda_backend.hpp"
-#define EIT_RUN_WITH_CUDA 1
-#endif
 
 namespace eit::cli {
 namespace {
 
 std::atomic<int> g_interrupts{0};
 extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
-
-struct Backend {
-  std::unique_ptr<pipeline::Reconstructor> reconstructor;
-  std::unique_ptr<pipeline::HostAllocator> allocator;  // pinned memory for CUDA; null: host
-  std::string description;
-};
-
-Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch) {
-  if (which != "auto" && which != "cpu" && which != "cuda")
-    throw CommandError(fmt::format("--backend '{}': expected auto, cpu or cuda", which));
-  if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the host
-    if (which == "cuda") throw CommandError("--backend cuda: gn models run on the CPU backend");
-    Backend b;
-    b.reconstructor = std::make_unique<pipeline::GnReconstructor>(
-        model, pipeline::GnReconstructorOptions{max_batch});
-    b.description = "cpu-gn (Gauss–Newton, warm-started)";
-    return b;
-  }
-#if EIT_RUN_WITH_CUDA
-  std::string why;
-  if (which != "cpu" && gpu::cuda_available(&why)) {
-    Backend b;
-    gpu::CudaOptions co;
-    co.max_batch = max_batch;
-    b.reconstructor = gpu::make_cuda_reconstructor(model, co);
-    b.allocator = gpu::make_pinned_allocator();
-    b.description = fmt::format("cuda ({})", gpu::cuda_device_description());
-    return b;
-  }
-  if (which == "cuda") throw CommandError(fmt::format("--backend cuda: {}", why));
-#else
-  if (which == "cuda")
-    throw CommandError("--backend cuda: this eitstream was built without the CUDA backend");
-#endif
-  Backend b;
-  b.reconstructor =
-      std::make_unique<pipeline::CpuReconstructor>(model, pipeline::CpuOptions{max_batch});
-  b.description = "cpu (Eigen, 1 thread)";
-  return b;
-}
 
 pipeline::ReferenceOptions parse_reference(const std::string& text,
                                            const acquisition::SyntheticPhantomSource* phantom,
@@ -148,7 +104,9 @@ int run(const RunConfig& c) {
   o.reference = parse_reference(c.reference, phantom, model);
   if (c.normalize) o.normalize = 1;
   Backend backend = make_backend(c.backend, model, c.max_batch);
-  o.allocator = backend.allocator.get();
+  if (!backend.why_not_cuda.empty())
+    fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
+               backend.why_not_cuda);
 
   sinks::ZmqPublisherOptions zo;
   zo.endpoint = c.endpoint;

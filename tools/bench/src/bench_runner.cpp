@@ -117,7 +117,6 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
       config.policy == "lossless" ? pipeline::Policy::kLossless : pipeline::Policy::kLive;
   options.max_batch = config.batch;
   options.max_frames = total;
-  options.allocator = env.allocator;
   if (model.v_ref.size() == 0) {
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;

@@ -12,6 +12,9 @@
 //     and one copy-engine transfer (or scatter kernel) on one of max_in_flight streams; the last
 //     kernel writes a completion word the host polls; completion is in submission order.
 //   - Per-frame CUDA errors become pipeline::BackendError naming the failing call.
+//   - Every kernel and every cuBLAS GEMM shape the batched path can use is loaded and run once at
+//     set-up (GEMMs run with the batch rounded up to a power of two): under CUDA's lazy module
+//     loading, a first launch while the persistent kernel is resident waits for it to exit.
 //
 // No CUDA header is needed to use this file. Thread rules: as pipeline::Reconstructor (one thread
 // calls everything). Set-up (make_cuda_reconstructor, set_reference) allocates device memory and
@@ -22,7 +25,6 @@
 #include <string>
 
 #include "eit/gpu/precision.hpp"
-#include "eit/pipeline/host_allocator.hpp"
 #include "eit/pipeline/reconstructor.hpp"
 #include "eit/recon/model.hpp"
 
@@ -51,11 +53,17 @@ struct CudaOptions {
   // launches); true = one fused kernel in which every block reads the frame over PCIe itself
   // (measured slower on the H200: docs/gpu-notes.md).
   bool fuse_single_frame = false;
+  // Batches of up to this many frames use the backend's own kernel (H read per frame, from L2)
+  // instead of cuBLAS GEMM + copy engine. 0: automatic (64 MiB ÷ |H| when H fits in 8 MiB, i.e.
+  // 78 frames at 1024×208, 19 at 4096×208; else 1). Measured crossover: docs/gpu-notes.md.
+  size_t own_kernel_max_batch = 0;
 };
 
 // Uploads H (and v_ref when the model has one; otherwise call set_reference before submitting).
 // Throws when there is no device, or when H does not fit in the device's free memory (the message
-// gives both sizes).
+// gives both sizes). Frames must live in a FramePool built from the reconstructor's
+// frame_allocator() (page-locked, device-mapped memory it owns) and bound with bind_frames();
+// the GPU then reads and writes the slots in place. The reconstructor outlives that pool.
 std::unique_ptr<pipeline::Reconstructor> make_cuda_reconstructor(const recon::Model& model,
                                                                  const CudaOptions& options = {});
 
@@ -69,15 +77,9 @@ struct CudaStats {
   bool persistent_enabled = false;   // the mode routes single frames to the persistent kernel
   bool persistent_resident = false;  // the persistent kernel is on the GPU right now
   int persistent_blocks = 0;
-  size_t staged_frames = 0;    // frames copied through staging (not in pinned memory)
   std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
   uint64_t copy_engine_batches = 0;  // batches whose images came down in one DMA transfer
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
-
-// Page-locked, device-mapped host memory (cudaHostAlloc) for the FramePool, so frames are read
-// and written by the GPU in place. Throws std::bad_alloc (with the CUDA reason logged in what())
-// when pinning fails.
-std::unique_ptr<pipeline::HostAllocator> make_pinned_allocator();
 
 }  // namespace eit::gpu

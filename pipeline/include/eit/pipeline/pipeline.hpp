@@ -48,7 +48,6 @@ struct PipelineOptions {
   int64_t read_timeout_ms = 50;     // longest a source read blocks before the stop flag is checked
   int64_t max_idle_sleep_us = 50;   // longest an idle stage sleeps between polls of its queue
   int64_t warm_interval_us = 1000;  // idle reconstructor: Reconstructor::warm() this often; 0 off
-  HostAllocator* allocator = nullptr;  // pool memory (pinned for CUDA); nullptr: aligned host
 };
 
 class Pipeline {

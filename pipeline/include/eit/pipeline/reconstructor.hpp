@@ -9,6 +9,11 @@
 // whose values and image buffers live in FramePool slots; complete() hands batches back in
 // submission order. One thread (the reconstructor stage) calls every method. submit() and
 // complete() never allocate, lock or log; set-up and set_reference() may.
+//
+// Frame memory belongs to the backend: whoever builds the FramePool takes its memory from
+// frame_allocator() and hands the pool to bind_frames() once, before the first submit(). The CUDA
+// backend's allocator gives page-locked, device-mapped memory, so its kernels read and write the
+// slots in place; a frame from any other memory is a set-up error, never a silent copy.
 #include <cstddef>
 #include <span>
 #include <stdexcept>
@@ -16,8 +21,11 @@
 #include <string_view>
 
 #include "eit/pipeline/frame.hpp"
+#include "eit/pipeline/host_allocator.hpp"
 
 namespace eit::pipeline {
+
+class FramePool;
 
 // A backend fault on the per-frame path (e.g. a CUDA error), naming the failing call. The stage
 // catches it, counts it and falls back or stops cleanly; it never escapes a stage thread.
@@ -51,6 +59,15 @@ class Reconstructor {
   virtual size_t complete(std::span<FrameSlot*> out, bool wait) = 0;
 
   virtual size_t in_flight() const noexcept = 0;
+
+  // Set-up: where FramePool memory for this backend must come from. Lives as long as the
+  // reconstructor, which must therefore outlive every pool made from it. Default: aligned heap.
+  virtual HostAllocator& frame_allocator() { return default_host_allocator(); }
+  // Set-up, once per pool, before its slots are submitted (nothing in flight): a backend that
+  // uses frames in place records where the pool lies. Throws std::invalid_argument when the
+  // pool's memory is not from frame_allocator(). Afterwards submit() of a frame outside the
+  // bound pool throws BackendError. Default: nothing to record.
+  virtual void bind_frames(const FramePool& pool) { (void)pool; }
 
   // Called by an idle stage now and then (PipelineOptions::warm_interval_us): a backend whose
   // per-frame cost depends on caches touches what the next frame needs (the CPU backend reads H

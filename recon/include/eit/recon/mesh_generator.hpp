@@ -13,7 +13,10 @@
 //
 // Threads: Gmsh is a process-wide singleton; calls are serialised by an internal mutex. Gmsh is
 // initialised on first use (General.Terminal = 0: nothing printed) and finalised at exit.
-// Built without Gmsh (EIT_HAVE_GMSH undefined), generate_mesh throws std::runtime_error.
+// Loading: Gmsh lives in the module libeit_gmsh.so, dlopen()ed on the first call of either
+// function below (src/mesh_generator_loader.cpp says where it is looked for), so processes that
+// never mesh never load Gmsh/OpenCASCADE/FLTK. Built without Gmsh (EIT_HAVE_GMSH undefined), or
+// with the module missing, generate_mesh throws std::runtime_error saying why.
 #include <filesystem>
 
 #include "eit/recon/mesh.hpp"
@@ -36,7 +39,7 @@ struct MeshOptions {
 // std::runtime_error when Gmsh fails or is not built in.
 Mesh generate_mesh(const MeshOptions& options);
 
-// True when this build has Gmsh (generate_mesh works).
+// True when this build has Gmsh and its module loads (generate_mesh works). Loads the module.
 bool mesh_generator_available() noexcept;
 
 }  // namespace eit::recon

@@ -27,7 +27,6 @@ struct RunEnvironment {
   // Builds the backend named by RunConfig::backend for the model, with the given largest batch.
   std::function<std::unique_ptr<pipeline::Reconstructor>(const RunConfig&, const recon::Model&)>
       make_backend;
-  pipeline::HostAllocator* allocator = nullptr;  // pool memory (pinned for CUDA); nullptr: host
   std::string executable;  // eitstream itself, for the subscriber child (ipc, tcp)
   // Called about every 250 ms while the run is going (main thread), e.g. to print progress.
   std::function<void(const RunConfig&, const pipeline::PipelineStats&)> progress;
