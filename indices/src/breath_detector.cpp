@@ -228,11 +228,25 @@ double OnlineBreathDetector::moving_average_at(uint64_t i) noexcept {
   const int64_t h = static_cast<int64_t>((w - 1) / 2);
   const int64_t first = static_cast<int64_t>(len > capacity_ ? len - capacity_ : 0);
   const int64_t last = static_cast<int64_t>(len) - 1;
-  double sum = 0;
-  for (size_t k = 0; k < w; ++k) {
-    int64_t j = static_cast<int64_t>(i) - h + static_cast<int64_t>(k);
-    j = std::clamp<int64_t>(j, first, last);
-    sum += weights[k] * data_[static_cast<uint64_t>(j) % capacity_];
+  const int64_t lo = static_cast<int64_t>(i) - h, hi = static_cast<int64_t>(i) + h;
+  // Taps before `first` and after `last` take the edge values (np.pad mode "edge"); the rest is
+  // a dot product over at most two contiguous pieces of the ring (no modulo per tap).
+  const int64_t a = std::max(lo, first), z = std::min(hi, last);
+  double sum = 0, pad_lo = 0, pad_hi = 0;
+  for (int64_t k = 0; k < a - lo; ++k) pad_lo += weights[k];
+  for (int64_t k = z - lo + 1; k < static_cast<int64_t>(w); ++k) pad_hi += weights[k];
+  sum += pad_lo * data_[static_cast<uint64_t>(first) % capacity_];
+  sum += pad_hi * data_[static_cast<uint64_t>(last) % capacity_];
+  int64_t j = a;
+  while (j <= z) {
+    const size_t pos = static_cast<uint64_t>(j) % capacity_;
+    const int64_t run = std::min<int64_t>(z - j + 1, static_cast<int64_t>(capacity_ - pos));
+    const double* x = &data_[pos];
+    const double* wk = weights + (j - lo);
+    double s = 0;
+    for (int64_t k = 0; k < run; ++k) s += wk[k] * x[k];
+    sum += s;
+    j += run;
   }
   return sum;
 }
