@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 #include "eit/indices/breath_json.hpp"
 #include "eit/indices/indices_engine.hpp"
@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
       write_breath_json(*b, e.layout(), "bench", true, json);
     }
   }
-  const double indices_ns =
-      std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(frames);
+  const double indices_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
+                            static_cast<double>(frames);
 
   // Reference: the reconstruction of the same frame, image = H · dv (1024 × 208, float).
   Eigen::MatrixXf H = Eigen::MatrixXf::Random(n * n, 208);
@@ -69,13 +69,15 @@ int main(int argc, char** argv) {
     img.noalias() = H * dv;
     dv[k % 208] += img[k % (n * n)] * 1e-9f;
   }
-  const double gemv_ns =
-      std::chrono::duration<double, std::nano>(Clock::now() - t1).count() / static_cast<double>(reps);
+  const double gemv_ns = std::chrono::duration<double, std::nano>(Clock::now() - t1).count() /
+                         static_cast<double>(reps);
 
   fmt::print("bench_indices: 32×32 grid ({} body pixels), {} frames at {} fps, {} breaths\n",
              e.layout().n_inside(), frames, rate, breaths);
-  fmt::print("  indices (all, incl. per-breath and JSON): {:.2f} µs/frame = {:.2f} % of one core at 1000 fps\n",
-             indices_ns / 1e3, indices_ns * rate / 1e9 * 100);
+  fmt::print(
+      "  indices (all, incl. per-breath and JSON): {:.2f} µs/frame = {:.2f} % of one core at 1000 "
+      "fps\n",
+      indices_ns / 1e3, indices_ns * rate / 1e9 * 100);
   fmt::print("  reference GEMV 1024×208 float:            {:.2f} µs/frame\n", gemv_ns / 1e3);
   fmt::print("  ratio indices / GEMV:                      {:.2f}\n", indices_ns / gemv_ns);
   return 0;

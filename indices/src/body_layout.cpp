@@ -118,8 +118,8 @@ std::vector<uint8_t> read_roi_mask(const std::filesystem::path& path, size_t n_o
       }
       if (token.empty()) continue;
       if (token != "0" && token != "1")
-        throw std::runtime_error(fmt::format("{}: value {} is '{}', expected 0 or 1",
-                                             path.string(), mask.size() + 1, token));
+        throw std::runtime_error(fmt::format("{}: value {} is '{}', expected 0 or 1", path.string(),
+                                             mask.size() + 1, token));
       mask.push_back(token == "1");
       token.clear();
     }

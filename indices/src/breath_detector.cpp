@@ -45,8 +45,8 @@ double percentile(double* v, size_t n, double p) noexcept {
 OnlineBreathDetector::OnlineBreathDetector(double sample_rate_hz, BreathDetectionOptions options)
     : rate_hz_(sample_rate_hz), options_(options) {
   if (!(rate_hz_ > 0) || !std::isfinite(rate_hz_))
-    throw std::invalid_argument(fmt::format("breath detection: sample rate {} Hz, expected > 0",
-                                            sample_rate_hz));
+    throw std::invalid_argument(
+        fmt::format("breath detection: sample rate {} Hz, expected > 0", sample_rate_hz));
   if (!(options_.minimum_duration_s > 0) || !(options_.averaging_window_s > 0) ||
       options_.amplitude_cutoff_fraction < 0 || options_.amplitude_cutoff_fraction >= 1 ||
       options_.invalid_window_s < 0 || !(options_.invalid_percentile >= 0) ||
@@ -115,7 +115,8 @@ std::optional<DetectedBreath> OnlineBreathDetector::push(double value, bool vali
     }
   }
   if (waiting_ && n_ >= waiting_->end + invalid_window_) {
-    const uint64_t from = waiting_->start >= invalid_window_ ? waiting_->start - invalid_window_ : 0;
+    const uint64_t from =
+        waiting_->start >= invalid_window_ ? waiting_->start - invalid_window_ : 0;
     if (invalid_near(from, waiting_->end + invalid_window_))
       ++dropped_invalid_;
     else
@@ -155,7 +156,8 @@ std::optional<DetectedBreath> OnlineBreathDetector::flush() noexcept {
     return out;
   }
   if (waiting_) {
-    const uint64_t from = waiting_->start >= invalid_window_ ? waiting_->start - invalid_window_ : 0;
+    const uint64_t from =
+        waiting_->start >= invalid_window_ ? waiting_->start - invalid_window_ : 0;
     if (invalid_near(from, waiting_->end + invalid_window_))
       ++dropped_invalid_;
     else

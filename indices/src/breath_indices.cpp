@@ -142,7 +142,8 @@ void BreathAnalyzer::pixel_indices(const DetectedBreath& b, const FrameHistory& 
     const size_t mid = n / 2;
     std::nth_element(scratch_.begin(), scratch_.begin() + mid, scratch_.begin() + n);
     double median = scratch_[mid];
-    if (n % 2 == 0) median = (median + *std::max_element(scratch_.begin(), scratch_.begin() + mid)) / 2;
+    if (n % 2 == 0)
+      median = (median + *std::max_element(scratch_.begin(), scratch_.begin() + mid)) / 2;
     double dev = 0;
     for (uint32_t i : idx)
       if (out.lung_space[i]) dev += std::abs(out.tidal[i] - median);
@@ -208,7 +209,8 @@ void BreathAnalyzer::pixel_indices(const DetectedBreath& b, const FrameHistory& 
     for (uint32_t i : idx)
       if (out.lung_space[i]) visit(i);
   }
-  out.silent_dependent = region ? 100.0 * static_cast<double>(dep) / static_cast<double>(region) : NAN;
+  out.silent_dependent =
+      region ? 100.0 * static_cast<double>(dep) / static_cast<double>(region) : NAN;
   out.silent_nondependent =
       region ? 100.0 * static_cast<double>(nondep) / static_cast<double>(region) : NAN;
 }

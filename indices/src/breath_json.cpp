@@ -14,8 +14,8 @@ class Writer {
   template <typename... Args>
   void put(fmt::format_string<Args...> f, Args&&... args) noexcept {
     if (overflow_) return;
-    const auto r = fmt::format_to_n(out_.data() + pos_, out_.size() - pos_, f,
-                                    std::forward<Args>(args)...);
+    const auto r =
+        fmt::format_to_n(out_.data() + pos_, out_.size() - pos_, f, std::forward<Args>(args)...);
     if (r.size > out_.size() - pos_) {
       overflow_ = true;
       return;
@@ -139,8 +139,8 @@ size_t write_breath_csv_row(const BreathIndices& b, const BodyLayout& layout,
                    b.eili, b.eeli_change, b.eeli_trend_per_min})
     field(v);
   const double nan = NAN;
-  for (double v : {b.cov_vertical, b.cov_horizontal, b.gi, b.rvd_mean, b.rvd_sd,
-                   b.silent_dependent, b.silent_nondependent})
+  for (double v : {b.cov_vertical, b.cov_horizontal, b.gi, b.rvd_mean, b.rvd_sd, b.silent_dependent,
+                   b.silent_nondependent})
     field(b.pixel_data ? v : nan);
   field(b.pixel_data ? static_cast<double>(b.lung_pixels) : nan);
   for (size_t r = 0; r < layout.n_regions(); ++r) field(b.pixel_data ? b.region_tiv[r] : nan);

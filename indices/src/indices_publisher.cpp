@@ -74,8 +74,8 @@ void IndicesPublisher::begin() noexcept {
 void IndicesPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
   const size_t n_out = engine_.layout().n_out();
   const bool valid = (frame.flags & pipeline::kFlagNonFinite) == 0;
-  const BreathIndices* b = engine_.push({frame.image, n_out}, frame.seq,
-                                        frame.stamp(pipeline::Stage::kReceived), valid);
+  const BreathIndices* b =
+      engine_.push({frame.image, n_out}, frame.seq, frame.stamp(pipeline::Stage::kReceived), valid);
   GlobalHeader h;
   h.n_values = static_cast<uint16_t>(engine_.regions().size());
   h.seq = frame.seq;
@@ -93,8 +93,8 @@ void IndicesPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
 
 void IndicesPublisher::send_breath(const BreathIndices& b) noexcept {
   breaths_.fetch_add(1, std::memory_order_relaxed);
-  const size_t n = write_breath_json(b, engine_.layout(), options_.stream, options_.breath_images,
-                                     breath_msg_);
+  const size_t n =
+      write_breath_json(b, engine_.layout(), options_.stream, options_.breath_images, breath_msg_);
   if (n == 0) {
     errors_.fetch_add(1, std::memory_order_relaxed);
     return;

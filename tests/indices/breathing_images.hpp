@@ -15,9 +15,9 @@ namespace eit::test {
 struct Breathing {
   double rate_hz = 50;
   double breaths_per_min = 20;
-  double amplitude = 1.0;     // per lung pixel (impedance units)
-  double right_delay_s = 0;   // right lung lags the left
-  double right_gain = 1.0;    // right lung amplitude relative to the left
+  double amplitude = 1.0;    // per lung pixel (impedance units)
+  double right_delay_s = 0;  // right lung lags the left
+  double right_gain = 1.0;   // right lung amplitude relative to the left
   int n = 32;
 
   recon::GridGeometry grid() const {

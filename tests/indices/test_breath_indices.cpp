@@ -126,7 +126,7 @@ TEST_CASE("region sums split the body into layers, sides and quadrants that add 
   double layers = 0;
   for (int l = 0; l < 4; ++l) layers += out[1 + l];
   CHECK(layers == doctest::Approx(out[0]));
-  CHECK(out[5] + out[6] == doctest::Approx(out[0]));                    // right + left
+  CHECK(out[5] + out[6] == doctest::Approx(out[0]));                     // right + left
   CHECK(out[7] + out[8] + out[9] + out[10] == doctest::Approx(out[0]));  // quadrants
   double direct = 0;
   for (uint32_t i : layout.inside_index()) direct -= img[i];

@@ -29,8 +29,8 @@ Result run(const recon::Model& model, const recon::Mesh& mesh, acquisition::Brea
   const double rate = 25;
   po.frames_per_revolution = static_cast<int>(std::lround(60.0 / b.breaths_per_min * rate));
   po.positions = b.positions;
-  acquisition::SyntheticPhantomSource src(acquisition::make_breathing_table(mesh, model.protocol, b),
-                                          po);
+  acquisition::SyntheticPhantomSource src(
+      acquisition::make_breathing_table(mesh, model.protocol, b), po);
   pipeline::CpuReconstructor rec(model, pipeline::CpuOptions{1});
   const auto& h = src.table().homogeneous;
   std::vector<double> ref(h.data(), h.data() + h.size());

@@ -77,7 +77,8 @@ int run_indices(const IndicesArgs& a) {
   if (h5) {
     seq = read_image_file(a.input);
   } else {
-    const recon::Model model = a.model.empty() ? recon::default_model() : recon::load_model(a.model);
+    const recon::Model model =
+        a.model.empty() ? recon::default_model() : recon::load_model(a.model);
     seq = reconstruct_recording(a.input, model, a.reference);
   }
   if (a.fps > 0) seq.rate_hz = a.fps;
@@ -128,7 +129,8 @@ int run_indices(const IndicesArgs& a) {
     for (size_t r = 0; r < lay.region_names().size(); ++r)
       out += fmt::format("{}\"{}\"", r ? "," : "", lay.region_names()[r]);
     out += fmt::format("],\"geometry\":{{\"nx\":{},\"ny\":{},\"inside\":[", lay.nx(), lay.ny());
-    for (size_t i = 0; i < lay.n_out(); ++i) out += fmt::format("{}{}", i ? "," : "", lay.inside(i) ? 1 : 0);
+    for (size_t i = 0; i < lay.n_out(); ++i)
+      out += fmt::format("{}{}", i ? "," : "", lay.inside(i) ? 1 : 0);
     out += "]},\"global\":[";
     for (size_t i = 0; i < global.size(); ++i) out += fmt::format("{}{}", i ? "," : "", global[i]);
     out += "],\"breaths\":[\n" + breath_json + "]}\n";
@@ -160,7 +162,8 @@ void attach_indices(CLI::App& app) {
   cmd->add_option("input", a->input,
                   "Image file (.h5, eitstream-images) or a recording (reconstructed with --model)")
       ->required();
-  cmd->add_option("-o,--output", a->output, "Output: .json (default, with images) or .csv; - = stdout");
+  cmd->add_option("-o,--output", a->output,
+                  "Output: .json (default, with images) or .csv; - = stdout");
   cmd->add_option("--model", a->model, "Recording input: model file (default: the built-in model)");
   cmd->add_option("--reference", a->reference,
                   "Recording input: all (mean of every frame) | first:N | model")

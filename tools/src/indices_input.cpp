@@ -93,8 +93,8 @@ ImageSequence read_image_file(const std::filesystem::path& path) {
   std::vector<hsize_t> shape;
   s.images = read_dataset<float>(f.id, "images", H5T_NATIVE_FLOAT, file, &shape);
   if (shape.size() != 2)
-    throw fail(file + ": /images", fmt::format("rank {}, expected 2 [n_frames, n_out]",
-                                               shape.size()));
+    throw fail(file + ": /images",
+               fmt::format("rank {}, expected 2 [n_frames, n_out]", shape.size()));
   s.n_frames = shape[0];
   s.n_out = shape[1];
   auto column = [&](const char* name, auto& out, hid_t type) {
@@ -128,8 +128,8 @@ ImageSequence read_image_file(const std::filesystem::path& path) {
     if (H5Lexists(g.id, "mask", H5P_DEFAULT) > 0)
       grid.mask = read_dataset<uint8_t>(g.id, "mask", H5T_NATIVE_UINT8, gw);
     if (static_cast<size_t>(grid.nx) * static_cast<size_t>(grid.ny) != s.n_out)
-      throw fail(gw, fmt::format("grid {}×{} = {} values, /images has {} columns", grid.nx,
-                                 grid.ny, grid.nx * grid.ny, s.n_out));
+      throw fail(gw, fmt::format("grid {}×{} = {} values, /images has {} columns", grid.nx, grid.ny,
+                                 grid.nx * grid.ny, s.n_out));
     s.geometry = std::move(grid);
   } else if (kind == "mesh") {
     recon::MeshGeometry mesh;
@@ -186,7 +186,8 @@ ImageSequence reconstruct_recording(const std::filesystem::path& path, const rec
         ref_frames = 0;
       }
       if (ref_frames == 0 || ref_frames > n)
-        throw fail("--reference", fmt::format("'{}': expected first:N with 1 ≤ N ≤ {}", reference, n));
+        throw fail("--reference",
+                   fmt::format("'{}': expected first:N with 1 ≤ N ≤ {}", reference, n));
     } else {
       throw fail("--reference", fmt::format("'{}': expected all, first:N or model", reference));
     }
@@ -223,9 +224,9 @@ ImageSequence reconstruct_recording(const std::filesystem::path& path, const rec
     s.t_ns.push_back(info.rate_hz > 0 ? static_cast<int64_t>(1e9 * i / info.rate_hz) : 0);
   }
   s.geometry = model.geometry;
-  s.description = fmt::format("{} ({}, {} frames at {} Hz) → model {} ({}), reference {}",
-                              path.string(), info.format, n, info.rate_hz, model.id,
-                              model.algorithm, ref_text);
+  s.description =
+      fmt::format("{} ({}, {} frames at {} Hz) → model {} ({}), reference {}", path.string(),
+                  info.format, n, info.rate_hz, model.id, model.algorithm, ref_text);
   return s;
 }
 

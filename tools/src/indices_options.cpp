@@ -13,11 +13,17 @@ void add_indices_options(CLI::App& cmd, IndicesCliOptions& o, const std::string&
   const std::string g = "Indices";
   cmd.add_option(p + "sign", o.sign,
                  "Impedance = sign · image (eitstream images are conductivity change: −1)")
-      ->capture_default_str()->group(g);
-  cmd.add_option(p + "layers", o.layers, "Ventral → dorsal layers")->capture_default_str()->group(g);
-  cmd.add_option(p + "ventral", o.ventral, "Where ventral is: +y | -y")->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "layers", o.layers, "Ventral → dorsal layers")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "ventral", o.ventral, "Where ventral is: +y | -y")
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "right", o.right, "Where the patient's right is: -x | +x")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "roi", o.rois,
                  "ROI mask file (0/1 per image value, image order); repeatable; named by file stem")
       ->group(g);
@@ -25,36 +31,52 @@ void add_indices_options(CLI::App& cmd, IndicesCliOptions& o, const std::string&
                  "ROI (file stem) to use as lung region for silent spaces (default: lung space)")
       ->group(g);
   cmd.add_option(p + "min-breath", o.breath.minimum_duration_s, "Minimum breath duration (s)")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "averaging-window", o.breath.averaging_window_s,
                  "Moving-average window of breath detection (s)")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "amplitude-cutoff", o.breath.amplitude_cutoff_fraction,
                  "Drop breaths below this fraction of the median amplitude (0: keep all)")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "invalid-window", o.breath.invalid_window_s,
                  "Drop breaths within this many seconds of invalid data")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "invalid-percentile", o.breath.invalid_percentile,
-                 "Invalid-data guard: percentile n")->capture_default_str()->group(g);
+                 "Invalid-data guard: percentile n")
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "invalid-multiplier", o.breath.invalid_multiplier,
-                 "Invalid-data guard: multiplier m")->capture_default_str()->group(g);
+                 "Invalid-data guard: multiplier m")
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "max-breath", o.breath.max_breath_s, "Longest breath analysed (s)")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "lungspace", o.per_breath.lungspace_fraction,
                  "Lung space: mean tidal image ≥ this fraction of its maximum")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "silent", o.per_breath.silent_fraction,
                  "Silent spaces: tidal variation < this fraction of the breath's maximum")
-      ->capture_default_str()->group(g);
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option(p + "rvd-threshold", o.per_breath.rvd_threshold,
-                 "RVD: fraction of each pixel's inspiratory rise")->capture_default_str()->group(g);
-  cmd.add_option(p + "trend-breaths", o.per_breath.trend_breaths, "EELI trend over this many breaths")
-      ->capture_default_str()->group(g);
+                 "RVD: fraction of each pixel's inspiratory rise")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "trend-breaths", o.per_breath.trend_breaths,
+                 "EELI trend over this many breaths")
+      ->capture_default_str()
+      ->group(g);
 }
 
-indices::BodyLayout make_layout(const std::variant<recon::MeshGeometry, recon::GridGeometry>& geometry,
-                                size_t n_out, const IndicesCliOptions& o) {
+indices::BodyLayout make_layout(
+    const std::variant<recon::MeshGeometry, recon::GridGeometry>& geometry, size_t n_out,
+    const IndicesCliOptions& o) {
   if (o.ventral != "+y" && o.ventral != "-y")
     throw CommandError(fmt::format("--ventral '{}': expected +y or -y", o.ventral));
   if (o.right != "-x" && o.right != "+x")
@@ -74,7 +96,8 @@ indices::BodyLayout make_layout(const std::variant<recon::MeshGeometry, recon::G
 }
 
 indices::IndicesOptions make_engine_options(double rate_hz, const IndicesCliOptions& o) {
-  if (o.sign != 1 && o.sign != -1) throw CommandError(fmt::format("--sign {}: expected 1 or -1", o.sign));
+  if (o.sign != 1 && o.sign != -1)
+    throw CommandError(fmt::format("--sign {}: expected 1 or -1", o.sign));
   indices::IndicesOptions io;
   io.rate_hz = rate_hz;
   io.sign = o.sign;

@@ -27,8 +27,9 @@ struct IndicesCliOptions {
 void add_indices_options(CLI::App& cmd, IndicesCliOptions& o, const std::string& prefix = "");
 
 // Throws CommandError naming the option for a bad value or ROI file.
-indices::BodyLayout make_layout(const std::variant<recon::MeshGeometry, recon::GridGeometry>& geometry,
-                                size_t n_out, const IndicesCliOptions& o);
+indices::BodyLayout make_layout(
+    const std::variant<recon::MeshGeometry, recon::GridGeometry>& geometry, size_t n_out,
+    const IndicesCliOptions& o);
 indices::IndicesOptions make_engine_options(double rate_hz, const IndicesCliOptions& o);
 
 }  // namespace eit::cli

@@ -12,7 +12,8 @@ std::unique_ptr<pipeline::ImageSink> make_indices_sink(const RunIndices& r,
                                                        const std::string& stream, double rate_hz) {
   if (r.endpoint.empty()) return nullptr;
   if (!(rate_hz > 0))
-    throw CommandError("--indices: the source has no frame rate (give --fps): breath timing needs it");
+    throw CommandError(
+        "--indices: the source has no frame rate (give --fps): breath timing needs it");
   indices::IndicesEngine engine(make_layout(model.geometry, model.n_out(), r.options),
                                 make_engine_options(rate_hz, r.options));
   indices::IndicesPublisherOptions o;

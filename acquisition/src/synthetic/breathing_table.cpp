@@ -25,9 +25,11 @@ PhantomTable make_breathing_table(const recon::Mesh& mesh, const recon::Protocol
   std::vector<int> lung(static_cast<size_t>(mesh.n_elems()), 0);
   int right = 0, left = 0;
   for (int e = 0; e < mesh.n_elems(); ++e) {
-    const Eigen::RowVector2d c = (mesh.nodes.row(mesh.elements(e, 0)) +
-                                  mesh.nodes.row(mesh.elements(e, 1)) +
-                                  mesh.nodes.row(mesh.elements(e, 2))) / 3.0 - centre;
+    const Eigen::RowVector2d c =
+        (mesh.nodes.row(mesh.elements(e, 0)) + mesh.nodes.row(mesh.elements(e, 1)) +
+         mesh.nodes.row(mesh.elements(e, 2))) /
+            3.0 -
+        centre;
     for (int side : {-1, 1}) {
       const Eigen::RowVector2d lc(side * 0.45 * radius, -0.25 * radius);
       if ((c - lc).norm() < o.lung_radius * radius) {

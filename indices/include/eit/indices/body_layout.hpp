@@ -23,7 +23,7 @@
 namespace eit::indices {
 
 struct LayoutOptions {
-  int layers = 4;                 // ventral → dorsal layers of equal height
+  int layers = 4;                  // ventral → dorsal layers of equal height
   bool ventral_positive_y = true;  // false: ventral is −y
   bool right_negative_x = true;    // false: the patient's right is +x
 };

@@ -32,25 +32,25 @@ struct BreathIndices {
   double start_s = 0, middle_s = 0, end_s = 0;      // frame number / frame rate
   double rate_per_min = 0;                          // 60 / breath duration
   double inspiration_s = 0, expiration_s = 0;
-  double tiv = 0;              // global, inspiratory: Z(middle) − Z(start)
-  double tiv_expiratory = 0;   // Z(middle) − Z(end)
-  double eeli = 0, eili = 0;   // Z(end), Z(middle)
-  double eeli_change = 0;      // EELI − previous breath's EELI (0 for the first)
-  double eeli_trend_per_min = 0;  // slope of EELI over the last trend_breaths breaths
-  bool pixel_data = false;     // the whole breath was in the frame history
-  double cov_vertical = 0;     // % of the body's extent, 0 = ventral edge, 100 = dorsal
-  double cov_horizontal = 0;   // %, 0 = patient's right edge, 100 = left
-  double gi = 0;               // global inhomogeneity index (lung space)
+  double tiv = 0;                   // global, inspiratory: Z(middle) − Z(start)
+  double tiv_expiratory = 0;        // Z(middle) − Z(end)
+  double eeli = 0, eili = 0;        // Z(end), Z(middle)
+  double eeli_change = 0;           // EELI − previous breath's EELI (0 for the first)
+  double eeli_trend_per_min = 0;    // slope of EELI over the last trend_breaths breaths
+  bool pixel_data = false;          // the whole breath was in the frame history
+  double cov_vertical = 0;          // % of the body's extent, 0 = ventral edge, 100 = dorsal
+  double cov_horizontal = 0;        // %, 0 = patient's right edge, 100 = left
+  double gi = 0;                    // global inhomogeneity index (lung space)
   double rvd_mean = 0, rvd_sd = 0;  // % of inspiratory time; rvd_sd is the RVD index
   size_t rvd_pixels = 0;
   double silent_dependent = 0, silent_nondependent = 0;  // % of the lung region
-  size_t lung_pixels = 0;      // lung space of the mean tidal image so far
-  size_t breaths_in_mean = 0;  // breaths averaged into mean_tidal
-  std::vector<double> region_tiv;  // tidal variation per region (BodyLayout's order)
-  std::vector<double> tidal;       // pixel tidal image; NaN outside the body
-  std::vector<double> mean_tidal;  // mean of the tidal images so far
-  std::vector<uint8_t> lung_space; // mean_tidal ≥ lungspace_fraction · max
-  std::vector<float> rvd;          // % of inspiratory time; NaN where undefined
+  size_t lung_pixels = 0;           // lung space of the mean tidal image so far
+  size_t breaths_in_mean = 0;       // breaths averaged into mean_tidal
+  std::vector<double> region_tiv;   // tidal variation per region (BodyLayout's order)
+  std::vector<double> tidal;        // pixel tidal image; NaN outside the body
+  std::vector<double> mean_tidal;   // mean of the tidal images so far
+  std::vector<uint8_t> lung_space;  // mean_tidal ≥ lungspace_fraction · max
+  std::vector<float> rvd;           // % of inspiratory time; NaN where undefined
 };
 
 class BreathAnalyzer {

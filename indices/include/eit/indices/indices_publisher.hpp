@@ -46,7 +46,7 @@ struct IndicesPublisherOptions {
   std::string stream = "default";
   int send_hwm = 1000;
   int linger_ms = 500;
-  double interval_s = 2.0;  // indices_series repeat
+  double interval_s = 2.0;    // indices_series repeat
   bool breath_images = true;  // tidal, mean tidal, RVD and lung-space images in breath messages
 };
 
@@ -63,7 +63,9 @@ class IndicesPublisher final : public pipeline::ImageSink {
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
-  pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kDropNewest; }
+  pipeline::SinkPolicy policy() const noexcept override {
+    return pipeline::SinkPolicy::kDropNewest;
+  }
   uint64_t breaths() const noexcept { return breaths_.load(std::memory_order_relaxed); }
 
  private:
