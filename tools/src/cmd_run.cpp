@@ -25,6 +25,7 @@
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 #include "run_config.hpp"
+#include "run_indices.hpp"
 #include "run_report.hpp"
 #include "run_sources.hpp"
 
@@ -79,7 +80,7 @@ std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::M
   return open_replay_file(c.source, c.fps, c.loop, model.protocol);
 }
 
-int run(const RunConfig& c) {
+int run(const RunConfig& c, const RunIndices& indices) {
   if (c.policy != "live" && c.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected live or lossless", c.policy));
 
@@ -118,7 +119,11 @@ int run(const RunConfig& c) {
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   sinks::ZmqPublisher publisher(model, zo);
 
-  pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), {&publisher}, o);
+  const auto indices_sink = make_indices_sink(
+      indices, model, c.stream, c.fps > 0 ? c.fps : source->nominal_rate_hz());
+  std::vector<pipeline::ImageSink*> sinks{&publisher};
+  if (indices_sink) sinks.push_back(indices_sink.get());
+  pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), sinks, o);
   fmt::print(stderr,
              "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {})\n",
              source->describe(), model.id, model.algorithm, model.n_out(), model.n_meas(),
@@ -214,12 +219,17 @@ void attach_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--quiet", cli->quiet, "No status line");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
-  cmd->callback([cmd, cli, config_file] {
+  auto indices = std::make_shared<RunIndices>();
+  cmd->add_option("--indices", indices->endpoint,
+                  "Also compute clinical indices and publish them (PUB) on this endpoint: "
+                  "eit/<stream>/global per frame, eit/<stream>/breath per breath (docs/indices.md)");
+  add_indices_options(*cmd, indices->options, "indices-");
+  cmd->callback([cmd, cli, config_file, indices] {
     RunConfig c;
     if (!config_file->empty()) apply_config_file(*config_file, c);
     for (const auto& [option, key] : kOptionKeys)
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
-    const int rc = run(c);
+    const int rc = run(c, *indices);
     if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
   });
 }

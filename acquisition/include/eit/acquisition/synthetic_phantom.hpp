@@ -48,6 +48,22 @@ struct PhantomTable {
 PhantomTable make_phantom_table(const recon::Mesh& mesh, const recon::Protocol& protocol,
                                 const PhantomOptions& options);
 
+// Breathing instead of an orbiting anomaly: two lung discs (patient's right at −x, left at +x,
+// towards −y) whose conductivity falls by conductivity_drop · (1 − cos 2π t/T)/2 at
+// breaths_per_min, the right lung lagging by right_delay_s. One table row per phase of one breath;
+// the source plays it as one "revolution" per breath (breathing_source_options).
+struct BreathingOptions {
+  double breaths_per_min = 20;
+  double conductivity_drop = 0.3;  // lung conductivity 1 → 1 − drop at end inspiration
+  double right_delay_s = 0;
+  double lung_radius = 0.28;  // fraction of the body radius
+  int positions = 64;         // table rows per breath
+};
+PhantomTable make_breathing_table(const recon::Mesh& mesh, const recon::Protocol& protocol,
+                                  const BreathingOptions& options);
+// `base` with positions, revolution_s and frames_per_revolution set for one breath per cycle.
+PhantomOptions breathing_source_options(const BreathingOptions& breathing, PhantomOptions base);
+
 class SyntheticPhantomSource final : public pipeline::Source {
  public:
   SyntheticPhantomSource(const recon::Mesh& mesh, const recon::Protocol& protocol,

@@ -1,0 +1,182 @@
+// `eitstream indices`: the clinical indices of a recorded image sequence, offline, with the same
+// IndicesEngine the live sink runs (so the breaths found are those a live run would publish).
+// Input: an image file (.h5, docs/formats.md), or a recording reconstructed here with a model.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "command_registry.hpp"
+#include "eit/indices/body_layout.hpp"
+#include "eit/indices/breath_json.hpp"
+#include "eit/indices/indices_engine.hpp"
+#include "eit/recon/default_model.hpp"
+#include "eit/recon/model_file.hpp"
+#include "indices_input.hpp"
+#include "indices_options.hpp"
+
+namespace eit::cli {
+namespace {
+
+struct IndicesArgs {
+  std::string input, output, model, reference = "all", images_out;
+  double fps = 0;
+  IndicesCliOptions common;
+};
+
+// Frequency (Hz) of the largest DFT magnitude of the mean-removed global signal in [0.05, 3] Hz.
+double spectral_peak(const std::vector<double>& g, double rate) {
+  if (g.size() < 4 || rate <= 0) return NAN;
+  double mean = 0;
+  for (double v : g) mean += v;
+  mean /= static_cast<double>(g.size());
+  const double n = static_cast<double>(g.size());
+  double best = NAN, best_mag = -1;
+  for (double f = 0.05; f <= std::min(3.0, rate / 2); f += rate / n / 8) {
+    double re = 0, im = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const double a = 2 * std::numbers::pi * f * static_cast<double>(i) / rate;
+      re += (g[i] - mean) * std::cos(a);
+      im -= (g[i] - mean) * std::sin(a);
+    }
+    const double mag = re * re + im * im;
+    if (mag > best_mag) {
+      best_mag = mag;
+      best = f;
+    }
+  }
+  return best;
+}
+
+void write_npy(const std::string& path, const std::vector<float>& z, size_t n, size_t n_out,
+               const indices::BodyLayout& layout) {
+  std::string shape = layout.nx() > 0 ? fmt::format("({}, {}, {})", n, layout.ny(), layout.nx())
+                                      : fmt::format("({}, {})", n, n_out);
+  std::string header =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape);
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw CommandError(fmt::format("--images-out {}: cannot write", path));
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out << header;
+  out.write(reinterpret_cast<const char*>(z.data()), static_cast<std::streamsize>(z.size() * 4));
+}
+
+int run_indices(const IndicesArgs& a) {
+  const bool h5 = a.input.ends_with(".h5") || a.input.ends_with(".hdf5");
+  ImageSequence seq;
+  if (h5) {
+    seq = read_image_file(a.input);
+  } else {
+    const recon::Model model =
+        a.model.empty() ? recon::default_model() : recon::load_model(a.model);
+    seq = reconstruct_recording(a.input, model, a.reference);
+  }
+  if (a.fps > 0) seq.rate_hz = a.fps;
+  if (!(seq.rate_hz > 0))
+    throw CommandError(fmt::format("{}: frame rate unknown: give --fps", a.input));
+
+  indices::BodyLayout layout = make_layout(seq.geometry, seq.n_out, a.common);
+  indices::IndicesEngine engine(std::move(layout), make_engine_options(seq.rate_hz, a.common));
+  const auto& lay = engine.layout();
+
+  const bool csv = a.output.ends_with(".csv");
+  std::string out;
+  std::vector<char> buf(indices::breath_json_capacity(lay));
+  std::vector<double> global;
+  std::vector<float> z;
+  size_t breaths = 0;
+  double rate_sum = 0;
+  if (csv) out.append(buf.data(), indices::write_breath_csv_header(lay, buf));
+  std::string breath_json;
+  for (size_t i = 0; i <= seq.n_frames; ++i) {
+    const indices::BreathIndices* b = nullptr;
+    if (i < seq.n_frames) {
+      const std::span<const float> img(&seq.images[i * seq.n_out], seq.n_out);
+      const bool valid = (seq.flags[i] & 1u) == 0;
+      b = engine.push(img, seq.seq[i], seq.t_ns[i], valid);
+      global.push_back(engine.global());
+      if (!a.images_out.empty())
+        for (float v : img) z.push_back(static_cast<float>(a.common.sign) * v);
+    } else {
+      b = engine.finish();
+      if (b) --i;  // until the detector holds nothing more
+    }
+    if (!b) continue;
+    ++breaths;
+    rate_sum += b->rate_per_min;
+    if (csv) {
+      out.append(buf.data(), indices::write_breath_csv_row(*b, lay, buf));
+    } else {
+      if (!breath_json.empty()) breath_json += ",\n";
+      breath_json.append(buf.data(), indices::write_breath_json(*b, lay, "offline", true, buf));
+    }
+  }
+  const double peak = spectral_peak(global, seq.rate_hz);
+  if (!csv) {
+    out = fmt::format("{{\"input\":\"{}\",\"frame_rate_hz\":{},\"frames\":{},\"sign\":{},", a.input,
+                      seq.rate_hz, seq.n_frames, a.common.sign);
+    out += fmt::format("\"global_spectral_peak_hz\":{},\"regions\":[", peak);
+    for (size_t r = 0; r < lay.region_names().size(); ++r)
+      out += fmt::format("{}\"{}\"", r ? "," : "", lay.region_names()[r]);
+    out += fmt::format("],\"geometry\":{{\"nx\":{},\"ny\":{},\"inside\":[", lay.nx(), lay.ny());
+    for (size_t i = 0; i < lay.n_out(); ++i)
+      out += fmt::format("{}{}", i ? "," : "", lay.inside(i) ? 1 : 0);
+    out += "]},\"global\":[";
+    for (size_t i = 0; i < global.size(); ++i) out += fmt::format("{}{}", i ? "," : "", global[i]);
+    out += "],\"breaths\":[\n" + breath_json + "]}\n";
+  }
+  if (a.output.empty() || a.output == "-") {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  } else {
+    std::ofstream f(a.output, std::ios::binary);
+    if (!f) throw CommandError(fmt::format("-o {}: cannot write", a.output));
+    f << out;
+  }
+  if (!a.images_out.empty()) write_npy(a.images_out, z, seq.n_frames, seq.n_out, lay);
+  fmt::print(stderr,
+             "eitstream indices: {}\n  {} frames at {} Hz, {} breaths (mean rate {:.1f}/min), "
+             "global spectral peak {:.3f} Hz ({:.1f}/min); {} invalid samples, {} breaths "
+             "dropped\n",
+             seq.description, seq.n_frames, seq.rate_hz, breaths,
+             breaths ? rate_sum / static_cast<double>(breaths) : 0.0, peak, 60 * peak,
+             engine.detector().invalid_samples(), engine.detector().dropped_breaths());
+  return 0;
+}
+
+void attach_indices(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "indices",
+      "Clinical indices of recorded images: breaths, rate, TIV, EELI/EILI, centre of ventilation, "
+      "GI, RVD, silent spaces, lung space (docs/indices.md)");
+  auto a = std::make_shared<IndicesArgs>();
+  cmd->add_option("input", a->input,
+                  "Image file (.h5, eitstream-images) or a recording (reconstructed with --model)")
+      ->required();
+  cmd->add_option("-o,--output", a->output,
+                  "Output: .json (default, with images) or .csv; - = stdout");
+  cmd->add_option("--model", a->model, "Recording input: model file (default: the built-in model)");
+  cmd->add_option("--reference", a->reference,
+                  "Recording input: all (mean of every frame) | first:N | model")
+      ->capture_default_str();
+  cmd->add_option("--fps", a->fps, "Frame rate when the input does not give it (or to override)");
+  cmd->add_option("--images-out", a->images_out,
+                  "Also write the impedance images the indices were computed on (.npy float32, "
+                  "[frames, ny, nx] for a grid)");
+  add_indices_options(*cmd, a->common);
+  cmd->callback([a] { run_indices(*a); });
+}
+
+const RegisterCommand kIndices{45, attach_indices};
+
+}  // namespace
+}  // namespace eit::cli

@@ -1,0 +1,118 @@
+#include "indices_options.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+
+namespace eit::cli {
+
+void add_indices_options(CLI::App& cmd, IndicesCliOptions& o, const std::string& prefix) {
+  const std::string p = "--" + prefix;
+  const std::string g = "Indices";
+  cmd.add_option(p + "sign", o.sign,
+                 "Impedance = sign · image (eitstream images are conductivity change: −1)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "layers", o.layers, "Ventral → dorsal layers")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "ventral", o.ventral, "Where ventral is: +y | -y")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "right", o.right, "Where the patient's right is: -x | +x")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "roi", o.rois,
+                 "ROI mask file (0/1 per image value, image order); repeatable; named by file stem")
+      ->group(g);
+  cmd.add_option(p + "lung-roi", o.lung_roi,
+                 "ROI (file stem) to use as lung region for silent spaces (default: lung space)")
+      ->group(g);
+  cmd.add_option(p + "min-breath", o.breath.minimum_duration_s, "Minimum breath duration (s)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "averaging-window", o.breath.averaging_window_s,
+                 "Moving-average window of breath detection (s)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "amplitude-cutoff", o.breath.amplitude_cutoff_fraction,
+                 "Drop breaths below this fraction of the median amplitude (0: keep all)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "invalid-window", o.breath.invalid_window_s,
+                 "Drop breaths within this many seconds of invalid data")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "invalid-percentile", o.breath.invalid_percentile,
+                 "Invalid-data guard: percentile n")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "invalid-multiplier", o.breath.invalid_multiplier,
+                 "Invalid-data guard: multiplier m")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "max-breath", o.breath.max_breath_s, "Longest breath analysed (s)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "lungspace", o.per_breath.lungspace_fraction,
+                 "Lung space: mean tidal image ≥ this fraction of its maximum")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "silent", o.per_breath.silent_fraction,
+                 "Silent spaces: tidal variation < this fraction of the breath's maximum")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "rvd-threshold", o.per_breath.rvd_threshold,
+                 "RVD: fraction of each pixel's inspiratory rise")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option(p + "trend-breaths", o.per_breath.trend_breaths,
+                 "EELI trend over this many breaths")
+      ->capture_default_str()
+      ->group(g);
+}
+
+indices::BodyLayout make_layout(
+    const std::variant<recon::MeshGeometry, recon::GridGeometry>& geometry, size_t n_out,
+    const IndicesCliOptions& o) {
+  if (o.ventral != "+y" && o.ventral != "-y")
+    throw CommandError(fmt::format("--ventral '{}': expected +y or -y", o.ventral));
+  if (o.right != "-x" && o.right != "+x")
+    throw CommandError(fmt::format("--right '{}': expected -x or +x", o.right));
+  indices::LayoutOptions lo;
+  lo.layers = o.layers;
+  lo.ventral_positive_y = o.ventral == "+y";
+  lo.right_negative_x = o.right == "-x";
+  recon::Model shell;
+  shell.geometry = geometry;
+  shell.H.resize(static_cast<Eigen::Index>(n_out), 0);
+  shell.id = "image file";
+  indices::BodyLayout layout = indices::BodyLayout::from_model(shell, lo);
+  for (const auto& f : o.rois)
+    layout.add_roi(std::filesystem::path(f).stem().string(), indices::read_roi_mask(f, n_out));
+  return layout;
+}
+
+indices::IndicesOptions make_engine_options(double rate_hz, const IndicesCliOptions& o) {
+  if (o.sign != 1 && o.sign != -1)
+    throw CommandError(fmt::format("--sign {}: expected 1 or -1", o.sign));
+  indices::IndicesOptions io;
+  io.rate_hz = rate_hz;
+  io.sign = o.sign;
+  io.breath = o.breath;
+  io.per_breath = o.per_breath;
+  io.history_s = o.history_s;
+  if (!o.lung_roi.empty()) {
+    io.per_breath.lung_roi = -1;
+    for (size_t r = 0; r < o.rois.size(); ++r)
+      if (std::filesystem::path(o.rois[r]).stem().string() == o.lung_roi)
+        io.per_breath.lung_roi = static_cast<int>(r);
+    if (io.per_breath.lung_roi < 0)
+      throw CommandError(fmt::format("--lung-roi '{}': no --roi file has that name", o.lung_roi));
+  }
+  return io;
+}
+
+}  // namespace eit::cli

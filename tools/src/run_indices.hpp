@@ -1,0 +1,22 @@
+#pragma once
+// `eitstream run --indices ENDPOINT`: the IndicesPublisher sink beside the image publisher.
+#include <memory>
+#include <string>
+
+#include "eit/pipeline/image_sink.hpp"
+#include "eit/recon/model.hpp"
+#include "indices_options.hpp"
+
+namespace eit::cli {
+
+struct RunIndices {
+  std::string endpoint;  // empty: no indices sink
+  IndicesCliOptions options;
+};
+
+// nullptr when r.endpoint is empty. Throws CommandError without a frame rate (rate_hz ≤ 0).
+std::unique_ptr<pipeline::ImageSink> make_indices_sink(const RunIndices& r,
+                                                       const recon::Model& model,
+                                                       const std::string& stream, double rate_hz);
+
+}  // namespace eit::cli
