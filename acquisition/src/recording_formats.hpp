@@ -23,6 +23,8 @@ ReaderPtr open_openeit_text(const fs::path& path, const RecordingOptions& o,
 ReaderPtr open_raw_frames(const fs::path& path, const RecordingOptions& o, const recon::Protocol& m,
                           bool float64);
 ReaderPtr open_csv(const fs::path& path, const RecordingOptions& o, const recon::Protocol& m);
+ReaderPtr open_hdf5_frames(const fs::path& path, const RecordingOptions& o,
+                           const recon::Protocol& m);
 ReaderPtr open_npy(const fs::path& path, const RecordingOptions& o, const recon::Protocol& m);
 
 // A format's own layout with the user's overrides applied: --layout replaces the protocol part

@@ -25,6 +25,7 @@ std::string by_content(const detail::FileHandle& f) {
   if (got <= 0) return {};
   const std::string_view s(head, static_cast<size_t>(got));
   if (s.starts_with("\x93NUMPY")) return "npy";
+  if (s.starts_with("\x89HDF\r\n\x1a\n")) return "h5";
   if (s.starts_with("MATLAB 5.0") || s.starts_with("MATLAB 7.3")) return "mat";
   if (s.starts_with("---Draeger EIT-Software---")) return "get";
   if (s.size() >= 8 && (s[0] == 31 || s[0] == 32 || s[0] == 51) && s[1] == 0 && s[2] == 0 &&
@@ -47,11 +48,12 @@ std::string detect_recording_format(const std::filesystem::path& path) {
   if (ext == ".csv") return "csv";
   if (ext == ".f32") return "f32";
   if (ext == ".f64") return "f64";
+  if (ext == ".h5" || ext == ".hdf5") return "h5";
   if (!content.empty()) return content;
   if (ext == ".txt") return "csv";
   throw std::invalid_argument(fmt::format(
       "{}: cannot tell the format from the extension '{}' or the content; give --format "
-      "(draeger, get, mat, openeit, csv, npy, f32, f64)",
+      "(draeger, get, mat, openeit, csv, npy, f32, f64, h5)",
       path.filename().string(), ext));
 }
 
@@ -66,10 +68,11 @@ std::unique_ptr<RecordingReader> open_recording_reader(const std::filesystem::pa
   if (format == "openeit") return detail::open_openeit_text(path, options, model);
   if (format == "csv") return detail::open_csv(path, options, model);
   if (format == "npy") return detail::open_npy(path, options, model);
+  if (format == "h5") return detail::open_hdf5_frames(path, options, model);
   if (format == "f32") return detail::open_raw_frames(path, options, model, false);
   if (format == "f64") return detail::open_raw_frames(path, options, model, true);
   throw std::invalid_argument(fmt::format(
-      "{}: format '{}' unknown; expected draeger, get, mat, openeit, csv, npy, f32 or f64",
+      "{}: format '{}' unknown; expected draeger, get, mat, openeit, csv, npy, f32, f64 or h5",
       path.filename().string(), options.format));
 }
 

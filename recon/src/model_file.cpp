@@ -224,7 +224,8 @@ void save_model(const std::filesystem::path& path, Model& m) {
     throw std::runtime_error(fmt::format("{}: cannot flush to disk", file));
 }
 
-Model load_model(const std::filesystem::path& path) {
+namespace {
+Model load_model_checked(const std::filesystem::path& path, std::string* stored_id) {
   const std::string file = path.string();
   if (!std::filesystem::exists(path))
     throw std::runtime_error(fmt::format("{}: model file not found", file));
@@ -268,12 +269,24 @@ Model load_model(const std::filesystem::path& path) {
   m.id = model_content_hash(m);
   if (h5::has_attr(root, "model_id")) {
     const std::string stored = h5::read_attr_string(root, "model_id", at_root);
-    if (stored != m.id)
+    if (stored_id) *stored_id = stored;
+    if (stored != m.id && !stored_id)
       throw std::runtime_error(fmt::format(
           "{}: model_id {} does not match its content (hash {}): the file was changed after "
           "it was saved; re-save it with eitstream to give it a new id",
           file, stored, m.id));
   }
+  return m;
+}
+
+}  // namespace
+
+Model load_model(const std::filesystem::path& path) { return load_model_checked(path, nullptr); }
+
+Model load_model_edited(const std::filesystem::path& path, std::string* stored_id) {
+  std::string stored;
+  Model m = load_model_checked(path, &stored);
+  if (stored_id) *stored_id = stored;
   return m;
 }
 

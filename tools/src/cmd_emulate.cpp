@@ -18,13 +18,14 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/recon/model_file.hpp"
 #include "emulate_feed.hpp"
+#include "recording_option_table.hpp"
 
 namespace eit::cli {
 namespace {
 
 struct EmulateArgs {
   std::string from, to = "tcp-listen://127.0.0.1:0", format = "ingest", sample_type = "f32";
-  double fps = 0, speed = 1;
+  double fps = 0;
   bool unpaced = false, loop = false;
   uint64_t count = 0, seq_start = 0;
   size_t frames_per_datagram = 1;
@@ -35,7 +36,7 @@ struct EmulateArgs {
   std::string order = "std";
   bool measure_on_driven = false;
   acquisition::ReplayOptions replay;
-  std::string complex_part = "real";
+  RecordingArgs recording;  // the shared recording options (recording_option_table.hpp)
   SyntheticFeedOptions synthetic;
 };
 
@@ -62,17 +63,16 @@ void run_emulate(EmulateArgs a) {
   if (a.format != "ingest" && a.format != "openeit") {
     throw CommandError(fmt::format("--format {}: expected ingest or openeit", a.format));
   }
-  if (a.speed <= 0) throw CommandError(fmt::format("--speed {}: expected > 0", a.speed));
+  a.replay.recording = to_recording_options(a.recording);
   if (a.frames_per_datagram == 0) throw CommandError("--frames-per-datagram 0: expected >= 1");
   const auto sample_type = acquisition::parse_ingest_sample_type(a.sample_type);
-  a.replay.recording.complex_part = acquisition::parse_complex_part(a.complex_part);
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
 
   auto feed = open_frame_feed(a.from, a.replay, a.synthetic, protocol, a.fps);
   const double base_rate = a.fps > 0 ? a.fps : (feed->rate_hz() > 0 ? feed->rate_hz() : 20.0);
-  const double rate = base_rate * a.speed;
+  const double rate = base_rate * a.recording.speed;
   const size_t n = feed->n_values();
   const uint64_t total = a.count;  // 0: until the recording ends (never when looping)
   say(fmt::format("emulate: {}: {} values per frame, protocol {} electrodes drive {} step {} {}",
@@ -166,7 +166,6 @@ const RegisterCommand kEmulate{
                       "Ingest samples: f32 f64 i16 i32 complex64")
           ->capture_default_str();
       cmd->add_option("--fps", args->fps, "Frames per second (0: the recording's rate, else 20)");
-      cmd->add_option("--speed", args->speed, "Multiply the rate by this")->capture_default_str();
       cmd->add_flag("--unpaced", args->unpaced, "As fast as the link takes them");
       cmd->add_option("--count", args->count, "Frames to send (0: the recording once, or endless)");
       cmd->add_flag("--loop", args->loop, "Start the recording over at its end");
@@ -185,17 +184,7 @@ const RegisterCommand kEmulate{
       cmd->add_option("--order", args->order, "Protocol: std | rotate_meas")->capture_default_str();
       cmd->add_flag("--measure-on-driven", args->measure_on_driven,
                     "Protocol: keep pairs touching a driven electrode");
-      cmd->add_option("--recording-format", args->replay.recording.format,
-                      "draeger get mat openeit f32 f64 csv npy (default: detect)");
-      cmd->add_option("--variable", args->replay.recording.variable,
-                      ".mat variable holding the frames");
-      cmd->add_option("--values-per-frame", args->replay.recording.values_per_frame,
-                      "Raw files: values");
-      cmd->add_option("--layout", args->replay.recording.layout,
-                      "Device layout override (see docs)");
-      cmd->add_option("--complex", args->complex_part, "real | imag | magnitude")
-          ->capture_default_str();
-      cmd->add_flag("--invert", args->replay.recording.invert, "Flip the recording's polarity");
+      add_recording_options(cmd, args->recording, true);
       cmd->add_option("--h0", args->synthetic.h0, "Synthetic: mesh size")->capture_default_str();
       cmd->add_option("--snr", args->synthetic.snr_db, "Synthetic: SNR in dB")
           ->capture_default_str();

@@ -13,6 +13,7 @@
 #include "eit/recon/greit.hpp"
 #include "eit/recon/jac.hpp"
 #include "eit/recon/matrix_import.hpp"
+#include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
@@ -183,6 +184,10 @@ void run_import(ImportArgs& a) {
   print_model_summary(stdout, model, a.output);
 }
 
+recon::Model load_model_or_builtin(const std::string& what) {
+  return what == "builtin" ? recon::default_model() : recon::load_model(what);
+}
+
 void attach(CLI::App& app) {
   auto* model = app.add_subcommand("model", "Build, inspect and import reconstruction models");
   model->require_subcommand(1);
@@ -224,12 +229,40 @@ void attach(CLI::App& app) {
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
   build->callback([b] { run_build(*b); });
 
-  auto* info = model->add_subcommand("info", "Describe a Model file");
+  auto* info = model->add_subcommand("info", "Describe a Model file (or 'builtin')");
   auto file = std::make_shared<std::string>();
-  info->add_option("FILE", *file, "Model file (.h5)")->required();
+  info->add_option("FILE", *file, "Model file (.h5), or builtin: the model run uses by default")
+      ->required();
   info->callback([file] {
-    const recon::Model m = recon::load_model(*file);
+    const recon::Model m = load_model_or_builtin(*file);
     print_model_summary(stdout, m, *file);
+  });
+
+  auto ex = std::make_shared<std::pair<std::string, std::string>>();
+  auto* exp = model->add_subcommand(
+      "export", "Write a model (e.g. builtin) to a Model file, to inspect or edit it in Python");
+  exp->add_option("MODEL", ex->first, "builtin, or a Model file")->required();
+  exp->add_option("-o,--output", ex->second, "Model file to write (.h5)")->required();
+  exp->callback([ex] {
+    recon::Model m = load_model_or_builtin(ex->first);
+    recon::save_model(ex->second, m);
+    fmt::print("export {} → {} (model {})\n", ex->first, ex->second, m.id);
+  });
+
+  auto rh = std::make_shared<std::pair<std::string, std::string>>();
+  auto* rehash = model->add_subcommand(
+      "rehash",
+      "Accept a Model file edited outside eitstream (h5py, MATLAB): check it, compute its new "
+      "content id and write it (in place, or to -o)");
+  rehash->add_option("FILE", rh->first, "Model file (.h5)")->required();
+  rehash->add_option("-o,--output", rh->second, "Write here instead of over FILE");
+  rehash->callback([rh] {
+    std::string old_id;
+    recon::Model m = recon::load_model_edited(rh->first, &old_id);
+    const std::string out = rh->second.empty() ? rh->first : rh->second;
+    recon::save_model(out, m);
+    fmt::print("rehash {}: model id {} → {}{}\n", rh->first, old_id.empty() ? "(none)" : old_id,
+               m.id, old_id == m.id ? " (unchanged)" : "");
   });
 
   auto im = std::make_shared<ImportArgs>();

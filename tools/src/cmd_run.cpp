@@ -23,11 +23,17 @@
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
+#include "eit/acquisition/replay_source.hpp"
+#include "eit/sinks/hdf5_frame_recorder.hpp"
+#include "eit/sinks/hdf5_image_recorder.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
+#include "recording_option_table.hpp"
+#include "reference_choice.hpp"
 #include "run_config.hpp"
 #include "run_indices.hpp"
 #include "run_report.hpp"
 #include "run_sources.hpp"
+#include "source_fingerprint.hpp"
 
 namespace eit::cli {
 namespace {
@@ -35,36 +41,6 @@ namespace {
 std::atomic<int> g_interrupts{0};
 extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
 
-pipeline::ReferenceOptions parse_reference(const std::string& text,
-                                           const acquisition::SyntheticPhantomSource* phantom,
-                                           const recon::Model& model) {
-  pipeline::ReferenceOptions r;
-  std::string t = text;
-  if (t.empty()) t = phantom ? "phantom" : "model";
-  if (t == "model") {
-    r.mode = pipeline::ReferenceMode::kModel;
-  } else if (t == "phantom") {
-    if (!phantom) throw CommandError("--reference phantom: only with --source synthetic");
-    r.mode = pipeline::ReferenceMode::kGiven;
-    const auto& h = phantom->table().homogeneous;
-    r.values.assign(h.data(), h.data() + h.size());
-  } else if (t.starts_with("first:")) {
-    r.mode = pipeline::ReferenceMode::kCapture;
-    try {
-      r.capture_frames = std::stoul(t.substr(6));
-    } catch (const std::exception&) {
-      r.capture_frames = 0;
-    }
-    if (r.capture_frames == 0)
-      throw CommandError(fmt::format("--reference '{}': expected first:N with N ≥ 1", text));
-  } else {
-    throw CommandError(fmt::format("--reference '{}': expected model, phantom or first:N", text));
-  }
-  if (r.mode == pipeline::ReferenceMode::kModel && model.v_ref.size() == 0)
-    throw CommandError(
-        fmt::format("model {} has no v_ref: use --reference first:N (or phantom)", model.id));
-  return r;
-}
 
 // The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
 std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::Model& model,
@@ -77,7 +53,54 @@ std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::M
     return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
   }
   if (c.source.find("://") != std::string::npos) return open_live(c.source, c.fps, model.protocol);
-  return open_replay_file(c.source, c.fps, c.loop, model.protocol);
+  acquisition::ReplayOptions o;
+  o.recording = to_recording_options(c.recording);
+  if (c.fps > 0) o.fps = c.fps;
+  o.unpaced = c.fps == 0;
+  o.loop = c.loop;
+  o.speed = c.recording.speed;
+  return open_replay_file(c.source, o, model.protocol);
+}
+
+bool is_recording(const RunConfig& c) {
+  return c.source != "synthetic" && c.source.find("://") == std::string::npos;
+}
+
+// The optional HDF5 recorders of --record and --record-raw.
+struct Recorders {
+  std::unique_ptr<sinks::Hdf5ImageRecorder> images;
+  std::unique_ptr<sinks::Hdf5FrameRecorder> frames;
+};
+
+Recorders open_recorders(const RunConfig& c, const recon::Model& model,
+                         const pipeline::Source& source, const ReferenceChoice& ref) {
+  Recorders r;
+  if (c.record.empty() && c.record_raw.empty()) return r;
+  sinks::Hdf5RecorderOptions o;
+  o.stream = c.stream;
+  o.frame_rate_hz = source.nominal_rate_hz();
+  o.reference = ref.description;
+  o.source = is_recording(c) ? source_fingerprint(c.source) : c.source;
+  o.chunk_frames = c.record_chunk;
+  if (c.record_compress > 9)
+    throw CommandError(fmt::format("--record-compress {}: expected 0 to 9", c.record_compress));
+  if (!c.record.empty()) {
+    o.deflate = static_cast<int>(c.record_compress);
+    r.images = std::make_unique<sinks::Hdf5ImageRecorder>(c.record, model, o);
+  }
+  if (!c.record_raw.empty()) {
+    o.deflate = 0;
+    if (ref.options.mode == pipeline::ReferenceMode::kGiven) o.reference_values = ref.options.values;
+    if (ref.options.mode == pipeline::ReferenceMode::kModel)
+      o.reference_values.assign(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
+    r.frames = std::make_unique<sinks::Hdf5FrameRecorder>(c.record_raw, model, o);
+  }
+  return r;
+}
+
+std::string sink_line(const char* what, const std::string& path, const pipeline::SinkStats& s) {
+  return fmt::format("{} {}: {} frames written, {} lost, {} write errors{}\n", what, path, s.sent,
+                     s.dropped, s.errors, s.errors ? " — THE RECORDING IS INCOMPLETE" : "");
 }
 
 int run(const RunConfig& c, const RunIndices& indices) {
@@ -95,6 +118,22 @@ int run(const RunConfig& c, const RunIndices& indices) {
   }
   auto source = open_source(c, model, builtin_mesh.get());
   const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());
+  std::vector<std::string> warnings;
+  if (const auto* replay = dynamic_cast<const acquisition::ReplaySource*>(source.get()))
+    warnings = replay->warnings();
+  for (const auto& w : warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
+  ReferenceContext rc;
+  std::vector<double> homogeneous;
+  if (phantom) {
+    const auto& h = phantom->table().homogeneous;
+    homogeneous.assign(h.data(), h.data() + h.size());
+    rc.phantom = &homogeneous;
+  }
+  if (is_recording(c)) {
+    rc.recording = c.source;
+    rc.recording_options = to_recording_options(c.recording);
+  }
+  const ReferenceChoice ref = choose_reference(c.reference, model, rc);
 
   pipeline::PipelineOptions o;
   o.policy = c.policy == "live" ? pipeline::Policy::kLive : pipeline::Policy::kLossless;
@@ -102,7 +141,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
   o.max_batch = c.max_batch;
   o.max_frames = c.frames;
   o.warm_interval_us = static_cast<int64_t>(c.warm_us);
-  o.reference = parse_reference(c.reference, phantom, model);
+  o.reference = ref.options;
   if (c.normalize) o.normalize = 1;
   Backend backend = make_backend(c.backend, model, c.max_batch);
   if (!backend.why_not_cuda.empty())
@@ -121,14 +160,21 @@ int run(const RunConfig& c, const RunIndices& indices) {
 
   const auto indices_sink = make_indices_sink(
       indices, model, c.stream, c.fps > 0 ? c.fps : source->nominal_rate_hz());
+  Recorders recorders = open_recorders(c, model, *source, ref);
   std::vector<pipeline::ImageSink*> sinks{&publisher};
   if (indices_sink) sinks.push_back(indices_sink.get());
+  if (recorders.images) sinks.push_back(recorders.images.get());
+  if (recorders.frames) sinks.push_back(recorders.frames.get());
+
   pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), sinks, o);
   fmt::print(stderr,
              "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {})\n",
              source->describe(), model.id, model.algorithm, model.n_out(), model.n_meas(),
              backend.description, c.push ? "PUSH" : "PUB", zo.lossless ? "lossless" : "live",
              publisher.endpoint(), c.stream, c.policy);
+  fmt::print(stderr, "eitstream: reference {}\n", ref.description);
+  if (recorders.images) fmt::print(stderr, "eitstream: recording images to {}\n", c.record);
+  if (recorders.frames) fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
 
   g_interrupts = 0;
   struct sigaction sa {};
@@ -171,6 +217,10 @@ int run(const RunConfig& c, const RunIndices& indices) {
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
+  size_t k = 1;
+  if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(k++)));
+  if (recorders.frames) fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(k++)));
+  for (const auto& w : warnings) fmt::print("warning: {}\n", w);
   std::fflush(stdout);
   return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
 }
@@ -182,7 +232,9 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
     {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
     {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
-    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"}};
+    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"},
+    {"--record", "record"},     {"--record-raw", "record_raw"}, {"--record-compress", "record_compress"},
+    {"--record-chunk", "record_chunk"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -192,7 +244,7 @@ void attach_run(CLI::App& app) {
   auto cli = std::make_shared<RunConfig>();
   auto config_file = std::make_shared<std::string>();
   cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
-  cmd->add_option("--source", cli->source, "synthetic | recording file")->capture_default_str();
+  cmd->add_option("--source", cli->source, "synthetic | recording file (any format of docs/formats.md, incl. eitstream raw .h5) | device URI")->capture_default_str();
   cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
   cmd->add_flag("--push", cli->push, "PUSH for lossless consumers instead of PUB");
@@ -205,8 +257,9 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--frames", cli->frames, "Stop after N frames (0 = no limit)");
   cmd->add_option("--duration", cli->duration, "Stop after N seconds (0 = until Ctrl-C)");
   cmd->add_option("--reference", cli->reference,
-                  "model | first:N | phantom (default: phantom for the synthetic source, else "
-                  "model)");
+                  "model | phantom | first:N | mean:A-B | frame:K | variable:NAME | file:PATH "
+                  "(default: phantom for the synthetic source, the file's stored reference for "
+                  "eitstream raw files, else first:10; printed at start)");
   cmd->add_flag("--normalize", cli->normalize, "Images from dv/|v_ref|");
   cmd->add_option("--stream", cli->stream, "Stream name in topics eit/<stream>/…")
       ->capture_default_str();
@@ -218,6 +271,17 @@ void attach_run(CLI::App& app) {
                   "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
       ->capture_default_str();
   cmd->add_flag("--quiet", cli->quiet, "No status line");
+  cmd->add_option("--record", cli->record,
+                  "Keep every image in this HDF5 file (SWMR; layout in docs/formats.md)");
+  cmd->add_option("--record-raw", cli->record_raw,
+                  "Keep every frame's measurements in this HDF5 file (replay or reconstruct it "
+                  "later)");
+  cmd->add_option("--record-compress", cli->record_compress,
+                  "Deflate level 1-9 for the image file (0 = none)")
+      ->capture_default_str();
+  cmd->add_option("--record-chunk", cli->record_chunk, "Frames per HDF5 chunk")
+      ->capture_default_str();
+  add_recording_options(cmd, cli->recording, true);
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   auto indices = std::make_shared<RunIndices>();
   cmd->add_option("--indices", indices->endpoint,
@@ -228,6 +292,8 @@ void attach_run(CLI::App& app) {
     RunConfig c;
     if (!config_file->empty()) apply_config_file(*config_file, c);
     for (const auto& [option, key] : kOptionKeys)
+      if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
+    for (const auto& [option, key] : recording_option_keys())
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
     const int rc = run(c, *indices);
     if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);

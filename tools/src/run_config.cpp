@@ -31,6 +31,17 @@ void for_each_field(RunConfig& c, F&& f) {
   f("queue", c.queue);
   f("warm_us", c.warm_us);
   f("quiet", c.quiet);
+  f("recording_format", c.recording.format);
+  f("variable", c.recording.variable);
+  f("values_per_frame", c.recording.values_per_frame);
+  f("layout", c.recording.layout);
+  f("complex", c.recording.complex_part);
+  f("invert", c.recording.invert);
+  f("speed", c.recording.speed);
+  f("record", c.record);
+  f("record_raw", c.record_raw);
+  f("record_compress", c.record_compress);
+  f("record_chunk", c.record_chunk);
 }
 
 template <typename T>

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "recording_option_table.hpp"
+
 namespace eit::cli {
 
 struct RunConfig {
@@ -19,7 +21,7 @@ struct RunConfig {
   bool loop = false;            // replay: start over at the end
   uint64_t frames = 0;          // stop after N frames (0: no limit)
   double duration = 0;          // stop after N seconds (0: no limit)
-  std::string reference;        // model | first:N | phantom; empty: automatic
+  std::string reference;        // reference_choice.hpp; empty: automatic
   bool normalize = false;
   std::string stream = "default";  // topic eit/<stream>/…
   double snr_db = 60;              // synthetic noise
@@ -27,6 +29,11 @@ struct RunConfig {
   uint64_t queue = 256;
   uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
   bool quiet = false;       // no status line
+  RecordingArgs recording;  // how to read a recording source (recording_option_table.hpp)
+  std::string record;       // HDF5 image file to write ("" = none)
+  std::string record_raw;   // HDF5 raw-frame file to write ("" = none)
+  uint64_t record_compress = 0;  // deflate level of the image file (0 = none)
+  uint64_t record_chunk = 64;    // frames per HDF5 chunk
 };
 
 // Keys a config file may hold (those of RunConfig).

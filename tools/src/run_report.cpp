@@ -38,6 +38,7 @@ std::string StatusLine::next() {
       s.dropped(), sink_drops(s), s.backend);
   if (s.non_finite) line += fmt::format(" | non-finite {}", s.non_finite);
   if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
+  if (!s.source.last_error.empty()) line += fmt::format(" | source: {}", s.source.last_error);
   return line;
 }
 
@@ -56,6 +57,8 @@ std::string final_summary(const pipeline::PipelineStats& s) {
   if (s.source.bad_frames || s.source.seq_gaps || s.source.bytes_skipped)
     out += fmt::format("source: {} bad frames, {} frames missing by seq, {} bytes skipped\n",
                        s.source.bad_frames, s.source.seq_gaps, s.source.bytes_skipped);
+  if (!s.source.last_error.empty())
+    out += fmt::format("source: last problem: {}\n", s.source.last_error);
   out += fmt::format("{:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}   (µs)\n", "latency", "p50", "p90",
                      "p99", "p99.9", "max", "mean");
   auto row = [&](std::string_view name, const pipeline::LatencySummary& l) {

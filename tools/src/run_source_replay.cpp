@@ -12,4 +12,10 @@ std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path, doub
   return acquisition::open_recording(path, o, protocol);
 }
 
+std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path,
+                                                   const acquisition::ReplayOptions& options,
+                                                   const recon::Protocol& protocol) {
+  return acquisition::open_recording(path, options, protocol);
+}
+
 }  // namespace eit::cli

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "eit/acquisition/replay_source.hpp"
 #include "eit/pipeline/source.hpp"
 #include "eit/recon/protocol.hpp"
 
@@ -11,6 +12,10 @@ namespace eit::cli {
 // A recording replayed at its own rate (fps < 0), at `fps`, or as fast as possible (fps = 0).
 std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path, double fps,
                                                       bool loop, const recon::Protocol& protocol);
+// A recording with every replay option (format, variable, layout, speed, …).
+std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path,
+                                                   const acquisition::ReplayOptions& options,
+                                                   const recon::Protocol& protocol);
 // A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://).
 std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol);

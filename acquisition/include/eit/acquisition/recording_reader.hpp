@@ -32,6 +32,8 @@ struct RecordingInfo {
   uint64_t bytes_total = 0;           // file size
   uint64_t truncated_bytes = 0;       // bytes of an incomplete last frame (not delivered)
   std::vector<std::string> warnings;  // set-up findings (truncation, missing rate, …)
+  std::string reference_variable;     // a variable/dataset in the file holding a reference frame
+                                      // (eitstream raw files: "v_ref"); "" when none
 };
 
 class RecordingReader {
@@ -71,8 +73,8 @@ class RecordingReader {
 
 // Options shared by every recording format; all default to "as the file says".
 struct RecordingOptions {
-  std::string format;           // "" = detect; draeger, get, mat, openeit, f32, f64, csv, npy
-  std::string variable;         // .mat: which variable holds the frames ("" = the largest fitting)
+  std::string format;  // "" = detect; draeger, get, mat, openeit, f32, f64, csv, npy, h5
+  std::string variable;  // .mat: variable holding the frames ("" = the largest fitting); .h5: dataset
   size_t values_per_frame = 0;  // raw f32/f64 files (required there); a check elsewhere
   std::string layout;           // device layout override (parse_layout); "" = the format's own
   ComplexPart complex_part = ComplexPart::kReal;

@@ -32,4 +32,9 @@ void save_model(const std::filesystem::path& path, Model& model);  // empty para
 // or when the stored model_id does not match the content (the file was changed after saving).
 Model load_model(const std::filesystem::path& path);
 
+// Like load_model, but accepts a file whose stored model_id no longer matches its content (a model
+// edited in Python, say); `stored_id` receives the id written in the file ("" when none). The
+// returned model's id is the content hash. For `eitstream model rehash`.
+Model load_model_edited(const std::filesystem::path& path, std::string* stored_id);
+
 }  // namespace eit::recon

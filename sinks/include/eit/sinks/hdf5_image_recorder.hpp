@@ -1,0 +1,46 @@
+#pragma once
+// Hdf5ImageRecorder: the lossless ImageSink that keeps every image in an HDF5 file (layout
+// "eitstream-images", docs/formats.md): /images float32 [n_frames × n_out] with per-frame seq,
+// acquisition and publish times, flags and dropped_before, the model's geometry and protocol and
+// what produced them. Written in SWMR mode: h5py (swmr=True) can read it while it grows.
+//
+// Threads: construction (creates the file, writes the metadata; throws std::runtime_error naming
+// the file) anywhere; begin/publish/tick/end on the publish-stage thread; stats() from any thread.
+// publish() copies the image into a chunk buffer allocated at construction and writes to disk
+// only when a chunk is full (tick() also writes a partial chunk every flush_interval_ns so SWMR
+// readers keep up); it blocks for that write (policy kBlock: nothing is dropped for speed). A
+// failed write is counted in stats().errors and its frames in stats().dropped; it never throws.
+// end() writes the rest and closes the file.
+#include <atomic>
+#include <filesystem>
+#include <memory>
+
+#include "eit/pipeline/image_sink.hpp"
+#include "eit/recon/model.hpp"
+#include "eit/sinks/hdf5_recorder_options.hpp"
+
+namespace eit::sinks {
+namespace detail {
+class H5FrameTable;
+}
+
+class Hdf5ImageRecorder final : public pipeline::ImageSink {
+ public:
+  Hdf5ImageRecorder(const std::filesystem::path& path, const recon::Model& model,
+                    const Hdf5RecorderOptions& options);
+  ~Hdf5ImageRecorder() override;
+
+  std::string_view name() const noexcept override { return "hdf5-images"; }
+  void publish(const pipeline::FrameSlot& frame) noexcept override;
+  void tick(int64_t now_ns) noexcept override;
+  void end() noexcept override;
+  pipeline::SinkStats stats() const noexcept override;
+  pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kBlock; }
+
+ private:
+  std::unique_ptr<detail::H5FrameTable> table_;
+  int64_t flush_interval_ns_, last_flush_ns_ = 0;
+  std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0};
+};
+
+}  // namespace eit::sinks

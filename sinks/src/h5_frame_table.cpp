@@ -1,0 +1,137 @@
+#include "h5_frame_table.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace eit::sinks::detail {
+namespace {
+
+[[noreturn]] void fail(const std::string& file, const std::string& what) {
+  throw std::runtime_error(fmt::format("{}: {} failed (HDF5)", file, what));
+}
+
+}  // namespace
+
+H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string& data_name,
+                           size_t width, size_t chunk_rows, int deflate_level)
+    : path_(path.string()), width_(width), chunk_rows_(std::max<size_t>(1, chunk_rows)) {
+  if (width == 0) throw std::invalid_argument(fmt::format("{}: row width 0", path_));
+  if (deflate_level < 0 || deflate_level > 9)
+    throw std::invalid_argument(
+        fmt::format("{}: compression level {}, expected 0 (none) to 9", path_, deflate_level));
+  // SWMR needs the 1.10 file format; the latest bound lets HDF5 use it.
+  const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (file_ < 0) fail(path_, "creating the file");
+  data_ = create_column(data_name, H5T_NATIVE_FLOAT, width, deflate_level);
+  seq_ = create_column("seq", H5T_NATIVE_UINT64, 1, 0);
+  t_acq_ = create_column("t_acquired_ns", H5T_NATIVE_INT64, 1, 0);
+  t_pub_ = create_column("t_published_ns", H5T_NATIVE_INT64, 1, 0);
+  flags_ = create_column("flags", H5T_NATIVE_UINT32, 1, 0);
+  dropped_ = create_column("dropped_before", H5T_NATIVE_UINT32, 1, 0);
+  rows_.assign(chunk_rows_ * width_, 0.0f);
+  seq_buf_.assign(chunk_rows_, 0);
+  t_acq_buf_.assign(chunk_rows_, 0);
+  t_pub_buf_.assign(chunk_rows_, 0);
+  flags_buf_.assign(chunk_rows_, 0);
+  dropped_buf_.assign(chunk_rows_, 0);
+}
+
+H5FrameTable::~H5FrameTable() { close(); }
+
+H5FrameTable::Column H5FrameTable::create_column(const std::string& name, hid_t type,
+                                                 size_t width, int deflate) {
+  Column c;
+  c.type = type;
+  c.width = width;
+  const int rank = width > 1 ? 2 : 1;
+  const hsize_t dims[2] = {0, width}, maxdims[2] = {H5S_UNLIMITED, width};
+  // Per-frame columns get larger chunks (they are tiny); the data chunk is chunk_rows rows.
+  const hsize_t chunk[2] = {width > 1 ? chunk_rows_ : std::max<hsize_t>(chunk_rows_, 1024), width};
+  const hid_t space = H5Screate_simple(rank, dims, maxdims);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, rank, chunk);
+  if (deflate > 0) {
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, static_cast<unsigned>(deflate));
+  }
+  c.dataset = H5Dcreate2(file_, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  if (c.dataset < 0) fail(path_, fmt::format("creating /{}", name));
+  return c;
+}
+
+void H5FrameTable::start_swmr() {
+  if (swmr_) return;
+  if (H5Fstart_swmr_write(file_) < 0) fail(path_, "starting SWMR writing");
+  swmr_ = true;
+}
+
+bool H5FrameTable::append(const float* row, const FrameRowMeta& meta) noexcept {
+  std::memcpy(rows_.data() + buffered_ * width_, row, width_ * sizeof(float));
+  seq_buf_[buffered_] = meta.seq;
+  t_acq_buf_[buffered_] = meta.t_acquired_ns;
+  t_pub_buf_[buffered_] = meta.t_published_ns;
+  flags_buf_[buffered_] = meta.flags;
+  dropped_buf_[buffered_] = meta.dropped_before;
+  ++buffered_;
+  accepted_.fetch_add(1, std::memory_order_relaxed);
+  return buffered_ < chunk_rows_ || flush();
+}
+
+bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) noexcept {
+  const int rank = c.width > 1 ? 2 : 1;
+  const hsize_t done = rows_written_.load(std::memory_order_relaxed);
+  const hsize_t new_dims[2] = {done + rows, c.width};
+  if (H5Dset_extent(c.dataset, new_dims) < 0) return false;
+  const hid_t file_space = H5Dget_space(c.dataset);
+  const hsize_t start[2] = {done, 0}, count[2] = {rows, c.width};
+  H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  const hid_t mem_space = H5Screate_simple(rank, count, nullptr);
+  const herr_t rc = H5Dwrite(c.dataset, c.type, mem_space, file_space, H5P_DEFAULT, data);
+  H5Sclose(mem_space);
+  H5Sclose(file_space);
+  return rc >= 0;
+}
+
+bool H5FrameTable::flush() noexcept {
+  if (buffered_ == 0 || file_ < 0) return true;
+  bool ok = true;
+  // Per-frame columns first and the data last, each flushed, so a SWMR reader that sees a row of
+  // /images (its length decides the frame count) also sees that row's seq and times.
+  for (const auto& [col, buf] : {std::pair<const Column*, const void*>{&seq_, seq_buf_.data()},
+                                 {&t_acq_, t_acq_buf_.data()},
+                                 {&t_pub_, t_pub_buf_.data()},
+                                 {&flags_, flags_buf_.data()},
+                                 {&dropped_, dropped_buf_.data()},
+                                 {&data_, rows_.data()}}) {
+    ok = ok && write_column(*col, buf, buffered_);
+    if (ok && swmr_) ok = H5Dflush(col->dataset) >= 0;
+  }
+  if (ok) {
+    rows_written_.fetch_add(buffered_, std::memory_order_relaxed);
+  } else {
+    rows_lost_.fetch_add(buffered_, std::memory_order_relaxed);
+    accepted_.fetch_sub(buffered_, std::memory_order_relaxed);
+    write_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+  buffered_ = 0;
+  return ok;
+}
+
+void H5FrameTable::close() noexcept {
+  if (file_ < 0) return;
+  flush();
+  for (Column* c : {&data_, &seq_, &t_acq_, &t_pub_, &flags_, &dropped_})
+    if (c->dataset >= 0) H5Dclose(c->dataset), c->dataset = H5I_INVALID_HID;
+  H5Fclose(file_);
+  file_ = H5I_INVALID_HID;
+}
+
+}  // namespace eit::sinks::detail

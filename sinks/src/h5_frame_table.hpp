@@ -1,0 +1,79 @@
+#pragma once
+// H5FrameTable: an HDF5 file that grows by one row per frame, written in SWMR mode so readers
+// (h5py with swmr=True, `eitstream indices`) can follow it while it is being written. Private to
+// eit_sinks; the image and raw-frame recorders are its two users.
+//
+//   /<data>           float32 [n × width], chunked (chunk_rows rows), optional deflate
+//   /seq              uint64  [n]      /t_acquired_ns  int64 [n]   /t_published_ns int64 [n]
+//   /flags            uint32  [n]      /dropped_before uint32 [n]
+//
+// Life: construct (creates the file, throws std::runtime_error naming file and object), write
+// the metadata through root() and the h5meta helpers, start_swmr(), then append() per frame and
+// close() (or the destructor). append() copies into buffers allocated at construction and writes
+// whole chunks; flush() writes what is buffered (any row count) and makes it visible to readers.
+// One writer thread; append/flush never throw (a failed write is counted in write_errors()).
+#include <hdf5.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace eit::sinks::detail {
+
+struct FrameRowMeta {
+  uint64_t seq = 0;
+  int64_t t_acquired_ns = 0;
+  int64_t t_published_ns = 0;
+  uint32_t flags = 0;
+  uint32_t dropped_before = 0;
+};
+
+class H5FrameTable {
+ public:
+  H5FrameTable(const std::filesystem::path& path, const std::string& data_name, size_t width,
+               size_t chunk_rows, int deflate_level);
+  ~H5FrameTable();
+  H5FrameTable(const H5FrameTable&) = delete;
+  H5FrameTable& operator=(const H5FrameTable&) = delete;
+
+  hid_t root() const noexcept { return file_; }
+  const std::string& path() const noexcept { return path_; }
+  void start_swmr();  // after all attributes and fixed datasets; throws
+
+  // Buffers one row (width floats); writes the buffer when a chunk is full. False when that
+  // write failed (the buffered rows are then lost and counted).
+  bool append(const float* row, const FrameRowMeta& meta) noexcept;
+  bool flush() noexcept;
+  void close() noexcept;
+
+  // Any thread.
+  uint64_t rows_written() const noexcept { return rows_written_.load(std::memory_order_relaxed); }
+  uint64_t rows_accepted() const noexcept { return accepted_.load(std::memory_order_relaxed); }
+  uint64_t rows_lost() const noexcept { return rows_lost_.load(std::memory_order_relaxed); }
+  uint64_t write_errors() const noexcept { return write_errors_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Column {
+    hid_t dataset = H5I_INVALID_HID;
+    hid_t type = H5I_INVALID_HID;
+    size_t width = 1;
+  };
+  Column create_column(const std::string& name, hid_t type, size_t width, int deflate);
+  bool write_column(const Column& c, const void* data, size_t rows) noexcept;
+
+  std::string path_;
+  hid_t file_ = H5I_INVALID_HID;
+  size_t width_, chunk_rows_;
+  Column data_, seq_, t_acq_, t_pub_, flags_, dropped_;
+  std::vector<float> rows_;
+  std::vector<uint64_t> seq_buf_;
+  std::vector<int64_t> t_acq_buf_, t_pub_buf_;
+  std::vector<uint32_t> flags_buf_, dropped_buf_;
+  size_t buffered_ = 0;
+  std::atomic<uint64_t> accepted_{0}, rows_written_{0}, rows_lost_{0}, write_errors_{0};
+  bool swmr_ = false;
+};
+
+}  // namespace eit::sinks::detail

@@ -1,0 +1,86 @@
+"""A subscriber to `eitstream run`'s published images (docs/protocol.md).
+
+Conflating (the default): each next() returns the newest image waiting and skips older ones, so a
+slow consumer (a live plot) shows the present instead of falling further behind. ZeroMQ's own
+CONFLATE option cannot be used (it breaks multipart messages); instead every waiting message is
+drained without decoding and only the last image is decoded."""
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import zmq
+
+from .header import decode_header, decode_image
+
+
+@dataclass
+class Image:
+    header: np.void
+    image: np.ndarray
+    series: dict = field(default_factory=dict)   # the latest series message (geometry, …)
+    skipped: int = 0                              # images passed over to return this one
+
+    @property
+    def seq(self):
+        return int(self.header["seq"])
+
+    def latency_us(self):
+        """Acquisition → now on this host's CLOCK_MONOTONIC (same host only)."""
+        return (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - int(self.header["t_acquired_ns"])) / 1e3
+
+
+class Subscriber:
+    def __init__(self, endpoint="tcp://127.0.0.1:5555", stream=None, conflate=True,
+                 context=None, rcvhwm=10000):
+        self.context = context or zmq.Context.instance()
+        self.socket = self.context.socket(zmq.SUB)
+        self.socket.setsockopt(zmq.RCVHWM, rcvhwm)
+        self.socket.connect(endpoint)
+        prefix = f"eit/{stream}/" if stream else "eit/"
+        self.socket.setsockopt_string(zmq.SUBSCRIBE, prefix)
+        self.conflate = conflate
+        self.series = {}
+        self.skipped = 0     # images skipped in total by conflation
+        self.received = 0    # images returned
+
+    def _handle_series(self, parts):
+        msg = json.loads(parts[1])
+        if msg.get("type") == "series":
+            self.series = msg
+        return msg
+
+    def next(self, timeout_ms=1000):
+        """The next (conflating: the newest) image, or None after timeout_ms without one."""
+        if not self.socket.poll(timeout_ms):
+            return None
+        newest = None
+        skipped = -1
+        while True:
+            try:
+                parts = self.socket.recv_multipart(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                break
+            if parts[0].endswith(b"/series"):
+                self._handle_series(parts)
+            else:
+                newest = parts
+                skipped += 1
+            if not self.conflate and newest is not None:
+                break
+        if newest is None:
+            return self.next(timeout_ms) if timeout_ms > 0 else None
+        h = decode_header(newest[1])
+        img = decode_image(h, newest[2])
+        self.skipped += max(skipped, 0)
+        self.received += 1
+        return Image(h, img, self.series, max(skipped, 0))
+
+    def __iter__(self):
+        while True:
+            im = self.next()
+            if im is not None:
+                yield im
+
+    def close(self):
+        self.socket.close(linger=0)

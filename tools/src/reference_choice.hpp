@@ -1,0 +1,47 @@
+#pragma once
+// Which reference frame (v_ref) the images are computed against, from the --reference text:
+//
+//   model          the model's v_ref (simulated for built models)
+//   phantom        the synthetic source's homogeneous frame
+//   first:N        the mean of the first N frames (captured from the stream by `run`)
+//   mean:A-B       the mean of frames A..B of the recording (inclusive, 0-based)
+//   frame:K        frame K of the recording
+//   variable:NAME  a variable of the recording file (IIRC's v_reference, Montreal's zc_h_demo3,
+//                  an eitstream raw file's v_ref), averaged when it holds several frames
+//   file:PATH      the mean of every frame of another recording (any format run reads)
+//
+// The default is never the model's simulated v_ref for real data: the phantom's frame for the
+// synthetic source, the file's stored reference when it has one (eitstream raw files), else
+// first:10. The description (e.g. "first:10 (mean of frames 0–9)") is printed and recorded.
+// Set-up only: reads files, allocates, throws CommandError naming the option.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eit/acquisition/recording_reader.hpp"
+#include "eit/pipeline/reference_capture.hpp"
+#include "eit/recon/model.hpp"
+
+namespace eit::cli {
+
+struct ReferenceContext {
+  std::string recording;  // the recording being read ("" for live and synthetic sources)
+  acquisition::RecordingOptions recording_options;
+  const std::vector<double>* phantom = nullptr;  // the synthetic source's homogeneous frame
+  bool capture_first = true;  // first:N as a stream capture (run) or computed here (reconstruct)
+};
+
+struct ReferenceChoice {
+  pipeline::ReferenceOptions options;
+  std::string spec;         // the resolved --reference text (the default filled in)
+  std::string description;  // what it is, for the console and the file's `reference` attribute
+};
+
+ReferenceChoice choose_reference(const std::string& spec, const recon::Model& model,
+                                 const ReferenceContext& context);
+
+// The mean of frames [first, last] of a recording read for `model`; skips frames that fail to
+// decode or hold non-finite values; throws when none is left.
+std::vector<double> mean_of_frames(acquisition::RecordingReader& reader, size_t first, size_t last);
+
+}  // namespace eit::cli
