@@ -54,6 +54,8 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
 // Receiving side: fetches batches from a durable pull consumer; each message is one frame.
 class NatsTransport final : public acquisition::ByteTransport {
  public:
+  static constexpr int kFetchBatch = 32;  // frames per round trip (at most this many go back)
+
   NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream source {}.{}", address.site, address.bed);
@@ -78,6 +80,9 @@ class NatsTransport final : public acquisition::ByteTransport {
                       durable_, subject_, static_cast<int>(err)));
   }
   ~NatsTransport() override {
+    // Frames fetched but not read go back at once (negative ack), so the next consumer on this
+    // bed gets them first instead of after the ack wait, out of order.
+    for (int i = next_; i < list_.Count; ++i) natsMsg_Nak(list_.Msgs[i], nullptr);
     natsMsgList_Destroy(&list_);
     if (sub_) natsSubscription_Destroy(sub_);
   }
@@ -108,7 +113,7 @@ class NatsTransport final : public acquisition::ByteTransport {
       // Short fetches so stop() is noticed promptly.
       const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
       jsErrCode err = static_cast<jsErrCode>(0);
-      const natsStatus s = natsSubscription_Fetch(&list_, sub_, 256, wait_ms, &err);
+      const natsStatus s = natsSubscription_Fetch(&list_, sub_, kFetchBatch, wait_ms, &err);
       if (s == NATS_OK || s == NATS_TIMEOUT) continue;
       note_error(fmt::format("fetch from {}: {}", subject_, natsStatus_GetText(s)));
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(wait_ms, 50)));

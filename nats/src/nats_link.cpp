@@ -1,7 +1,9 @@
 // NatsLink: connection set-up, reconnect accounting and stream creation (see nats_link.hpp).
 #include "nats_link.hpp"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -27,6 +29,7 @@ NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
   check(natsOptions_SetTimeout(opts_, options_.connect_timeout_ms), where + ": timeout");
   check(natsOptions_SetDisconnectedCB(opts_, &NatsLink::on_disconnected, this), where);
   check(natsOptions_SetReconnectedCB(opts_, &NatsLink::on_reconnected, this), where);
+  check(natsOptions_SetClosedCB(opts_, &NatsLink::on_closed, this), where);
   if (options_.wait_for_server)
     check(natsOptions_SetRetryOnFailedConnect(opts_, true, nullptr, nullptr), where);
   if (!address_.creds_file.empty())
@@ -60,7 +63,13 @@ NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
 NatsLink::~NatsLink() {
   if (js_) jsCtx_Destroy(js_);
   if (nc_) {
+    // libnats runs its connection callbacks on a thread of its own: wait for the last one
+    // (closed) so none of them can touch this object after it is gone.
+    closing_.store(true);
     natsConnection_Close(nc_);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!closed_.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     natsConnection_Destroy(nc_);
   }
   if (opts_) natsOptions_Destroy(opts_);
@@ -80,8 +89,13 @@ void NatsLink::note_error(std::string message) {
   last_error_ = std::move(message);
 }
 
+void NatsLink::on_closed(natsConnection*, void* self) {
+  static_cast<NatsLink*>(self)->closed_.store(true);
+}
+
 void NatsLink::on_disconnected(natsConnection*, void* self) {
   auto* link = static_cast<NatsLink*>(self);
+  if (link->closing_.load()) return;
   link->disconnects_.fetch_add(1, std::memory_order_relaxed);
   link->note_error(fmt::format("disconnected from {}; reconnecting", link->address_.server_url));
 }

@@ -53,6 +53,7 @@ class NatsLink {
  private:
   static void on_disconnected(natsConnection* nc, void* self);
   static void on_reconnected(natsConnection* nc, void* self);
+  static void on_closed(natsConnection* nc, void* self);
 
   NatsAddress address_;
   NatsLinkOptions options_;
@@ -60,6 +61,7 @@ class NatsLink {
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   std::atomic<uint64_t> disconnects_{0}, reconnects_{0};
+  std::atomic<bool> closing_{false}, closed_{false};
   mutable std::mutex error_mutex_;  // only to copy or replace the string, never per frame
   std::string last_error_;
 };

@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include <nats/nats.h>
 
 namespace eit::test {
 
@@ -84,11 +83,18 @@ class NatsServer {
   void wait_until_ready() {
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < end) {
-      natsConnection* nc = nullptr;
-      if (natsConnection_ConnectTo(&nc, url().c_str()) == NATS_OK) {
-        natsConnection_Destroy(nc);
-        return;
-      }
+      // Ready when it accepts a connection and greets with its INFO line.
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(port_));
+      char greeting[4] = {};
+      const bool ready = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                         ::read(fd, greeting, sizeof greeting) == 4 &&
+                         std::string(greeting, 4) == "INFO";
+      close(fd);
+      if (ready) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }

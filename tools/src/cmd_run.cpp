@@ -24,6 +24,7 @@
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 #include "run_config.hpp"
+#include "run_nats.hpp"
 #include "run_report.hpp"
 #include "run_sources.hpp"
 #if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
@@ -150,8 +151,17 @@ int run(const RunConfig& c) {
   zo.series.rate_hz = source->nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   sinks::ZmqPublisher publisher(model, zo);
+  std::vector<pipeline::ImageSink*> sinks{&publisher};
+  std::unique_ptr<pipeline::ImageSink> nats_sink;
+  if (!c.publish.empty()) {
+    auto series = zo.series;
+    series.series_id = publisher.series_id();
+    nats_sink = make_nats_sink(c.publish, model, series);
+    sinks.push_back(nats_sink.get());
+    fmt::print(stderr, "eitstream: also publishing to NATS {}\n", c.publish);
+  }
 
-  pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), {&publisher}, o);
+  pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), sinks, o);
   fmt::print(stderr,
              "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {})\n",
              source->describe(), model.id, model.algorithm, model.n_out(), model.n_meas(),
@@ -184,7 +194,8 @@ int run(const RunConfig& c) {
       pipe.abort();
     }
     if (!c.quiet && now >= next_status) {
-      const std::string line = status.next();
+      std::string line = status.next();
+      if (nats_sink) line += " | " + nats_status(*nats_sink);
       if (tty)
         fmt::print(stderr, "\r{}\x1b[K", line);
       else
@@ -199,6 +210,7 @@ int run(const RunConfig& c) {
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
+  if (nats_sink) fmt::print("{}\n", nats_status(*nats_sink));
   std::fflush(stdout);
   return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
 }
@@ -210,7 +222,8 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
     {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
     {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
-    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"}};
+    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"},
+    {"--publish", "publish"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -220,7 +233,10 @@ void attach_run(CLI::App& app) {
   auto cli = std::make_shared<RunConfig>();
   auto config_file = std::make_shared<std::string>();
   cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
-  cmd->add_option("--source", cli->source, "synthetic | recording file")->capture_default_str();
+  cmd->add_option("--source", cli->source,
+                  "synthetic | recording file | live URI (tcp://, tcp-listen://, udp://, "
+                  "serial://, file://, nats://HOST:PORT?site=S&bed=B)")
+      ->capture_default_str();
   cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
   cmd->add_flag("--push", cli->push, "PUSH for lossless consumers instead of PUB");
@@ -246,6 +262,9 @@ void attach_run(CLI::App& app) {
                   "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
       ->capture_default_str();
   cmd->add_flag("--quiet", cli->quiet, "No status line");
+  cmd->add_option("--publish", cli->publish,
+                  "Also publish images to NATS JetStream: nats://HOST:4222?site=S&bed=B "
+                  "(subjects eit.S.B.img|series; see docs/scale-out.md)");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   cmd->callback([cmd, cli, config_file] {
     RunConfig c;

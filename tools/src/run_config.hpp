@@ -27,6 +27,7 @@ struct RunConfig {
   uint64_t queue = 256;
   uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
   bool quiet = false;       // no status line
+  std::string publish;      // also publish to NATS JetStream: nats://host:port?site=S&bed=B
 };
 
 // Keys a config file may hold (those of RunConfig).

@@ -11,7 +11,8 @@ namespace eit::cli {
 // A recording replayed at its own rate (fps < 0), at `fps`, or as fast as possible (fps = 0).
 std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path, double fps,
                                                       bool loop, const recon::Protocol& protocol);
-// A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://).
+// A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://), or raw frames
+// from NATS JetStream (nats://host:port?site=S&bed=B).
 std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol);
 
