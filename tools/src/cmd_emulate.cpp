@@ -19,6 +19,7 @@
 #include "eit/recon/model_file.hpp"
 #include "emulate_feed.hpp"
 #include "recording_option_table.hpp"
+#include "run_nats.hpp"
 
 namespace eit::cli {
 namespace {
@@ -79,7 +80,7 @@ void run_emulate(EmulateArgs a) {
                   feed->describe(), n, protocol.n_electrodes, protocol.options.drive_distance,
                   protocol.options.measure_step, recon::to_string(protocol.options.order)));
 
-  auto link = acquisition::open_device_link(a.to);
+  auto link = is_nats_uri(a.to) ? open_nats_link(a.to) : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
   say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
@@ -159,7 +160,7 @@ const RegisterCommand kEmulate{
       cmd->add_option(
              "--to", args->to,
              "tcp-listen://HOST:PORT (port 0: ephemeral), tcp://HOST:PORT, udp://HOST:PORT, "
-             "pty, file://PATH")
+             "pty, file://PATH, nats://HOST:PORT?site=S&bed=B (JetStream, eit.S.B.raw)")
           ->capture_default_str();
       cmd->add_option("--format", args->format, "ingest | openeit")->capture_default_str();
       cmd->add_option("--sample-type", args->sample_type,

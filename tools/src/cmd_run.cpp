@@ -31,6 +31,7 @@
 #include "reference_choice.hpp"
 #include "run_config.hpp"
 #include "run_indices.hpp"
+#include "run_nats.hpp"
 #include "run_report.hpp"
 #include "run_sources.hpp"
 #include "source_fingerprint.hpp"
@@ -157,12 +158,22 @@ int run(const RunConfig& c, const RunIndices& indices) {
   zo.series.rate_hz = source->nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   sinks::ZmqPublisher publisher(model, zo);
+  std::vector<pipeline::ImageSink*> sinks{&publisher};
+  std::unique_ptr<pipeline::ImageSink> nats_sink;
+  if (!c.publish.empty()) {
+    auto series = zo.series;
+    series.series_id = publisher.series_id();
+    nats_sink = make_nats_sink(c.publish, model, series);
+    sinks.push_back(nats_sink.get());
+    fmt::print(stderr, "eitstream: also publishing to NATS {}\n", c.publish);
+  }
 
   const auto indices_sink = make_indices_sink(
       indices, model, c.stream, c.fps > 0 ? c.fps : source->nominal_rate_hz());
   Recorders recorders = open_recorders(c, model, *source, ref);
-  std::vector<pipeline::ImageSink*> sinks{&publisher};
   if (indices_sink) sinks.push_back(indices_sink.get());
+  // Where the recorders' counters will be in PipelineStats::sinks (same order as `sinks`).
+  const size_t images_at = sinks.size(), frames_at = sinks.size() + (recorders.images ? 1 : 0);
   if (recorders.images) sinks.push_back(recorders.images.get());
   if (recorders.frames) sinks.push_back(recorders.frames.get());
 
@@ -202,7 +213,8 @@ int run(const RunConfig& c, const RunIndices& indices) {
       pipe.abort();
     }
     if (!c.quiet && now >= next_status) {
-      const std::string line = status.next();
+      std::string line = status.next();
+      if (nats_sink) line += " | " + nats_status(*nats_sink);
       if (tty)
         fmt::print(stderr, "\r{}\x1b[K", line);
       else
@@ -217,10 +229,11 @@ int run(const RunConfig& c, const RunIndices& indices) {
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
-  size_t k = 1;
-  if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(k++)));
-  if (recorders.frames) fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(k++)));
+  if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(images_at)));
+  if (recorders.frames)
+    fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(frames_at)));
   for (const auto& w : warnings) fmt::print("warning: {}\n", w);
+  if (nats_sink) fmt::print("{}\n", nats_status(*nats_sink));
   std::fflush(stdout);
   return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
 }
@@ -234,7 +247,7 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
     {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"},
     {"--record", "record"},     {"--record-raw", "record_raw"}, {"--record-compress", "record_compress"},
-    {"--record-chunk", "record_chunk"}};
+    {"--record-chunk", "record_chunk"}, {"--publish", "publish"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -244,7 +257,11 @@ void attach_run(CLI::App& app) {
   auto cli = std::make_shared<RunConfig>();
   auto config_file = std::make_shared<std::string>();
   cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
-  cmd->add_option("--source", cli->source, "synthetic | recording file (any format of docs/formats.md, incl. eitstream raw .h5) | device URI")->capture_default_str();
+  cmd->add_option("--source", cli->source,
+                  "synthetic | recording file (any format of docs/formats.md, incl. eitstream raw "
+                  ".h5) | device URI (tcp://, tcp-listen://, udp://, serial://, file://, "
+                  "nats://HOST:PORT?site=S&bed=B)")
+      ->capture_default_str();
   cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
   cmd->add_flag("--push", cli->push, "PUSH for lossless consumers instead of PUB");
@@ -282,6 +299,9 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--record-chunk", cli->record_chunk, "Frames per HDF5 chunk")
       ->capture_default_str();
   add_recording_options(cmd, cli->recording, true);
+  cmd->add_option("--publish", cli->publish,
+                  "Also publish images to NATS JetStream: nats://HOST:4222?site=S&bed=B "
+                  "(subjects eit.S.B.img|series; see docs/scale-out.md)");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   auto indices = std::make_shared<RunIndices>();
   cmd->add_option("--indices", indices->endpoint,

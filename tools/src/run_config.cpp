@@ -42,6 +42,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("record_raw", c.record_raw);
   f("record_compress", c.record_compress);
   f("record_chunk", c.record_chunk);
+  f("publish", c.publish);
 }
 
 template <typename T>

@@ -34,6 +34,7 @@ struct RunConfig {
   std::string record_raw;   // HDF5 raw-frame file to write ("" = none)
   uint64_t record_compress = 0;  // deflate level of the image file (0 = none)
   uint64_t record_chunk = 64;    // frames per HDF5 chunk
+  std::string publish;      // also publish to NATS JetStream: nats://host:port?site=S&bed=B
 };
 
 // Keys a config file may hold (those of RunConfig).

@@ -1,10 +1,12 @@
 #include "eit/acquisition/live_source.hpp"
+#include "run_nats.hpp"
 #include "run_sources.hpp"
 
 namespace eit::cli {
 
 std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol) {
+  if (is_nats_uri(uri)) return open_nats(uri, fps, protocol);
   acquisition::LiveSourceOptions o;
   if (fps > 0) o.nominal_rate_hz = fps;
   return acquisition::open_live_source(uri, o, protocol);

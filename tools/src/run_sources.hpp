@@ -16,7 +16,8 @@ std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path, doub
 std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path,
                                                    const acquisition::ReplayOptions& options,
                                                    const recon::Protocol& protocol);
-// A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://).
+// A device streaming to a URI (tcp://, tcp-listen://, udp://, serial://, file://), or raw frames
+// from NATS JetStream (nats://host:port?site=S&bed=B).
 std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol);
 

@@ -1,0 +1,36 @@
+#pragma once
+// Where eitstream talks to NATS, from one URI:
+//
+//   nats://host:4222?site=ward3&bed=12&creds=FILE&tls-ca=FILE&tls-cert=FILE&tls-key=FILE
+//
+// and the subjects it uses, `eit.<site>.<bed>.<kind>` (kind: img, series, raw, global, breath).
+// Site and bed are single subject tokens (letters, digits, '-', '_'). Credentials (a .creds file
+// with the user's JWT and nkey seed) and TLS are passed through to libnats; a server that is not
+// on loopback is refused without both unless `insecure=1` says so explicitly (patient data).
+// Set-up only: throws std::invalid_argument naming the URI, the option and what was expected.
+#include <string>
+#include <string_view>
+
+namespace eit::nats {
+
+struct NatsAddress {
+  std::string server_url;  // nats://host:port (what libnats connects to), or tls://host:port
+  std::string host;
+  std::string site = "default";
+  std::string bed = "0";
+  std::string creds_file;
+  std::string tls_ca, tls_cert, tls_key;
+  bool insecure = false;
+
+  bool loopback() const noexcept;
+  bool tls() const noexcept { return !tls_ca.empty() || !tls_cert.empty(); }
+  // eit.<site>.<bed>.<kind>
+  std::string subject(std::string_view kind) const;
+};
+
+NatsAddress parse_nats_address(std::string_view uri);
+
+// True for "nats://…" and "tls://…" URIs (how `run --source` and `--publish` tell them apart).
+bool is_nats_uri(std::string_view uri) noexcept;
+
+}  // namespace eit::nats

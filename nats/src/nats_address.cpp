@@ -1,0 +1,90 @@
+// Parsing of NATS URIs and subject names (see nats_address.hpp).
+#include "eit/nats/nats_address.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace eit::nats {
+namespace {
+
+bool valid_token(std::string_view t) noexcept {
+  if (t.empty()) return false;
+  for (char c : t) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_nats_uri(std::string_view uri) noexcept {
+  return uri.starts_with("nats://") || uri.starts_with("tls://");
+}
+
+bool NatsAddress::loopback() const noexcept {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");
+}
+
+std::string NatsAddress::subject(std::string_view kind) const {
+  return fmt::format("eit.{}.{}.{}", site, bed, kind);
+}
+
+NatsAddress parse_nats_address(std::string_view uri) {
+  if (!is_nats_uri(uri)) {
+    throw std::invalid_argument(
+        fmt::format("'{}': expected nats://host:port[?site=S&bed=B&creds=FILE]", uri));
+  }
+  NatsAddress a;
+  std::string_view rest = uri.substr(uri.find("://") + 3);
+  std::string_view query;
+  if (const auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  if (rest.ends_with('/')) rest.remove_suffix(1);
+  if (rest.empty()) throw std::invalid_argument(fmt::format("'{}': no host", uri));
+  const auto colon = rest.rfind(':');
+  a.host = std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
+  const std::string port = colon == std::string_view::npos ? "4222" : std::string(rest.substr(colon + 1));
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument(fmt::format("'{}': option '{}' has no value", uri, item));
+    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "site") a.site = value;
+    else if (key == "bed") a.bed = value;
+    else if (key == "creds") a.creds_file = value;
+    else if (key == "tls-ca") a.tls_ca = value;
+    else if (key == "tls-cert") a.tls_cert = value;
+    else if (key == "tls-key") a.tls_key = value;
+    else if (key == "insecure") a.insecure = value == "1" || value == "true";
+    else if (key == "since") continue;  // read by the consumers that replay history
+    else
+      throw std::invalid_argument(fmt::format(
+          "'{}': option '{}' unknown; expected site, bed, creds, tls-ca, tls-cert, tls-key, "
+          "insecure, since",
+          uri, key));
+  }
+  for (auto [name, token] : {std::pair{"site", &a.site}, std::pair{"bed", &a.bed}}) {
+    if (!valid_token(*token))
+      throw std::invalid_argument(fmt::format(
+          "'{}': {} '{}' is not one subject token (letters, digits, '-', '_')", uri, name, *token));
+  }
+  const bool tls_scheme = uri.starts_with("tls://") || a.tls();
+  a.server_url = fmt::format("{}://{}:{}", tls_scheme ? "tls" : "nats", a.host, port);
+  if (!a.loopback() && !a.insecure && (a.creds_file.empty() || !tls_scheme)) {
+    throw std::invalid_argument(fmt::format(
+        "'{}': a NATS server off this host needs credentials (creds=FILE) and TLS (tls-ca=FILE): "
+        "patient data; add insecure=1 to connect without them anyway",
+        uri));
+  }
+  return a;
+}
+
+}  // namespace eit::nats

@@ -1,0 +1,169 @@
+// Raw frames over JetStream: the device-side link (publish) and the transport a StreamSource reads
+// (a durable pull consumer). See nats_frames.hpp.
+#include "eit/nats/nats_frames.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "eit/acquisition/stream_source.hpp"
+#include "nats_link.hpp"
+
+namespace eit::nats {
+namespace {
+
+// Device side: one async JetStream publish per frame; drain() waits for the acknowledgements.
+class NatsDeviceLink final : public acquisition::DeviceLink {
+ public:
+  explicit NatsDeviceLink(const NatsAddress& address)
+      : subject_(address.subject("raw")), url_(address.server_url) {
+    NatsLinkOptions lo;
+    lo.client_name = fmt::format("eitstream device {}.{}", address.site, address.bed);
+    link_ = std::make_unique<NatsLink>(address, lo);
+    link_->ensure_streams({});
+  }
+  std::string describe() const override { return fmt::format("NATS {} {}", url_, subject_); }
+  std::string endpoint() const override { return url_; }
+  std::string receiver_uri() const override {
+    const auto& a = link_->address();
+    return fmt::format("{}?site={}&bed={}", a.server_url, a.site, a.bed);
+  }
+  bool wait_for_receiver(std::chrono::milliseconds) override { return true; }  // JetStream keeps it
+  bool send(std::span<const uint8_t> bytes) override {
+    if (js_PublishAsync(link_->jetstream(), subject_.c_str(), bytes.data(),
+                        static_cast<int>(bytes.size()), nullptr) == NATS_OK)
+      return true;
+    count_dropped();
+    return false;
+  }
+  bool drain(std::chrono::milliseconds timeout) override {
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = std::max<int64_t>(1, timeout.count());
+    return js_PublishAsyncComplete(link_->jetstream(), &po) == NATS_OK;
+  }
+
+ private:
+  std::string subject_, url_;
+  std::unique_ptr<NatsLink> link_;
+};
+
+// Receiving side: fetches batches from a durable pull consumer; each message is one frame.
+class NatsTransport final : public acquisition::ByteTransport {
+ public:
+  static constexpr int kFetchBatch = 32;  // frames per round trip (at most this many go back)
+
+  NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address) {
+    NatsLinkOptions lo;
+    lo.client_name = fmt::format("eitstream source {}.{}", address.site, address.bed);
+    link_ = std::make_unique<NatsLink>(address, lo);
+    link_->ensure_streams({});
+    subject_ = address.subject("raw");
+    durable_ = fmt::format("eitstream-{}-{}", address.site, address.bed);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = kRawStream;
+    so.Config.AckPolicy = js_AckExplicit;
+    if (since_ns > 0) {
+      so.Config.DeliverPolicy = js_DeliverByStartTime;
+      so.Config.OptStartTime = since_ns;
+    } else if (since_ns < 0) {
+      so.Config.DeliverPolicy = js_DeliverNew;
+    }
+    jsErrCode err = static_cast<jsErrCode>(0);
+    check(js_PullSubscribe(&sub_, link_->jetstream(), subject_.c_str(), durable_.c_str(), nullptr,
+                           &so, &err),
+          fmt::format("NATS {}: pull consumer {} on {} (JetStream error {})", address.server_url,
+                      durable_, subject_, static_cast<int>(err)));
+  }
+  ~NatsTransport() override {
+    // Frames fetched but not read go back at once (negative ack), so the next consumer on this
+    // bed gets them first instead of after the ack wait, out of order.
+    for (int i = next_; i < list_.Count; ++i) natsMsg_Nak(list_.Msgs[i], nullptr);
+    natsMsgList_Destroy(&list_);
+    if (sub_) natsSubscription_Destroy(sub_);
+  }
+  std::string describe() const override {
+    return fmt::format("NATS {} {} (consumer {})", address_.server_url, subject_, durable_);
+  }
+  std::string endpoint() const override { return address_.server_url; }
+  bool datagrams() const noexcept override { return true; }
+
+  acquisition::TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
+    using acquisition::TransportStatus;
+    while (!stopped_.load(std::memory_order_relaxed)) {
+      if (next_ < list_.Count) {
+        natsMsg* msg = list_.Msgs[next_++];
+        const int len = natsMsg_GetDataLength(msg);
+        natsMsg_Ack(msg, nullptr);
+        if (static_cast<size_t>(len) > buffer.size()) {
+          count_truncated();
+          continue;  // larger than any frame the decoder accepts: acknowledged and skipped
+        }
+        std::memcpy(buffer.data(), natsMsg_GetData(msg), static_cast<size_t>(len));
+        return {TransportStatus::kData, static_cast<size_t>(len), false};
+      }
+      natsMsgList_Destroy(&list_);
+      next_ = 0;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return {TransportStatus::kTimeout, 0, false};
+      // Short fetches so stop() is noticed promptly.
+      const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
+      jsErrCode err = static_cast<jsErrCode>(0);
+      const natsStatus s = natsSubscription_Fetch(&list_, sub_, kFetchBatch, wait_ms, &err);
+      if (s == NATS_OK || s == NATS_TIMEOUT) continue;
+      note_error(fmt::format("fetch from {}: {}", subject_, natsStatus_GetText(s)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(wait_ms, 50)));
+    }
+    return {acquisition::TransportStatus::kStopped, 0, false};
+  }
+  void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
+
+ private:
+  NatsAddress address_;
+  std::unique_ptr<NatsLink> link_;
+  std::string subject_, durable_;
+  natsSubscription* sub_ = nullptr;
+  natsMsgList list_{};
+  int next_ = 0;
+  std::atomic<bool> stopped_{false};
+};
+
+// since=: absent → resume (or all, for a new consumer); "new" → only new frames; a number →
+// seconds since the epoch.
+int64_t parse_since(std::string_view uri) {
+  const auto at = uri.find("since=");
+  if (at == std::string_view::npos) return 0;
+  std::string_view v = uri.substr(at + 6);
+  v = v.substr(0, v.find('&'));
+  if (v == "all") return 0;
+  if (v == "new") return -1;
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
+  if (ec != std::errc{} || end != v.data() + v.size() || seconds <= 0)
+    throw std::invalid_argument(fmt::format(
+        "'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
+  return static_cast<int64_t>(seconds * 1e9);
+}
+
+}  // namespace
+
+std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri) {
+  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri));
+}
+
+std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
+                                                   const acquisition::LiveSourceOptions& options,
+                                                   const recon::Protocol& protocol) {
+  const NatsAddress address = parse_nats_address(uri);
+  auto transport = std::make_unique<NatsTransport>(address, parse_since(uri));
+  auto decoder = acquisition::make_stream_decoder("ingest", options.ingest, protocol);
+  acquisition::StreamSourceOptions so;
+  so.nominal_rate_hz = options.nominal_rate_hz;
+  return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
+}
+
+}  // namespace eit::nats

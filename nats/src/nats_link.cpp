@@ -1,0 +1,141 @@
+// NatsLink: connection set-up, reconnect accounting and stream creation (see nats_link.hpp).
+#include "nats_link.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace eit::nats {
+
+void check(natsStatus s, const std::string& what) {
+  if (s == NATS_OK) return;
+  const char* detail = nats_GetLastError(nullptr);
+  throw std::runtime_error(fmt::format("{}: {}{}{}", what, natsStatus_GetText(s),
+                                       detail && *detail ? " — " : "", detail ? detail : ""));
+}
+
+NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
+    : address_(address), options_(options) {
+  const std::string where = fmt::format("NATS {}", address_.server_url);
+  check(natsOptions_Create(&opts_), where + ": options");
+  check(natsOptions_SetURL(opts_, address_.server_url.c_str()), where + ": URL");
+  check(natsOptions_SetName(opts_, options_.client_name.c_str()), where + ": name");
+  check(natsOptions_SetMaxReconnect(opts_, -1), where + ": reconnect");
+  check(natsOptions_SetReconnectWait(opts_, 250), where + ": reconnect wait");
+  check(natsOptions_SetReconnectBufSize(opts_, options_.reconnect_buffer_bytes),
+        where + ": reconnect buffer");
+  check(natsOptions_SetTimeout(opts_, options_.connect_timeout_ms), where + ": timeout");
+  check(natsOptions_SetDisconnectedCB(opts_, &NatsLink::on_disconnected, this), where);
+  check(natsOptions_SetReconnectedCB(opts_, &NatsLink::on_reconnected, this), where);
+  check(natsOptions_SetClosedCB(opts_, &NatsLink::on_closed, this), where);
+  if (options_.wait_for_server)
+    check(natsOptions_SetRetryOnFailedConnect(opts_, true, nullptr, nullptr), where);
+  if (!address_.creds_file.empty())
+    check(natsOptions_SetUserCredentialsFromFiles(opts_, address_.creds_file.c_str(), nullptr),
+          fmt::format("{}: credentials {}", where, address_.creds_file));
+  if (address_.tls()) {
+    check(natsOptions_SetSecure(opts_, true), where + ": TLS");
+    if (!address_.tls_ca.empty())
+      check(natsOptions_LoadCATrustedCertificates(opts_, address_.tls_ca.c_str()),
+            fmt::format("{}: CA {}", where, address_.tls_ca));
+    if (!address_.tls_cert.empty())
+      check(natsOptions_LoadCertificatesChain(opts_, address_.tls_cert.c_str(),
+                                              address_.tls_key.c_str()),
+            fmt::format("{}: certificate {}", where, address_.tls_cert));
+  }
+  const natsStatus s = natsConnection_Connect(&nc_, opts_);
+  // With retry-on-failed-connect, "not yet connected" is a success: libnats keeps trying.
+  if (s != NATS_OK && !(options_.wait_for_server && s == NATS_NOT_YET_CONNECTED)) {
+    natsOptions_Destroy(opts_);
+    check(s, where + ": connect");
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.MaxPending = options_.max_pending_acks;
+  jo.PublishAsync.StallWait = options_.stall_wait_ms;
+  jo.PublishAsync.AckHandler = options_.ack_handler;
+  jo.PublishAsync.AckHandlerClosure = options_.ack_closure;
+  check(natsConnection_JetStream(&js_, nc_, &jo), where + ": JetStream context");
+}
+
+NatsLink::~NatsLink() {
+  if (js_) jsCtx_Destroy(js_);
+  if (nc_) {
+    // libnats runs its connection callbacks on a thread of its own: wait for the last one
+    // (closed) so none of them can touch this object after it is gone.
+    closing_.store(true);
+    natsConnection_Close(nc_);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!closed_.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    natsConnection_Destroy(nc_);
+  }
+  if (opts_) natsOptions_Destroy(opts_);
+}
+
+bool NatsLink::connected() const noexcept {
+  return nc_ && natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
+}
+
+std::string NatsLink::last_error() const {
+  std::lock_guard lock(error_mutex_);
+  return last_error_;
+}
+
+void NatsLink::note_error(std::string message) {
+  std::lock_guard lock(error_mutex_);
+  last_error_ = std::move(message);
+}
+
+void NatsLink::on_closed(natsConnection*, void* self) {
+  static_cast<NatsLink*>(self)->closed_.store(true);
+}
+
+void NatsLink::on_disconnected(natsConnection*, void* self) {
+  auto* link = static_cast<NatsLink*>(self);
+  if (link->closing_.load()) return;
+  link->disconnects_.fetch_add(1, std::memory_order_relaxed);
+  link->note_error(fmt::format("disconnected from {}; reconnecting", link->address_.server_url));
+}
+
+void NatsLink::on_reconnected(natsConnection*, void* self) {
+  auto* link = static_cast<NatsLink*>(self);
+  link->reconnects_.fetch_add(1, std::memory_order_relaxed);
+  link->note_error(fmt::format("reconnected to {}", link->address_.server_url));
+}
+
+namespace {
+
+void add_if_missing(jsCtx* js, const char* name, const char** subjects, int n_subjects,
+                   const StreamLimits& limits) {
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = name;
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = n_subjects;
+  cfg.MaxAge = limits.max_age_s * int64_t{1'000'000'000};
+  cfg.MaxBytes = limits.max_bytes;
+  cfg.Storage = js_FileStorage;
+  cfg.Discard = js_DiscardOld;
+  cfg.Replicas = limits.replicas;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  jsStreamInfo* info = nullptr;
+  natsStatus s = js_AddStream(&info, js, &cfg, nullptr, &err);
+  // An existing stream keeps the limits its operator gave it.
+  if (s != NATS_OK && err == JSStreamNameExistErr) s = NATS_OK;
+  if (info) jsStreamInfo_Destroy(info);
+  check(s, fmt::format("JetStream stream {} (JetStream error {})", name, static_cast<int>(err)));
+}
+
+}  // namespace
+
+void NatsLink::ensure_streams(const StreamLimits& limits) {
+  const char* images[] = {"eit.*.*.img", "eit.*.*.series", "eit.*.*.global", "eit.*.*.breath"};
+  const char* raw[] = {"eit.*.*.raw"};
+  add_if_missing(js_, kImageStream, images, 4, limits);
+  add_if_missing(js_, kRawStream, raw, 1, limits);
+}
+
+}  // namespace eit::nats

@@ -1,0 +1,52 @@
+#pragma once
+// Reading what eitstream put into JetStream, for NATS tests: an ordered, acknowledged pull of
+// every message on a subject, straight through libnats (independent of the code under test).
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nats/nats.h>
+
+namespace eit::test {
+
+struct NatsMessage {
+  std::string subject;
+  std::string data;
+};
+
+// Every message on `subject` in `stream` from the start, until `count` arrived or `limit` passed.
+inline std::vector<NatsMessage> fetch_all(const std::string& url, const char* stream,
+                                          const std::string& subject, size_t count,
+                                          std::chrono::seconds limit) {
+  std::vector<NatsMessage> out;
+  natsConnection* nc = nullptr;
+  if (natsConnection_ConnectTo(&nc, url.c_str()) != NATS_OK) return out;
+  jsCtx* js = nullptr;
+  natsConnection_JetStream(&js, nc, nullptr);
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream;
+  so.Config.AckPolicy = js_AckExplicit;
+  natsSubscription* sub = nullptr;
+  jsErrCode err;
+  if (js_PullSubscribe(&sub, js, subject.c_str(), nullptr, nullptr, &so, &err) == NATS_OK) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (out.size() < count && std::chrono::steady_clock::now() < end) {
+      natsMsgList list{};
+      if (natsSubscription_Fetch(&list, sub, 512, 200, &err) != NATS_OK) continue;
+      for (int i = 0; i < list.Count; ++i) {
+        natsMsg* m = list.Msgs[i];
+        out.push_back({natsMsg_GetSubject(m),
+                       std::string(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)))});
+        natsMsg_Ack(m, nullptr);
+      }
+      natsMsgList_Destroy(&list);
+    }
+    natsSubscription_Destroy(sub);
+  }
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  return out;
+}
+
+}  // namespace eit::test

@@ -1,0 +1,37 @@
+// NATS URIs: subjects per site and bed, and patient data never sent off this host unprotected.
+// Parsing only: nothing here connects anywhere.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "eit/nats/nats_address.hpp"
+
+using eit::nats::parse_nats_address;
+
+TEST_CASE("a NATS URI names the server, site and bed, and the subjects eit.<site>.<bed>.<kind>") {
+  const auto a = parse_nats_address("nats://127.0.0.1:4333?site=ward3&bed=12");
+  CHECK(a.server_url == "nats://127.0.0.1:4333");
+  CHECK(a.subject("img") == "eit.ward3.12.img");
+  CHECK(a.subject("raw") == "eit.ward3.12.raw");
+  const auto d = parse_nats_address("nats://localhost");
+  CHECK(d.server_url == "nats://localhost:4222");
+  CHECK(d.subject("series") == "eit.default.0.series");
+}
+
+TEST_CASE("a server off this host needs credentials and TLS unless insecure=1 says otherwise") {
+  CHECK_THROWS_WITH_AS(parse_nats_address("nats://10.1.2.3:4222?bed=1"),
+                       doctest::Contains("needs credentials"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_nats_address("nats://10.1.2.3:4222?bed=1&creds=/x.creds"),
+                  std::invalid_argument);  // credentials without TLS
+  const auto tls = parse_nats_address("nats://10.1.2.3:4222?creds=/x.creds&tls-ca=/ca.pem");
+  CHECK(tls.server_url == "tls://10.1.2.3:4222");
+  CHECK(parse_nats_address("nats://10.1.2.3?insecure=1").insecure);
+}
+
+TEST_CASE("bad NATS URIs are refused naming the option") {
+  CHECK_THROWS_WITH_AS(parse_nats_address("nats://127.0.0.1?bed=a.b"),
+                       doctest::Contains("bed 'a.b'"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_nats_address("nats://127.0.0.1?colour=red"),
+                       doctest::Contains("option 'colour' unknown"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_nats_address("http://127.0.0.1"), std::invalid_argument);
+}

@@ -1,0 +1,73 @@
+#include "run_nats.hpp"
+
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+#if EIT_HAVE_NATS
+#include "eit/nats/nats_frames.hpp"
+#include "eit/nats/nats_image_sink.hpp"
+#endif
+
+namespace eit::cli {
+
+bool is_nats_uri(const std::string& uri) noexcept {
+  return uri.starts_with("nats://") || uri.starts_with("tls://");
+}
+
+#if EIT_HAVE_NATS
+
+std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
+                                                    const recon::Model& model,
+                                                    const sinks::SeriesInfo& series) {
+  nats::NatsSinkOptions o;
+  o.series = series;
+  return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_address(uri), o);
+}
+
+std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
+                                            const recon::Protocol& protocol) {
+  acquisition::LiveSourceOptions o;
+  if (fps > 0) o.nominal_rate_hz = fps;
+  return nats::open_nats_source(uri, o, protocol);
+}
+
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri) {
+  return nats::open_nats_device_link(uri);
+}
+
+std::string nats_status(const pipeline::ImageSink& sink) {
+  const auto* n = dynamic_cast<const nats::NatsImageSink*>(&sink);
+  if (!n) return {};
+  const auto s = n->nats_stats();
+  std::string line = fmt::format("nats {} acked, {} dropped, backlog {}{}", s.acked,
+                                 s.dropped_full + s.abandoned, s.backlog,
+                                 s.connected ? "" : ", DISCONNECTED");
+  if (s.ack_failures) line += fmt::format(", {} not stored", s.ack_failures);
+  if (s.reconnects) line += fmt::format(", reconnects {}", s.reconnects);
+  return line;
+}
+
+#else
+
+namespace {
+[[noreturn]] void unavailable(const std::string& uri) {
+  throw CommandError(fmt::format("{}: this eitstream was built without NATS (libnats-dev)", uri));
+}
+}  // namespace
+
+std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri, const recon::Model&,
+                                                    const sinks::SeriesInfo&) {
+  unavailable(uri);
+}
+std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
+                                            const recon::Protocol&) {
+  unavailable(uri);
+}
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri) {
+  unavailable(uri);
+}
+std::string nats_status(const pipeline::ImageSink&) { return {}; }
+
+#endif
+
+}  // namespace eit::cli

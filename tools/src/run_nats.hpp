@@ -1,0 +1,26 @@
+#pragma once
+// NATS for the CLI: the image sink behind `run --publish nats://…`, raw frames from
+// `run --source nats://…` and to `emulate --to nats://…`. In a build without libnats each
+// says so instead.
+#include <memory>
+#include <string>
+
+#include "eit/acquisition/device_link.hpp"
+#include "eit/pipeline/image_sink.hpp"
+#include "eit/pipeline/source.hpp"
+#include "eit/recon/model.hpp"
+#include "eit/sinks/series_message.hpp"
+
+namespace eit::cli {
+
+bool is_nats_uri(const std::string& uri) noexcept;
+std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
+                                                    const recon::Model& model,
+                                                    const sinks::SeriesInfo& series);
+std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
+                                            const recon::Protocol& protocol);
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri);
+// "nats 123 acked, 4 dropped, backlog 0, reconnects 1" for the status line; empty for other sinks.
+std::string nats_status(const pipeline::ImageSink& sink);
+
+}  // namespace eit::cli
