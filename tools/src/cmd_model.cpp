@@ -8,11 +8,11 @@
 
 #include "command_registry.hpp"
 #include "eit/recon/back_projection.hpp"
+#include "eit/recon/default_model.hpp"
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/greit.hpp"
 #include "eit/recon/jac.hpp"
 #include "eit/recon/matrix_import.hpp"
-#include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"

@@ -16,13 +16,13 @@
 #include "command_registry.hpp"
 #include "default_setup.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/replay_source.hpp"
 #include "eit/acquisition/synthetic_phantom.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
-#include "eit/acquisition/replay_source.hpp"
 #include "eit/sinks/hdf5_frame_recorder.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
@@ -77,7 +77,7 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
 
 // The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
 std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::Model& model,
-                                                 const recon::Mesh* builtin_mesh) {
+                                              const recon::Mesh* builtin_mesh) {
   if (c.source == "synthetic") {
     acquisition::PhantomOptions po;
     po.rate_hz = c.fps < 0 ? 50.0 : c.fps;
@@ -123,7 +123,8 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
   }
   if (!c.record_raw.empty()) {
     o.deflate = 0;
-    if (ref.options.mode == pipeline::ReferenceMode::kGiven) o.reference_values = ref.options.values;
+    if (ref.options.mode == pipeline::ReferenceMode::kGiven)
+      o.reference_values = ref.options.values;
     if (ref.options.mode == pipeline::ReferenceMode::kModel)
       o.reference_values.assign(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
     r.frames = std::make_unique<sinks::Hdf5FrameRecorder>(c.record_raw, model, o);
@@ -247,7 +248,8 @@ int run(const RunConfig& c) {
   fmt::print("{}", final_summary(stats));
   size_t k = 1;
   if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(k++)));
-  if (recorders.frames) fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(k++)));
+  if (recorders.frames)
+    fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(k++)));
   for (const auto& w : warnings) fmt::print("warning: {}\n", w);
   std::fflush(stdout);
   return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
@@ -255,13 +257,27 @@ int run(const RunConfig& c) {
 
 // Option name → config key; options given on the command line override the config file.
 constexpr std::pair<const char*, const char*> kOptionKeys[] = {
-    {"--model", "model"},       {"--source", "source"},       {"--backend", "backend"},
-    {"--endpoint", "endpoint"}, {"--push", "push"},           {"--policy", "policy"},
-    {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
-    {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
-    {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
-    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"},
-    {"--record", "record"},     {"--record-raw", "record_raw"}, {"--record-compress", "record_compress"},
+    {"--model", "model"},
+    {"--source", "source"},
+    {"--backend", "backend"},
+    {"--endpoint", "endpoint"},
+    {"--push", "push"},
+    {"--policy", "policy"},
+    {"--fps", "fps"},
+    {"--loop", "loop"},
+    {"--frames", "frames"},
+    {"--duration", "duration"},
+    {"--reference", "reference"},
+    {"--normalize", "normalize"},
+    {"--stream", "stream"},
+    {"--snr", "snr_db"},
+    {"--max-batch", "max_batch"},
+    {"--queue", "queue"},
+    {"--warm-us", "warm_us"},
+    {"--quiet", "quiet"},
+    {"--record", "record"},
+    {"--record-raw", "record_raw"},
+    {"--record-compress", "record_compress"},
     {"--record-chunk", "record_chunk"}};
 
 void attach_run(CLI::App& app) {
@@ -272,7 +288,10 @@ void attach_run(CLI::App& app) {
   auto cli = std::make_shared<RunConfig>();
   auto config_file = std::make_shared<std::string>();
   cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
-  cmd->add_option("--source", cli->source, "synthetic | recording file (any format of docs/formats.md, incl. eitstream raw .h5) | device URI")->capture_default_str();
+  cmd->add_option("--source", cli->source,
+                  "synthetic | recording file (any format of docs/formats.md, incl. eitstream raw "
+                  ".h5) | device URI")
+      ->capture_default_str();
   cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
   cmd->add_flag("--push", cli->push, "PUSH for lossless consumers instead of PUB");
