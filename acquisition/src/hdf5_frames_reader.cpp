@@ -76,8 +76,8 @@ class Hdf5FramesReader final : public RecordingReader {
           name_, format));
     const std::string var = o.variable.empty() ? "frames" : o.variable;
     if (H5Lexists(file_, var.c_str(), H5P_DEFAULT) <= 0)
-      throw std::invalid_argument(
-          fmt::format("{}: no dataset /{} (eitstream raw files hold /frames and /v_ref)", name_, var));
+      throw std::invalid_argument(fmt::format(
+          "{}: no dataset /{} (eitstream raw files hold /frames and /v_ref)", name_, var));
     dataset_ = H5Dopen2(file_, var.c_str(), H5P_DEFAULT);
     const hid_t space = H5Dget_space(dataset_);
     hsize_t dims[2] = {0, 0};
@@ -93,14 +93,18 @@ class Hdf5FramesReader final : public RecordingReader {
       throw std::invalid_argument(
           fmt::format("{}: /{} has {} dimensions, expected 1 or 2", name_, var, rank_));
     }
-    if (info_.n_frames == 0) throw std::runtime_error(fmt::format("{}: /{} holds no frames", name_, var));
+    if (info_.n_frames == 0)
+      throw std::runtime_error(fmt::format("{}: /{} holds no frames", name_, var));
     info_.path = path;
     info_.format = "eitstream raw frames (HDF5)";
     info_.raw_values = width_;
     info_.bytes_total = FileHandle(path).size();
     info_.rate_hz = double_attr(file_, "frame_rate_hz");
-    if (info_.rate_hz > 0) info_.rate_source = "attribute frame_rate_hz";
-    else info_.warnings.push_back(fmt::format("{}: no frame rate recorded; replay needs --fps", name_));
+    if (info_.rate_hz > 0)
+      info_.rate_source = "attribute frame_rate_hz";
+    else
+      info_.warnings.push_back(
+          fmt::format("{}: no frame rate recorded; replay needs --fps", name_));
     if (H5Lexists(file_, "v_ref", H5P_DEFAULT) > 0) info_.reference_variable = "v_ref";
 
     DeviceLayout l = layout_of(model);
@@ -114,9 +118,9 @@ class Hdf5FramesReader final : public RecordingReader {
     H5Gclose(g);
     l.raw_values = width_;
     if (l.n_measurements() != width_)
-      throw std::invalid_argument(fmt::format(
-          "{}: /{} rows have {} values, the stored protocol has {} measurements", name_, var,
-          width_, l.n_measurements()));
+      throw std::invalid_argument(
+          fmt::format("{}: /{} rows have {} values, the stored protocol has {} measurements", name_,
+                      var, width_, l.n_measurements()));
     set_map(with_overrides(l, o, model), model);
     block_.assign(kBlockRows * width_, 0.0);
   }

@@ -44,8 +44,8 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
 
 H5FrameTable::~H5FrameTable() { close(); }
 
-H5FrameTable::Column H5FrameTable::create_column(const std::string& name, hid_t type,
-                                                 size_t width, int deflate) {
+H5FrameTable::Column H5FrameTable::create_column(const std::string& name, hid_t type, size_t width,
+                                                 int deflate) {
   Column c;
   c.type = type;
   c.width = width;

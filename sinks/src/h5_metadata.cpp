@@ -9,7 +9,8 @@ namespace eit::sinks::detail::h5meta {
 namespace {
 
 void check(herr_t rc, const std::string& file, const char* what, const char* name) {
-  if (rc < 0) throw std::runtime_error(fmt::format("{}: writing {} '{}' failed (HDF5)", file, what, name));
+  if (rc < 0)
+    throw std::runtime_error(fmt::format("{}: writing {} '{}' failed (HDF5)", file, what, name));
 }
 
 void scalar_attr(hid_t loc, const char* name, hid_t type, const void* value,
@@ -34,7 +35,8 @@ void any_dataset(hid_t loc, const char* name, hid_t mem_type, hid_t file_type, c
 
 hid_t group(hid_t root, const char* name, const std::string& file) {
   const hid_t g = H5Gcreate2(root, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) throw std::runtime_error(fmt::format("{}: creating group /{} failed (HDF5)", file, name));
+  if (g < 0)
+    throw std::runtime_error(fmt::format("{}: creating group /{} failed (HDF5)", file, name));
   return g;
 }
 
@@ -92,7 +94,7 @@ void write_geometry(hid_t root, const recon::Model& model, const std::string& fi
       attr(g, "kind", std::string("mesh"), file);
       attr(g, "output_on",
            std::string(mesh.output_on == recon::MeshGeometry::OutputOn::kNodes ? "nodes"
-                                                                                : "elements"),
+                                                                               : "elements"),
            file);
       // Eigen matrices may be column-major: copy row by row into row-major buffers.
       std::vector<double> nodes(static_cast<size_t>(mesh.nodes.rows()) * 2);
@@ -104,10 +106,10 @@ void write_geometry(hid_t root, const recon::Model& model, const std::string& fi
           elems[i * mesh.elements.cols() + k] = static_cast<int32_t>(mesh.elements(i, k));
       const std::vector<int32_t> el(mesh.electrode_nodes.begin(), mesh.electrode_nodes.end());
       dataset(g, "nodes", nodes.data(), {static_cast<hsize_t>(mesh.nodes.rows()), 2}, file);
-      dataset(g, "elements", elems.data(),
-              {static_cast<hsize_t>(mesh.elements.rows()),
-               static_cast<hsize_t>(mesh.elements.cols())},
-              file);
+      dataset(
+          g, "elements", elems.data(),
+          {static_cast<hsize_t>(mesh.elements.rows()), static_cast<hsize_t>(mesh.elements.cols())},
+          file);
       dataset(g, "electrode_nodes", el.data(), {el.size()}, file);
     }
   } catch (...) {

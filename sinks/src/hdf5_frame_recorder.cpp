@@ -33,7 +33,7 @@ Hdf5FrameRecorder::~Hdf5FrameRecorder() = default;
 void Hdf5FrameRecorder::publish(const pipeline::FrameSlot& frame) noexcept {
   using pipeline::Stage;
   table_->append(frame.values, {frame.seq, frame.stamp(Stage::kReceived),
-                             frame.stamp(Stage::kPublished), frame.flags, frame.dropped_before});
+                                frame.stamp(Stage::kPublished), frame.flags, frame.dropped_before});
 }
 
 void Hdf5FrameRecorder::tick(int64_t now_ns) noexcept {

@@ -31,7 +31,7 @@ Hdf5ImageRecorder::~Hdf5ImageRecorder() = default;
 void Hdf5ImageRecorder::publish(const pipeline::FrameSlot& frame) noexcept {
   using pipeline::Stage;
   table_->append(frame.image, {frame.seq, frame.stamp(Stage::kReceived),
-                             frame.stamp(Stage::kPublished), frame.flags, frame.dropped_before});
+                               frame.stamp(Stage::kPublished), frame.flags, frame.dropped_before});
 }
 
 void Hdf5ImageRecorder::tick(int64_t now_ns) noexcept {

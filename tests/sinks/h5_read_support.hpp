@@ -11,17 +11,29 @@ namespace eit::test::h5read {
 template <typename T>
 hid_t native();
 template <>
-inline hid_t native<float>() { return H5T_NATIVE_FLOAT; }
+inline hid_t native<float>() {
+  return H5T_NATIVE_FLOAT;
+}
 template <>
-inline hid_t native<double>() { return H5T_NATIVE_DOUBLE; }
+inline hid_t native<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
 template <>
-inline hid_t native<uint64_t>() { return H5T_NATIVE_UINT64; }
+inline hid_t native<uint64_t>() {
+  return H5T_NATIVE_UINT64;
+}
 template <>
-inline hid_t native<int64_t>() { return H5T_NATIVE_INT64; }
+inline hid_t native<int64_t>() {
+  return H5T_NATIVE_INT64;
+}
 template <>
-inline hid_t native<uint32_t>() { return H5T_NATIVE_UINT32; }
+inline hid_t native<uint32_t>() {
+  return H5T_NATIVE_UINT32;
+}
 template <>
-inline hid_t native<uint8_t>() { return H5T_NATIVE_UINT8; }
+inline hid_t native<uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
 
 // The whole dataset, flattened row-major, and its shape.
 template <typename T>

@@ -53,9 +53,8 @@ TEST_CASE("image and raw-frame recorders keep every frame of a pipeline run, in 
 
   pipeline::PipelineOptions po;
   po.policy = pipeline::Policy::kLossless;
-  pipeline::Pipeline pipe(model, source,
-                          std::make_unique<pipeline::CpuReconstructor>(model), {&collect, &image_rec,
-                                                                        &frame_rec}, po);
+  pipeline::Pipeline pipe(model, source, std::make_unique<pipeline::CpuReconstructor>(model),
+                          {&collect, &image_rec, &frame_rec}, po);
   pipe.start();
   pipe.wait();
   const auto published = collect.frames();

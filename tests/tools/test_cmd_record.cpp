@@ -50,9 +50,10 @@ fs::path work_dir(const char* name) {
 TEST_CASE("run records images and raw frames; reconstruct of the raw file gives the same images") {
   const fs::path d = work_dir("record");
   const std::string bin = EITSTREAM_BIN;
-  REQUIRE(sh(fmt::format("{} run --frames 240 --fps 0 --policy lossless --endpoint "
-                         "'tcp://127.0.0.1:*' --quiet --record {} --record-raw {} --record-chunk 50",
-                         bin, (d / "live.h5").string(), (d / "raw.h5").string())) == 0);
+  REQUIRE(
+      sh(fmt::format("{} run --frames 240 --fps 0 --policy lossless --endpoint "
+                     "'tcp://127.0.0.1:*' --quiet --record {} --record-raw {} --record-chunk 50",
+                     bin, (d / "live.h5").string(), (d / "raw.h5").string())) == 0);
   const Images live = read_images(d / "live.h5");
   REQUIRE(live.shape == std::vector<hsize_t>{240, 1024});
   for (size_t i = 0; i < live.seq.size(); ++i) CHECK(live.seq[i] == i);
@@ -63,8 +64,8 @@ TEST_CASE("run records images and raw frames; reconstruct of the raw file gives 
   CHECK(raw.format == "eitstream-frames");
 
   // Offline: the stored reference is the default, so the images come out again.
-  REQUIRE(sh(fmt::format("{} reconstruct {} -o {} --batch 64 --quiet", bin,
-                         (d / "raw.h5").string(), (d / "again.h5").string())) == 0);
+  REQUIRE(sh(fmt::format("{} reconstruct {} -o {} --batch 64 --quiet", bin, (d / "raw.h5").string(),
+                         (d / "again.h5").string())) == 0);
   const Images again = read_images(d / "again.h5");
   REQUIRE(again.shape == live.shape);
   CHECK(again.seq == live.seq);

@@ -82,8 +82,8 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   sinks::Hdf5ImageRecorder recorder(out, model, ro);
   fmt::print(stderr, "eitstream: {} ({}, {} frames{}) → model {} ({}×{}) → {}; reference {}\n",
              path.filename().string(), info.format, info.n_frames,
-             info.rate_hz > 0 ? fmt::format(", {:.6g} Hz", info.rate_hz) : std::string(),
-             model.id, model.n_out(), model.n_meas(), out.string(), ref.description);
+             info.rate_hz > 0 ? fmt::format(", {:.6g} Hz", info.rate_hz) : std::string(), model.id,
+             model.n_out(), model.n_meas(), out.string(), ref.description);
 
   // One block of slots, values and images for the whole run: no allocation per batch.
   std::vector<float> values(batch * model.n_meas()), images(batch * model.n_out());
@@ -149,14 +149,14 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
       t.compute_s > 0 ? written / t.compute_s : 0.0, t.write_s, bad, st.dropped);
   for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
   if (st.errors > 0)
-    throw CommandError(fmt::format("{}: {} write errors, {} frames lost", out.string(), st.errors,
-                                   st.dropped));
+    throw CommandError(
+        fmt::format("{}: {} write errors, {} frames lost", out.string(), st.errors, st.dropped));
   return written;
 }
 
 void run_reconstruct(const ReconstructArgs& a) {
-  recon::Model model = a.model.empty() || a.model == "builtin" ? recon::default_model()
-                                                               : recon::load_model(a.model);
+  recon::Model model =
+      a.model.empty() || a.model == "builtin" ? recon::default_model() : recon::load_model(a.model);
   for (const auto& r : a.recordings) reconstruct_one(a, model, r);
 }
 

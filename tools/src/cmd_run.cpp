@@ -17,13 +17,13 @@
 #include "command_registry.hpp"
 #include "default_setup.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/replay_source.hpp"
 #include "eit/acquisition/synthetic_phantom.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
-#include "eit/acquisition/replay_source.hpp"
 #include "eit/sinks/hdf5_frame_recorder.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
@@ -45,7 +45,7 @@ extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
 
 // The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
 std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::Model& model,
-                                                 const recon::Mesh* builtin_mesh) {
+                                              const recon::Mesh* builtin_mesh) {
   if (c.source == "synthetic") {
     acquisition::PhantomOptions po;
     po.rate_hz = c.fps < 0 ? 50.0 : c.fps;
@@ -91,7 +91,8 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
   }
   if (!c.record_raw.empty()) {
     o.deflate = 0;
-    if (ref.options.mode == pipeline::ReferenceMode::kGiven) o.reference_values = ref.options.values;
+    if (ref.options.mode == pipeline::ReferenceMode::kGiven)
+      o.reference_values = ref.options.values;
     if (ref.options.mode == pipeline::ReferenceMode::kModel)
       o.reference_values.assign(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
     r.frames = std::make_unique<sinks::Hdf5FrameRecorder>(c.record_raw, model, o);
@@ -240,14 +241,29 @@ int run(const RunConfig& c, const RunIndices& indices) {
 
 // Option name → config key; options given on the command line override the config file.
 constexpr std::pair<const char*, const char*> kOptionKeys[] = {
-    {"--model", "model"},       {"--source", "source"},       {"--backend", "backend"},
-    {"--endpoint", "endpoint"}, {"--push", "push"},           {"--policy", "policy"},
-    {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
-    {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
-    {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
-    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"},
-    {"--record", "record"},     {"--record-raw", "record_raw"}, {"--record-compress", "record_compress"},
-    {"--record-chunk", "record_chunk"}, {"--publish", "publish"}};
+    {"--model", "model"},
+    {"--source", "source"},
+    {"--backend", "backend"},
+    {"--endpoint", "endpoint"},
+    {"--push", "push"},
+    {"--policy", "policy"},
+    {"--fps", "fps"},
+    {"--loop", "loop"},
+    {"--frames", "frames"},
+    {"--duration", "duration"},
+    {"--reference", "reference"},
+    {"--normalize", "normalize"},
+    {"--stream", "stream"},
+    {"--snr", "snr_db"},
+    {"--max-batch", "max_batch"},
+    {"--queue", "queue"},
+    {"--warm-us", "warm_us"},
+    {"--quiet", "quiet"},
+    {"--record", "record"},
+    {"--record-raw", "record_raw"},
+    {"--record-compress", "record_compress"},
+    {"--record-chunk", "record_chunk"},
+    {"--publish", "publish"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =

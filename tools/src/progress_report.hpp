@@ -15,8 +15,8 @@ class ProgressReport {
   void finish(uint64_t done);  // the final line
 
   // The text of one progress line (for tests and the plain mode).
-  static std::string line(const std::string& label, uint64_t done, uint64_t total,
-                          double elapsed_s, bool bar);
+  static std::string line(const std::string& label, uint64_t done, uint64_t total, double elapsed_s,
+                          bool bar);
 
  private:
   std::string label_;
