@@ -26,6 +26,7 @@
 #include "run_config.hpp"
 #include "run_report.hpp"
 #include "run_sources.hpp"
+#include "run_view.hpp"
 #if defined(EIT_HAVE_CUDA) && __has_include("eit/gpu/cuda_backend.hpp")
 #include "eit/gpu/cuda_backend.hpp"
 #define EIT_RUN_WITH_CUDA 1
@@ -150,8 +151,14 @@ int run(const RunConfig& c) {
   zo.series.rate_hz = source->nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   sinks::ZmqPublisher publisher(model, zo);
+  sinks::SeriesInfo view_series = zo.series;
+  view_series.series_id = publisher.series_id();
+  view_series.policy = c.policy;
+  RunView live_view = open_run_view(c.http, model, view_series);
+  std::vector<pipeline::ImageSink*> sinks{&publisher};
+  if (live_view.sink) sinks.push_back(live_view.sink.get());
 
-  pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), {&publisher}, o);
+  pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), sinks, o);
   fmt::print(stderr,
              "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {})\n",
              source->describe(), model.id, model.algorithm, model.n_out(), model.n_meas(),
@@ -166,6 +173,7 @@ int run(const RunConfig& c) {
   sigaction(SIGTERM, &sa, nullptr);
 
   const bool tty = isatty(fileno(stderr));
+  const RunViewStopper view_stopper = start_run_view(live_view, pipe);
   pipe.start();
   StatusLine status(pipe);
   const int64_t t0 = pipeline::now_ns();
@@ -210,7 +218,8 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--fps", "fps"},           {"--loop", "loop"},           {"--frames", "frames"},
     {"--duration", "duration"}, {"--reference", "reference"}, {"--normalize", "normalize"},
     {"--stream", "stream"},     {"--snr", "snr_db"},          {"--max-batch", "max_batch"},
-    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"}};
+    {"--queue", "queue"},       {"--warm-us", "warm_us"},     {"--quiet", "quiet"},
+    {"--http", "http"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -246,6 +255,9 @@ void attach_run(CLI::App& app) {
                   "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
       ->capture_default_str();
   cmd->add_flag("--quiet", cli->quiet, "No status line");
+  cmd->add_option("--http", cli->http,
+                  "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
+                  "any free port, printed); its recapture button recaptures the reference");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   cmd->callback([cmd, cli, config_file] {
     RunConfig c;

@@ -31,6 +31,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("queue", c.queue);
   f("warm_us", c.warm_us);
   f("quiet", c.quiet);
+  f("http", c.http);
 }
 
 template <typename T>

@@ -27,6 +27,7 @@ struct RunConfig {
   uint64_t queue = 256;
   uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
   bool quiet = false;       // no status line
+  std::string http;         // live view address (HOST:PORT); empty: none
 };
 
 // Keys a config file may hold (those of RunConfig).
