@@ -41,21 +41,20 @@ RunViewStopper start_run_view(RunView& v, pipeline::Pipeline& pipe) {
     uint64_t sink_drops = 0;
     for (const auto& k : s.sinks) sink_drops += k.dropped;
     const auto& l = s.latency[pipeline::kSpanTotal];
-    nlohmann::json j = {
-        {"kind", "pipeline"},
-        {"running", s.running},
-        {"backend", s.backend},
-        {"frames_in", s.frames_in},
-        {"frames_out", s.frames_out},
-        {"dropped", s.dropped() + sink_drops},
-        {"reference_captures", s.reference_captures},
-        {"latency_p99_ms", static_cast<double>(l.p99_ns) / 1e6},
-        {"source",
-         {{"bad_frames", s.source.bad_frames},
-          {"seq_gaps", s.source.seq_gaps},
-          {"reconnects", s.source.reconnects},
-          {"last_error", s.source.last_error}}},
-        {"error", s.error}};
+    nlohmann::json j = {{"kind", "pipeline"},
+                        {"running", s.running},
+                        {"backend", s.backend},
+                        {"frames_in", s.frames_in},
+                        {"frames_out", s.frames_out},
+                        {"dropped", s.dropped() + sink_drops},
+                        {"reference_captures", s.reference_captures},
+                        {"latency_p99_ms", static_cast<double>(l.p99_ns) / 1e6},
+                        {"source",
+                         {{"bad_frames", s.source.bad_frames},
+                          {"seq_gaps", s.source.seq_gaps},
+                          {"reconnects", s.source.reconnects},
+                          {"last_error", s.source.last_error}}},
+                        {"error", s.error}};
     return j.dump();
   });
   v.server->start();

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <chrono>
 
-#include <boost/beast/websocket.hpp>
 #include <fmt/format.h>
+#include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
 
 #include "web_assets.hpp"
@@ -51,16 +51,15 @@ HttpSession::HttpSession(boost::asio::ip::tcp::socket socket,
 void HttpSession::read() {
   request_ = {};
   stream_.expires_after(std::chrono::seconds(30));
-  http::async_read(stream_, buffer_, request_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) {
-                     if (ec) {
-                       beast::error_code ignored;
-                       self->stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both,
-                                                       ignored);
-                       return;
-                     }
-                     self->handle(std::move(self->request_));
-                   });
+  http::async_read(
+      stream_, buffer_, request_, [self = shared_from_this()](beast::error_code ec, size_t) {
+        if (ec) {
+          beast::error_code ignored;
+          self->stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+          return;
+        }
+        self->handle(std::move(self->request_));
+      });
 }
 
 void HttpSession::handle(Request request) {
@@ -120,8 +119,7 @@ HttpSession::Response HttpSession::respond(const Request& req, ViewServer::Impl&
         return json(http::status::bad_request,
                     fmt::format(R"j({{"error": "frames={} (expected 1..100000)"}})j", frames));
       const std::string why = server.recapture(frames);
-      if (!why.empty())
-        return json(http::status::conflict, nlohmann::json{{"error", why}}.dump());
+      if (!why.empty()) return json(http::status::conflict, nlohmann::json{{"error", why}}.dump());
       return json(http::status::ok, fmt::format(R"({{"ok": true, "frames": {}}})", frames));
     }
     if (path == "/api/stats/reset") {
@@ -129,10 +127,10 @@ HttpSession::Response HttpSession::respond(const Request& req, ViewServer::Impl&
       return json(http::status::ok, R"({"ok": true})");
     }
   }
-  return json(http::status::method_not_allowed,
-              nlohmann::json{{"error", fmt::format("{} {} is not supported",
-                                                   req.method_string(), path)}}
-                  .dump());
+  return json(
+      http::status::method_not_allowed,
+      nlohmann::json{{"error", fmt::format("{} {} is not supported", req.method_string(), path)}}
+          .dump());
 }
 
 void HttpSession::write(Response response) {

@@ -40,7 +40,8 @@ ViewServerOptions parse_http_address(const std::string& text) {
   return o;
 }
 
-StreamChannel::StreamChannel(size_t capacity, int wake_fd) : mailbox_(capacity), wake_fd_(wake_fd) {}
+StreamChannel::StreamChannel(size_t capacity, int wake_fd)
+    : mailbox_(capacity), wake_fd_(wake_fd) {}
 
 bool StreamChannel::publish(std::span<const std::byte> head,
                             std::span<const std::byte> body) noexcept {
@@ -130,9 +131,9 @@ void ViewServer::Impl::arm_status() {
           msg["stream_state"] = {
               {"images", st->images},
               {"has_series", !st->series.empty()},
-              {"last_image_age_ms",
-               st->last_image_wall_ns ? static_cast<double>(wall - st->last_image_wall_ns) / 1e6
-                                      : -1.0},
+              {"last_image_age_ms", st->last_image_wall_ns
+                                        ? static_cast<double>(wall - st->last_image_wall_ns) / 1e6
+                                        : -1.0},
               {"overwritten", st->channel ? st->channel->mailbox().overwritten() : 0}};
         s->send_text(msg.dump());
       }
@@ -212,10 +213,9 @@ std::string ViewServer::Impl::stats_json() const {
   const auto l = display_latency.snapshot().since(latency_baseline).summary();
   json streams_json = json::array();
   for (const auto& [name, st] : streams)
-    streams_json.push_back(
-        {{"name", name},
-         {"images", st.images},
-         {"overwritten", st.channel ? st.channel->mailbox().overwritten() : 0}});
+    streams_json.push_back({{"name", name},
+                            {"images", st.images},
+                            {"overwritten", st.channel ? st.channel->mailbox().overwritten() : 0}});
   return json{{"browsers", browsers},
               {"streams", streams_json},
               {"display_latency_ms",
@@ -292,6 +292,10 @@ void ViewServer::stop() noexcept {
     impl->io.stop();
   });
   impl_->thread.join();
+  // Let the cancelled operations complete here, so that their handlers (which hold the Impl)
+  // are released and nothing outlives the server.
+  impl_->io.restart();
+  impl_->io.poll();
 }
 
 std::shared_ptr<StreamChannel> ViewServer::add_stream(const std::string& name, size_t capacity) {
@@ -339,8 +343,7 @@ void ViewServer::set_status_provider(std::function<std::string()> provider) {
 
 ViewStats ViewServer::stats() const noexcept {
   const auto& c = impl_->counters;
-  return {c.browsers.load(), c.images_sent.load(), c.images_skipped.load(),
-          c.paint_reports.load()};
+  return {c.browsers.load(), c.images_sent.load(), c.images_skipped.load(), c.paint_reports.load()};
 }
 
 }  // namespace eit::view

@@ -34,7 +34,8 @@ struct StreamState {
   // seq → acquisition time (CLOCK_REALTIME ns) of recent images, to turn a page's paint report
   // into a display latency measured on this host's clock.
   static constexpr size_t kSeqRing = 8192;
-  std::vector<std::pair<uint64_t, int64_t>> acquired_wall = std::vector<std::pair<uint64_t, int64_t>>(kSeqRing);
+  std::vector<std::pair<uint64_t, int64_t>> acquired_wall =
+      std::vector<std::pair<uint64_t, int64_t>>(kSeqRing);
 
   std::shared_ptr<ImageBuffer> acquire_buffer();
 };
@@ -59,7 +60,7 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   std::function<std::string(size_t)> recapture;
   std::function<std::string()> status_provider;
 
-  pipeline::LatencyHistogram display_latency;  // acquired → painted, all pages
+  pipeline::LatencyHistogram display_latency;    // acquired → painted, all pages
   pipeline::HistogramSnapshot latency_baseline;  // POST /api/stats/reset
   struct Counters {
     std::atomic<uint64_t> browsers{0}, images_sent{0}, images_skipped{0}, paint_reports{0};

@@ -1,5 +1,6 @@
 #include "ws_session.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,13 @@ void WsSession::on_message(const std::string& text) {
       j["seq"].is_number_unsigned() && j["paint_wall_ms"].is_number()) {
     ++painted;
     server->on_paint_report(stream_, j["seq"].get<uint64_t>(), j["paint_wall_ms"].get<double>());
+  } else if (type == "ack") {
+    if (in_flight > 0) --in_flight;
+    if (!writing_) write_next();
+  } else if (type == "flow" && j.contains("window") && j["window"].is_number_unsigned()) {
+    window = std::clamp<uint32_t>(j["window"].get<uint32_t>(), 1, 64);
+    in_flight = 0;
+    if (!writing_) write_next();
   } else if (type == "select" && j.contains("stream") && j["stream"].is_string()) {
     server->on_session_select(shared_from_this(), j["stream"].get<std::string>());
   }
@@ -100,11 +108,12 @@ void WsSession::write_next() {
     writing_ = true;
     ws_.text(true);
     ws_.async_write(boost::asio::buffer(writing_text_), std::move(done));
-  } else if (pending_image_) {
+  } else if (pending_image_ && (window == 0 || in_flight < window)) {
     writing_image_ = std::move(pending_image_);
     pending_image_.reset();
     writing_ = true;
     ++images_sent;
+    if (window) ++in_flight;
     if (auto server = server_.lock())
       server->counters.images_sent.fetch_add(1, std::memory_order_relaxed);
     ws_.binary(true);

@@ -2,14 +2,17 @@
 // WsSession: one browser's WebSocket. At most one write in flight; behind it at most one image
 // waiting (a newer one replaces it and counts a skip) and a short queue of text messages (series,
 // status; the oldest status is dropped when it is full). Reads the page's messages: "select"
-// (which stream to show) and "painted" (seq + paint time, for the display-latency measurement).
+// (which stream to show), "painted" (seq + paint time, for the display-latency measurement) and
+// the flow control: after {"type": "flow", "window": W} at most W images are unacknowledged
+// ({"type": "ack"} per image the page has taken), so that a page whose script falls behind cannot
+// pile images up inside the browser either; the newest waits here instead, older ones are skipped.
 //
 // Threads: the server thread only (the io_context runs on one thread, so no strand is needed).
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <utility>  // before Boost: 1.74's asio uses std::exchange
 #include <string>
+#include <utility>  // before Boost: 1.74's asio uses std::exchange
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -36,6 +39,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   uint64_t id() const noexcept { return id_; }
 
   uint64_t images_sent = 0, images_skipped = 0, texts_dropped = 0, painted = 0;
+  uint32_t window = 0;     // most unacknowledged images; 0: no flow control (plain clients)
+  uint32_t in_flight = 0;  // images sent and not yet acknowledged
   int64_t opened_ns = 0;
 
  private:

@@ -20,9 +20,12 @@ enum class LinkState { kConnecting, kConnected, kReconnecting };
 
 const char* to_string(LinkState s) {
   switch (s) {
-    case LinkState::kConnected: return "connected";
-    case LinkState::kReconnecting: return "reconnecting";
-    default: return "connecting";
+    case LinkState::kConnected:
+      return "connected";
+    case LinkState::kReconnecting:
+      return "reconnecting";
+    default:
+      return "connecting";
   }
 }
 
@@ -83,8 +86,8 @@ ZmqViewFeed::ZmqViewFeed(ViewServer& server, std::vector<std::string> addresses)
       e->socket.connect(a);
     } catch (const zmq::error_t& err) {
       throw std::runtime_error(
-          fmt::format("view: cannot subscribe to '{}': {} (expected e.g. tcp://127.0.0.1:5555)",
-                      a, err.what()));
+          fmt::format("view: cannot subscribe to '{}': {} (expected e.g. tcp://127.0.0.1:5555)", a,
+                      err.what()));
     }
     impl_->endpoints.push_back(std::move(e));
   }

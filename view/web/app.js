@@ -28,6 +28,9 @@
     st.ws = ws;
     ws.onopen = () => {
       st.attempts = 0; setLink("live");
+      // At most 32 images in flight: if this page's script falls behind, the server holds the
+      // newest image back (and skips older ones) instead of letting them queue up in the browser.
+      send({ type: "flow", window: 32 });
       const wanted = new URLSearchParams(location.hash.slice(1)).get("stream");
       if (wanted) send({ type: "select", stream: wanted });
     };
@@ -38,9 +41,13 @@
       setTimeout(connect, delay);
     };
   }
-  function send(obj) { if (st.ws && st.ws.readyState === 1) st.ws.send(JSON.stringify(obj)); }
+  const ACK = JSON.stringify({ type: "ack" });
+  function send(obj) {
+    if (st.ws && st.ws.readyState === 1) st.ws.send(typeof obj === "string" ? obj : JSON.stringify(obj));
+  }
 
   function onImage(buffer) {
+    send(ACK);
     const img = Wire.decode(buffer);
     if (!img) return;
     const now = Wire.nowWallMs();

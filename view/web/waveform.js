@@ -32,7 +32,7 @@ class Waveform {
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, w, h);
-    const left = 8, right = w - 64, top = 10, bottom = h - 22;
+    const left = 22, right = w - 64, top = 10, bottom = h - 22;
     const t0 = nowMs - this.seconds * 1000;
     // Range over the window, with hysteresis so the trace does not jump with every breath.
     let lo = Infinity, hi = -Infinity;

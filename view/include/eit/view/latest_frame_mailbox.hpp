@@ -42,10 +42,10 @@ class LatestFrameMailbox {
   }
 
   size_t capacity_;
-  std::vector<std::byte> storage_;  // 3 × capacity_
-  size_t sizes_[3] = {0, 0, 0};     // bytes of each buffer's message (owned with the buffer)
-  uint32_t back_ = 0;               // producer's buffer
-  uint32_t front_ = 1;              // consumer's buffer
+  std::vector<std::byte> storage_;   // 3 × capacity_
+  size_t sizes_[3] = {0, 0, 0};      // bytes of each buffer's message (owned with the buffer)
+  uint32_t back_ = 0;                // producer's buffer
+  uint32_t front_ = 1;               // consumer's buffer
   std::atomic<uint32_t> middle_{2};  // index | kFresh
   std::atomic<uint64_t> written_{0}, overwritten_{0}, oversized_{0};
 };

@@ -29,9 +29,9 @@ namespace eit::view {
 
 struct ViewServerOptions {
   std::string address = "127.0.0.1";  // loopback by default
-  uint16_t port = 8080;                // 0: an ephemeral port (see ViewServer::port())
-  int status_interval_ms = 500;        // how often each browser gets a status message
-  int send_buffer_bytes = 64 * 1024;   // SO_SNDBUF of every connection
+  uint16_t port = 8080;               // 0: an ephemeral port (see ViewServer::port())
+  int status_interval_ms = 500;       // how often each browser gets a status message
+  int send_buffer_bytes = 64 * 1024;  // SO_SNDBUF of every connection
 };
 
 // Parses "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); throws
@@ -54,10 +54,10 @@ class StreamChannel {
 
 // What the server reports about itself (GET /api/stats gives the same and more, as JSON).
 struct ViewStats {
-  uint64_t browsers = 0;       // WebSocket clients now connected
-  uint64_t images_sent = 0;    // binary messages written, all browsers
+  uint64_t browsers = 0;        // WebSocket clients now connected
+  uint64_t images_sent = 0;     // binary messages written, all browsers
   uint64_t images_skipped = 0;  // images replaced before a browser could take them, all browsers
-  uint64_t paint_reports = 0;  // "painted" reports received from pages
+  uint64_t paint_reports = 0;   // "painted" reports received from pages
 };
 
 class ViewServer {
@@ -70,8 +70,8 @@ class ViewServer {
   uint16_t port() const noexcept;  // the bound port (the ephemeral one resolved)
   std::string url() const;         // "http://127.0.0.1:PORT/"
 
-  void start();           // starts the server thread (once)
-  void stop() noexcept;   // closes every connection and joins the thread
+  void start();          // starts the server thread (once)
+  void stop() noexcept;  // closes every connection and joins the thread
 
   // A stream the page can show; `capacity` bytes bound one image message (header + payload).
   // Calling it again for the same name replaces the channel (e.g. a larger model); the old one

@@ -30,7 +30,9 @@ class ViewSink final : public pipeline::ImageSink {
   void publish(const pipeline::FrameSlot& frame) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
-  pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kDropNewest; }
+  pipeline::SinkPolicy policy() const noexcept override {
+    return pipeline::SinkPolicy::kDropNewest;
+  }
 
  private:
   ViewServer& server_;
