@@ -34,7 +34,7 @@ TEST_CASE("web assets: / is the page, and every script and style it links is emb
   CHECK(find_web_asset("/../CMakeLists.txt") == nullptr);
 }
 
-TEST_CASE("--http addresses: HOST:PORT, :PORT, PORT; loopback by default") {
+TEST_CASE("--http addresses: HOST:PORT, :PORT or PORT, loopback by default") {
   auto o = parse_http_address("127.0.0.1:0");
   CHECK(o.address == "127.0.0.1");
   CHECK(o.port == 0);
