@@ -35,6 +35,7 @@
 #include "run_report.hpp"
 #include "run_sources.hpp"
 #include "source_fingerprint.hpp"
+#include "run_view.hpp"
 
 namespace eit::cli {
 namespace {
@@ -159,6 +160,10 @@ int run(const RunConfig& c, const RunIndices& indices) {
   zo.series.rate_hz = source->nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   sinks::ZmqPublisher publisher(model, zo);
+  sinks::SeriesInfo view_series = zo.series;
+  view_series.series_id = publisher.series_id();
+  view_series.policy = c.policy;
+  RunView live_view = open_run_view(c.http, model, view_series);
   std::vector<pipeline::ImageSink*> sinks{&publisher};
   std::unique_ptr<pipeline::ImageSink> nats_sink;
   if (!c.publish.empty()) {
@@ -173,6 +178,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
       indices, model, c.stream, c.fps > 0 ? c.fps : source->nominal_rate_hz());
   Recorders recorders = open_recorders(c, model, *source, ref);
   if (indices_sink) sinks.push_back(indices_sink.get());
+  if (live_view.sink) sinks.push_back(live_view.sink.get());
   // Where the recorders' counters will be in PipelineStats::sinks (same order as `sinks`).
   const size_t images_at = sinks.size(), frames_at = sinks.size() + (recorders.images ? 1 : 0);
   if (recorders.images) sinks.push_back(recorders.images.get());
@@ -196,6 +202,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
   sigaction(SIGTERM, &sa, nullptr);
 
   const bool tty = isatty(fileno(stderr));
+  const RunViewStopper view_stopper = start_run_view(live_view, pipe);
   pipe.start();
   StatusLine status(pipe);
   const int64_t t0 = pipeline::now_ns();
@@ -263,7 +270,8 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--record-raw", "record_raw"},
     {"--record-compress", "record_compress"},
     {"--record-chunk", "record_chunk"},
-    {"--publish", "publish"}};
+    {"--publish", "publish"},
+    {"--http", "http"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -318,6 +326,9 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--publish", cli->publish,
                   "Also publish images to NATS JetStream: nats://HOST:4222?site=S&bed=B "
                   "(subjects eit.S.B.img|series; see docs/scale-out.md)");
+  cmd->add_option("--http", cli->http,
+                  "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
+                  "any free port, printed); its recapture button recaptures the reference");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   auto indices = std::make_shared<RunIndices>();
   cmd->add_option("--indices", indices->endpoint,

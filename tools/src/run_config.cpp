@@ -43,6 +43,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("record_compress", c.record_compress);
   f("record_chunk", c.record_chunk);
   f("publish", c.publish);
+  f("http", c.http);
 }
 
 template <typename T>

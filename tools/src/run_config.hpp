@@ -35,6 +35,7 @@ struct RunConfig {
   uint64_t record_compress = 0;  // deflate level of the image file (0 = none)
   uint64_t record_chunk = 64;    // frames per HDF5 chunk
   std::string publish;      // also publish to NATS JetStream: nats://host:port?site=S&bed=B
+  std::string http;         // live view address (HOST:PORT); empty: none
 };
 
 // Keys a config file may hold (those of RunConfig).

@@ -1,0 +1,86 @@
+"""`eitstream view ENDPOINT --http 127.0.0.1:0` with a raw WebSocket client: the server waits for
+a publisher, forwards its series and images in the wire format of docs/protocol.md, forwards the
+series-end when the publisher stops, and picks the stream up again by itself when the publisher
+restarts on the same endpoint (a new series id)."""
+import json
+import socket
+import time
+import urllib.request
+
+from conftest import HEADER, Process, RawWebSocket, decode_header, eitstream_bin, view_port
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def publisher(port, stream):
+    return Process([eitstream_bin(), "run", "--endpoint", f"tcp://127.0.0.1:{port}", "--fps", "50",
+                    "--duration", "30", "--quiet", "--stream", stream])
+
+
+def collect(ws, until, timeout=20):
+    """Messages until until(kind, message) is true: ("text", dict) or ("image", header)."""
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        op, payload = ws.receive()
+        if op == 1:
+            item = ("text", json.loads(payload))
+        elif op == 2:
+            h = decode_header(payload)
+            assert h["magic"] == 0x49544945
+            assert len(payload) == HEADER.size + 4 * h["count"]
+            item = ("image", h)
+        else:
+            continue
+        seen.append(item)
+        if until(*item):
+            return seen
+    raise AssertionError(f"timed out; last messages {seen[-5:]}")
+
+
+def test_view_follows_a_publisher_through_a_restart():
+    pub_port = free_port()
+    view = Process([eitstream_bin(), "view", f"tcp://127.0.0.1:{pub_port}", "--http",
+                    "127.0.0.1:0", "--duration", "50"])
+    first = second = None
+    try:
+        port = view_port(view)
+        ws = RawWebSocket(port)
+        op, hello = ws.receive()
+        assert op == 1 and json.loads(hello)["type"] == "hello"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+            state = json.load(r)
+        assert state["recapture"] is False  # no pipeline in this process
+        assert state["source"]["endpoints"][0]["endpoint"] == f"tcp://127.0.0.1:{pub_port}"
+
+        first = publisher(pub_port, "bed7")
+        msgs = collect(ws, lambda k, m: k == "text" and m.get("type") == "series")
+        series = msgs[-1][1]
+        assert series["stream"] == "bed7" and series["geometry"]["kind"] == "grid"
+        sid = int(series["series_id"], 16)
+        images = collect(ws, lambda k, m: k == "image" and m["series_id"] == sid)
+        h = images[-1][1]
+        assert h["ndim"] == 2 and h["shape"] == (32, 32) and h["count"] == 1024
+
+        assert first.stop() == 0
+        collect(ws, lambda k, m: k == "text" and m.get("type") == "series-end")
+
+        second = publisher(pub_port, "bed7")
+        msgs = collect(ws, lambda k, m: k == "text" and m.get("type") == "series")
+        sid2 = int(msgs[-1][1]["series_id"], 16)
+        assert sid2 != sid
+        collect(ws, lambda k, m: k == "image" and m["series_id"] == sid2)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+            state = json.load(r)
+        endpoint = state["source"]["endpoints"][0]
+        assert endpoint["state"] == "connected" and endpoint["reconnects"] >= 1
+        ws.close()
+    finally:
+        for p in (first, second):
+            if p:
+                p.stop()
+        view.stop()

@@ -1,0 +1,82 @@
+// `eitstream view [ENDPOINT…] --http 127.0.0.1:8080`: subscribes to eitstream publishers over
+// ZeroMQ and serves the live view (a web page that shows every image as it arrives) over HTTP +
+// WebSocket. Several endpoints, or several streams on one endpoint, give the page a stream chooser.
+// The page's recapture button needs the pipeline's process: use `eitstream run --http` for that.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "command_registry.hpp"
+#include "eit/view/view_server.hpp"
+#include "eit/view/zmq_view_feed.hpp"
+#include "view_banner.hpp"
+
+namespace eit::cli {
+namespace {
+
+std::atomic<bool> g_view_stop{false};
+extern "C" void on_view_interrupt(int) { g_view_stop.store(true); }
+
+struct ViewOptions {
+  std::vector<std::string> endpoints{"tcp://127.0.0.1:5555"};
+  std::string http = "127.0.0.1:8080";
+  double duration = 0;
+};
+
+void view(const ViewOptions& o) {
+  view::ViewServerOptions so;
+  try {
+    so = view::parse_http_address(o.http);
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(e.what());
+  }
+  view::ViewServer server(so);
+  view::ZmqViewFeed feed(server, o.endpoints);
+  server.set_status_provider([&feed] { return feed.status_json(); });
+  server.start();
+  feed.start();
+  print_view_banner(server, fmt::format("{}", fmt::join(o.endpoints, ", ")));
+
+  g_view_stop = false;
+  std::signal(SIGINT, on_view_interrupt);
+  std::signal(SIGTERM, on_view_interrupt);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!g_view_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (o.duration > 0 &&
+        std::chrono::steady_clock::now() - t0 >= std::chrono::duration<double>(o.duration))
+      break;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  feed.stop();
+  server.stop();
+  const auto s = server.stats();
+  fmt::print("view: images sent {}, skipped for slow browsers {}, paint reports {}\n",
+             s.images_sent, s.images_skipped, s.paint_reports);
+}
+
+const RegisterCommand kView{
+    35, [](CLI::App& app) {
+      auto o = std::make_shared<ViewOptions>();
+      auto* cmd = app.add_subcommand(
+          "view",
+          "Serve a live view of published images in the web browser (HTTP + WebSocket); "
+          "open the printed address");
+      cmd->add_option("endpoint", o->endpoints,
+                      "Publishers to subscribe to (eitstream run --endpoint), any number")
+          ->capture_default_str();
+      cmd->add_option("--http", o->http,
+                      "Address to serve the page on, HOST:PORT (port 0: any free port); "
+                      "loopback by default: anything else exposes the images to the network")
+          ->capture_default_str();
+      cmd->add_option("--duration", o->duration, "Stop after N seconds (0 = until Ctrl-C)");
+      cmd->callback([o] { view(*o); });
+    }};
+
+}  // namespace
+}  // namespace eit::cli

@@ -1,0 +1,65 @@
+#include "run_view.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "command_registry.hpp"
+#include "view_banner.hpp"
+
+namespace eit::cli {
+
+RunView open_run_view(const std::string& http, const recon::Model& model,
+                      const sinks::SeriesInfo& series) {
+  RunView v;
+  if (http.empty()) return v;
+  try {
+    v.server = std::make_unique<view::ViewServer>(view::parse_http_address(http));
+  } catch (const std::exception& e) {
+    throw CommandError(e.what());
+  }
+  v.sink = std::make_unique<view::ViewSink>(model, *v.server, series);
+  return v;
+}
+
+RunViewStopper::~RunViewStopper() {
+  if (!server_) return;
+  // Give the browsers a moment to receive the series-end message the sink posted.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server_->stop();
+}
+
+RunViewStopper start_run_view(RunView& v, pipeline::Pipeline& pipe) {
+  if (!v.server) return RunViewStopper(nullptr);
+  v.server->set_recapture([&pipe](size_t frames) {
+    pipe.recapture_reference(frames);
+    return std::string();
+  });
+  v.server->set_status_provider([&pipe] {
+    const auto s = pipe.stats();
+    uint64_t sink_drops = 0;
+    for (const auto& k : s.sinks) sink_drops += k.dropped;
+    const auto& l = s.latency[pipeline::kSpanTotal];
+    nlohmann::json j = {{"kind", "pipeline"},
+                        {"running", s.running},
+                        {"backend", s.backend},
+                        {"frames_in", s.frames_in},
+                        {"frames_out", s.frames_out},
+                        {"dropped", s.dropped() + sink_drops},
+                        {"reference_captures", s.reference_captures},
+                        {"latency_p99_ms", static_cast<double>(l.p99_ns) / 1e6},
+                        {"source",
+                         {{"bad_frames", s.source.bad_frames},
+                          {"seq_gaps", s.source.seq_gaps},
+                          {"reconnects", s.source.reconnects},
+                          {"last_error", s.source.last_error}}},
+                        {"error", s.error}};
+    return j.dump();
+  });
+  v.server->start();
+  print_view_banner(*v.server, "this run's images");
+  return RunViewStopper(v.server.get());
+}
+
+}  // namespace eit::cli

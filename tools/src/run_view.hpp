@@ -1,0 +1,41 @@
+#pragma once
+// `eitstream run --http ADDR`: the live view inside the pipeline's process. The ViewServer and
+// its ViewSink are made before the pipeline (the sink joins the pipeline's sinks); once the
+// pipeline exists, the page's recapture button is wired to Pipeline::recapture_reference and its
+// status to the pipeline's counters, and the server starts.
+#include <memory>
+#include <string>
+
+#include "eit/pipeline/pipeline.hpp"
+#include "eit/recon/model.hpp"
+#include "eit/sinks/series_message.hpp"
+#include "eit/view/view_server.hpp"
+#include "eit/view/view_sink.hpp"
+
+namespace eit::cli {
+
+struct RunView {
+  std::unique_ptr<view::ViewServer> server;  // declared first: outlives the sink
+  std::unique_ptr<view::ViewSink> sink;
+};
+
+// Empty `http`: no view (both null). Throws CommandError for a bad address or a busy port.
+RunView open_run_view(const std::string& http, const recon::Model& model,
+                      const sinks::SeriesInfo& series);
+// Stops the server (its callbacks use the pipeline) when it goes out of scope: declare it after
+// the pipeline so that it goes first.
+class RunViewStopper {
+ public:
+  explicit RunViewStopper(view::ViewServer* server) : server_(server) {}
+  ~RunViewStopper();
+  RunViewStopper(const RunViewStopper&) = delete;
+  RunViewStopper& operator=(const RunViewStopper&) = delete;
+
+ private:
+  view::ViewServer* server_;
+};
+
+// Wires recapture and status to `pipe`, starts the server and prints its address.
+[[nodiscard]] RunViewStopper start_run_view(RunView& view, pipeline::Pipeline& pipe);
+
+}  // namespace eit::cli

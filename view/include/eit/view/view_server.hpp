@@ -1,0 +1,101 @@
+#pragma once
+// ViewServer: the live view's HTTP + WebSocket server (Boost.Beast on Asio). It serves the page
+// (view/web, compiled in), streams every image of the stream a browser chose as one binary
+// WebSocket message (the 112-byte ImageHeader then the float32 payload, docs/protocol.md), and
+// forwards the stream's JSON messages (series, series-end, …) as text messages.
+//
+// Never behind: each browser has at most one image being written and one waiting; a newer image
+// replaces the waiting one (counted as skipped for that browser), so a slow browser shows fewer
+// frames, never older ones, and a browser that stops reading holds up nobody else. The kernel's
+// send buffer per connection is kept small (64 KiB) so it cannot hide a backlog either.
+//
+// Feeding it: add_stream() returns a StreamChannel; one producer thread per channel calls
+// publish(), which copies into the channel's LatestFrameMailbox and wakes the server (an eventfd):
+// no allocation, no lock, no blocking. The server thread takes the newest image of every channel.
+//
+// Threads: one server thread (start()/stop()). add_stream, set_series, post_json and the
+// set_* callbacks may be called from any thread; they allocate (set-up, not per frame). The
+// callbacks run on the server thread. Construction binds and throws std::runtime_error naming the
+// address when it cannot.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "eit/view/latest_frame_mailbox.hpp"
+
+namespace eit::view {
+
+struct ViewServerOptions {
+  std::string address = "127.0.0.1";  // loopback by default
+  uint16_t port = 8080;               // 0: an ephemeral port (see ViewServer::port())
+  int status_interval_ms = 500;       // how often each browser gets a status message
+  int send_buffer_bytes = 64 * 1024;  // SO_SNDBUF of every connection
+};
+
+// Parses "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); throws
+// std::invalid_argument naming the text when it is not one of those.
+ViewServerOptions parse_http_address(const std::string& text);
+
+// Where one stream's images enter the server. One producer thread calls publish().
+class StreamChannel {
+ public:
+  StreamChannel(size_t capacity, int wake_fd);
+  // Copies head + body as one message and wakes the server. Never blocks, allocates or locks.
+  // False when the message exceeds the capacity (counted by the mailbox).
+  bool publish(std::span<const std::byte> head, std::span<const std::byte> body) noexcept;
+  LatestFrameMailbox& mailbox() noexcept { return mailbox_; }
+
+ private:
+  LatestFrameMailbox mailbox_;
+  int wake_fd_;
+};
+
+// What the server reports about itself (GET /api/stats gives the same and more, as JSON).
+struct ViewStats {
+  uint64_t browsers = 0;        // WebSocket clients now connected
+  uint64_t images_sent = 0;     // binary messages written, all browsers
+  uint64_t images_skipped = 0;  // images replaced before a browser could take them, all browsers
+  uint64_t paint_reports = 0;   // "painted" reports received from pages
+};
+
+class ViewServer {
+ public:
+  explicit ViewServer(ViewServerOptions options);
+  ~ViewServer();  // stop()
+  ViewServer(const ViewServer&) = delete;
+  ViewServer& operator=(const ViewServer&) = delete;
+
+  uint16_t port() const noexcept;  // the bound port (the ephemeral one resolved)
+  std::string url() const;         // "http://127.0.0.1:PORT/"
+
+  void start();          // starts the server thread (once)
+  void stop() noexcept;  // closes every connection and joins the thread
+
+  // A stream the page can show; `capacity` bytes bound one image message (header + payload).
+  // Calling it again for the same name replaces the channel (e.g. a larger model); the old one
+  // keeps working but is no longer read.
+  std::shared_ptr<StreamChannel> add_stream(const std::string& name, size_t capacity);
+  // The stream's current series message (JSON text): sent to its browsers now and to every
+  // browser that selects the stream later.
+  void set_series(const std::string& stream, std::string json);
+  // Any other JSON message of the stream (series-end, breath, global…): forwarded to its browsers.
+  void post_json(const std::string& stream, std::string json);
+
+  // POST /api/recapture?frames=N calls this; it returns "" on success or why it could not.
+  // Without it the page hides the button and the POST answers 409.
+  void set_recapture(std::function<std::string(size_t frames)> recapture);
+  // A JSON object describing the source side (pipeline counters, publisher connections), put
+  // into every status message as "source".
+  void set_status_provider(std::function<std::string()> provider);
+
+  ViewStats stats() const noexcept;
+
+  class Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace eit::view

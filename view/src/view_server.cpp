@@ -1,0 +1,349 @@
+#include "eit/view/view_server.hpp"
+
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "eit/pipeline/clock.hpp"
+#include "eit/sinks/image_header.hpp"
+#include "http_session.hpp"
+#include "view_server_impl.hpp"
+#include "ws_session.hpp"
+
+namespace eit::view {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using nlohmann::json;
+
+ViewServerOptions parse_http_address(const std::string& text) {
+  ViewServerOptions o;
+  std::string port = text;
+  if (const auto colon = text.rfind(':'); colon != std::string::npos) {
+    if (colon > 0) o.address = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (o.address.size() > 2 && o.address.front() == '[' && o.address.back() == ']')
+    o.address = o.address.substr(1, o.address.size() - 2);
+  unsigned value = 0;
+  const auto r = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || r.ec != std::errc() || r.ptr != port.data() + port.size() || value > 65535)
+    throw std::invalid_argument(fmt::format(
+        "--http '{}': expected HOST:PORT, :PORT or PORT with a port 0..65535 (0: any free port)",
+        text));
+  o.port = static_cast<uint16_t>(value);
+  return o;
+}
+
+StreamChannel::StreamChannel(size_t capacity, int wake_fd)
+    : mailbox_(capacity), wake_fd_(wake_fd) {}
+
+bool StreamChannel::publish(std::span<const std::byte> head,
+                            std::span<const std::byte> body) noexcept {
+  if (!mailbox_.write(head, body)) return false;
+  const uint64_t one = 1;
+  // Non-blocking eventfd: a failed write means the counter is already huge, i.e. the server has
+  // been woken anyway.
+  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+  return true;
+}
+
+std::shared_ptr<ImageBuffer> StreamState::acquire_buffer() {
+  for (auto& b : pool)
+    if (b.use_count() == 1) return b;
+  pool.push_back(std::make_shared<ImageBuffer>());
+  return pool.back();
+}
+
+ViewServer::Impl::Impl(ViewServerOptions o) : options(std::move(o)) {}
+
+StreamState* ViewServer::Impl::find_stream(const std::string& name) {
+  const auto it = streams.find(name);
+  return it == streams.end() ? nullptr : &it->second;
+}
+
+void ViewServer::Impl::accept() {
+  acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
+    if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
+    if (!ec) {
+      boost::system::error_code ignored;
+      s.set_option(tcp::no_delay(true), ignored);
+      s.set_option(asio::socket_base::send_buffer_size(self->options.send_buffer_bytes), ignored);
+      std::make_shared<HttpSession>(std::move(s), self)->start();
+    }
+    self->accept();
+  });
+}
+
+void ViewServer::Impl::arm_wake() {
+  wake.async_read_some(asio::buffer(&wake_value, sizeof wake_value),
+                       [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                         if (ec == asio::error::operation_aborted) return;
+                         self->drain_channels();
+                         self->arm_wake();
+                       });
+}
+
+void ViewServer::Impl::drain_channels() {
+  for (auto& [name, st] : streams) {
+    if (!st.channel || !st.channel->mailbox().take()) continue;
+    const auto bytes = st.channel->mailbox().latest();
+    const auto h = sinks::decode_image_header(bytes);
+    if (!h) continue;  // only ViewServer's own feeders write here, and they validate
+    auto buffer = st.acquire_buffer();
+    buffer->assign(bytes.begin(), bytes.end());
+    st.acquired_wall[h->seq % StreamState::kSeqRing] = {
+        h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns)};
+    ++st.images;
+    st.last_image_wall_ns = pipeline::wall_ns();
+    for (const auto& s : sessions)
+      if (s->stream() == name) s->send_image(buffer);
+  }
+}
+
+void ViewServer::Impl::arm_status() {
+  status_timer.expires_after(std::chrono::milliseconds(options.status_interval_ms));
+  status_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec) return;
+    if (!self->sessions.empty()) {
+      json source = json::object();
+      if (self->status_provider) source = json::parse(self->status_provider(), nullptr, false);
+      const int64_t wall = pipeline::wall_ns();
+      for (const auto& s : self->sessions) {
+        const StreamState* st = self->find_stream(s->stream());
+        json msg = {{"type", "status"},
+                    {"stream", s->stream()},
+                    {"server_wall_ms", static_cast<double>(wall) / 1e6},
+                    {"browser",
+                     {{"images_sent", s->images_sent},
+                      {"images_skipped", s->images_skipped},
+                      {"painted", s->painted}}},
+                    {"source", source}};
+        json names = json::array();
+        for (const auto& [name, other] : self->streams) names.push_back(name);
+        msg["streams"] = names;
+        if (st)
+          msg["stream_state"] = {
+              {"images", st->images},
+              {"has_series", !st->series.empty()},
+              {"last_image_age_ms", st->last_image_wall_ns
+                                        ? static_cast<double>(wall - st->last_image_wall_ns) / 1e6
+                                        : -1.0},
+              {"overwritten", st->channel ? st->channel->mailbox().overwritten() : 0}};
+        s->send_text(msg.dump());
+      }
+    }
+    self->arm_status();
+  });
+}
+
+std::string ViewServer::Impl::hello_json() const {
+  json names = json::array();
+  for (const auto& [name, st] : streams) names.push_back(name);
+  return json{{"type", "hello"},
+              {"version", 1},
+              {"streams", names},
+              {"recapture", static_cast<bool>(recapture)}}
+      .dump();
+}
+
+void ViewServer::Impl::on_session_open(const std::shared_ptr<WsSession>& s) {
+  sessions.insert(s);
+  counters.browsers.store(sessions.size(), std::memory_order_relaxed);
+  if (s->stream().empty()) s->set_stream(first_stream);
+  s->send_text(hello_json());
+  if (const StreamState* st = find_stream(s->stream()); st && !st->series.empty())
+    s->send_text(st->series);
+}
+
+void ViewServer::Impl::on_session_close(const std::shared_ptr<WsSession>& s) {
+  sessions.erase(s);
+  counters.browsers.store(sessions.size(), std::memory_order_relaxed);
+}
+
+void ViewServer::Impl::on_session_select(const std::shared_ptr<WsSession>& s,
+                                         const std::string& stream) {
+  const StreamState* st = find_stream(stream);
+  if (!st) return;
+  s->set_stream(stream);
+  if (!st->series.empty()) s->send_text(st->series);
+}
+
+void ViewServer::Impl::on_paint_report(const std::string& stream, uint64_t seq,
+                                       double paint_wall_ms) {
+  counters.paint_reports.fetch_add(1, std::memory_order_relaxed);
+  const StreamState* st = find_stream(stream);
+  if (!st) return;
+  const auto& [ring_seq, acquired] = st->acquired_wall[seq % StreamState::kSeqRing];
+  if (ring_seq != seq || acquired == 0) return;
+  display_latency.record(static_cast<int64_t>(paint_wall_ms * 1e6) - acquired);
+}
+
+std::string ViewServer::Impl::state_json() const {
+  json list = json::array();
+  for (const auto& [name, st] : streams)
+    list.push_back({{"name", name}, {"images", st.images}, {"has_series", !st.series.empty()}});
+  json source = json::object();
+  if (status_provider) source = json::parse(status_provider(), nullptr, false);
+  return json{{"streams", list},
+              {"recapture", static_cast<bool>(recapture)},
+              {"browsers", sessions.size()},
+              {"source", source}}
+      .dump();
+}
+
+std::string ViewServer::Impl::stats_json() const {
+  const int64_t now = pipeline::now_ns();
+  json browsers = json::array();
+  for (const auto& s : sessions) {
+    const double age = static_cast<double>(now - s->opened_ns) / 1e9;
+    browsers.push_back({{"id", s->id()},
+                        {"stream", s->stream()},
+                        {"images_sent", s->images_sent},
+                        {"images_skipped", s->images_skipped},
+                        {"painted", s->painted},
+                        {"seconds", age},
+                        {"painted_per_s", age > 0 ? static_cast<double>(s->painted) / age : 0.0}});
+  }
+  const auto l = display_latency.snapshot().since(latency_baseline).summary();
+  json streams_json = json::array();
+  for (const auto& [name, st] : streams)
+    streams_json.push_back({{"name", name},
+                            {"images", st.images},
+                            {"overwritten", st.channel ? st.channel->mailbox().overwritten() : 0}});
+  return json{{"browsers", browsers},
+              {"streams", streams_json},
+              {"display_latency_ms",
+               {{"count", l.count},
+                {"p50", static_cast<double>(l.p50_ns) / 1e6},
+                {"p90", static_cast<double>(l.p90_ns) / 1e6},
+                {"p99", static_cast<double>(l.p99_ns) / 1e6},
+                {"max", static_cast<double>(l.max_ns) / 1e6}}},
+              {"images_sent", counters.images_sent.load()},
+              {"images_skipped", counters.images_skipped.load()},
+              {"paint_reports", counters.paint_reports.load()}}
+      .dump();
+}
+
+void ViewServer::Impl::reset_stats() {
+  latency_baseline = display_latency.snapshot();
+  const int64_t now = pipeline::now_ns();
+  for (const auto& s : sessions) {
+    s->images_sent = s->images_skipped = s->painted = 0;
+    s->opened_ns = now;
+  }
+}
+
+ViewServer::ViewServer(ViewServerOptions options)
+    : impl_(std::make_shared<Impl>(std::move(options))) {
+  auto& o = impl_->options;
+  try {
+    const tcp::endpoint ep(asio::ip::make_address(o.address), o.port);
+    impl_->acceptor.open(ep.protocol());
+    impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
+    impl_->acceptor.bind(ep);
+    impl_->acceptor.listen();
+  } catch (const boost::system::system_error& e) {
+    throw std::runtime_error(
+        fmt::format("view: cannot listen on {}:{}: {}", o.address, o.port, e.code().message()));
+  }
+  impl_->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl_->wake_fd < 0) throw std::runtime_error("view: eventfd() failed");
+  impl_->wake.assign(impl_->wake_fd);
+}
+
+ViewServer::~ViewServer() { stop(); }
+
+uint16_t ViewServer::port() const noexcept {
+  boost::system::error_code ec;
+  const auto ep = impl_->acceptor.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+std::string ViewServer::url() const {
+  const auto& a = impl_->options.address;
+  const bool v6 = a.find(':') != std::string::npos;
+  return fmt::format("http://{}{}{}:{}/", v6 ? "[" : "", a, v6 ? "]" : "", port());
+}
+
+void ViewServer::start() {
+  if (impl_->started) return;
+  impl_->started = true;
+  impl_->accept();
+  impl_->arm_wake();
+  impl_->arm_status();
+  impl_->thread = std::thread([impl = impl_] { impl->io.run(); });
+}
+
+void ViewServer::stop() noexcept {
+  if (!impl_->thread.joinable()) return;
+  asio::post(impl_->io, [impl = impl_] {
+    boost::system::error_code ec;
+    impl->acceptor.close(ec);
+    impl->status_timer.cancel();
+    impl->wake.cancel(ec);
+    for (const auto& s : impl->sessions) s->close();
+    impl->sessions.clear();
+    impl->io.stop();
+  });
+  impl_->thread.join();
+  // Let the cancelled operations complete here, so that their handlers (which hold the Impl)
+  // are released and nothing outlives the server.
+  impl_->io.restart();
+  impl_->io.poll();
+}
+
+std::shared_ptr<StreamChannel> ViewServer::add_stream(const std::string& name, size_t capacity) {
+  auto channel = std::make_shared<StreamChannel>(capacity, impl_->wake_fd);
+  asio::post(impl_->io, [impl = impl_, name, channel] {
+    auto& st = impl->streams[name];
+    const bool is_new = st.name.empty();
+    st.name = name;
+    st.channel = channel;
+    if (impl->first_stream.empty()) impl->first_stream = name;
+    for (const auto& s : impl->sessions) {
+      if (s->stream().empty()) s->set_stream(name);
+      if (is_new) s->send_text(impl->hello_json());
+    }
+  });
+  return channel;
+}
+
+void ViewServer::set_series(const std::string& stream, std::string text) {
+  asio::post(impl_->io, [impl = impl_, stream, text = std::move(text)] {
+    auto* st = impl->find_stream(stream);
+    if (!st) return;
+    const bool changed = st->series != text;
+    st->series = text;
+    if (!changed) return;  // browsers already have it
+    for (const auto& s : impl->sessions)
+      if (s->stream() == stream) s->send_text(text);
+  });
+}
+
+void ViewServer::post_json(const std::string& stream, std::string text) {
+  asio::post(impl_->io, [impl = impl_, stream, text = std::move(text)] {
+    for (const auto& s : impl->sessions)
+      if (s->stream() == stream) s->send_text(text);
+  });
+}
+
+void ViewServer::set_recapture(std::function<std::string(size_t)> recapture) {
+  asio::post(impl_->io, [impl = impl_, f = std::move(recapture)] { impl->recapture = f; });
+}
+
+void ViewServer::set_status_provider(std::function<std::string()> provider) {
+  asio::post(impl_->io, [impl = impl_, f = std::move(provider)] { impl->status_provider = f; });
+}
+
+ViewStats ViewServer::stats() const noexcept {
+  const auto& c = impl_->counters;
+  return {c.browsers.load(), c.images_sent.load(), c.images_skipped.load(), c.paint_reports.load()};
+}
+
+}  // namespace eit::view

@@ -1,0 +1,85 @@
+#pragma once
+// ViewServer's private state. Everything here is touched on the server thread only, except the
+// atomics in `counters` and what the public methods post to the io_context.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>  // before Boost: 1.74's asio uses std::exchange
+#include <vector>
+
+#include <boost/asio.hpp>
+
+#include "eit/pipeline/latency_histogram.hpp"
+#include "eit/view/view_server.hpp"
+
+namespace eit::view {
+
+class WsSession;
+using ImageBuffer = std::vector<std::byte>;
+
+// One stream as the server thread sees it.
+struct StreamState {
+  std::string name;
+  std::shared_ptr<StreamChannel> channel;
+  std::string series;  // latest series JSON, empty until one arrives
+  // Image buffers shared by the sessions writing them; one whose only owner is this pool is free.
+  std::vector<std::shared_ptr<ImageBuffer>> pool;
+  uint64_t images = 0;
+  int64_t last_image_wall_ns = 0;
+  // seq → acquisition time (CLOCK_REALTIME ns) of recent images, to turn a page's paint report
+  // into a display latency measured on this host's clock.
+  static constexpr size_t kSeqRing = 8192;
+  std::vector<std::pair<uint64_t, int64_t>> acquired_wall =
+      std::vector<std::pair<uint64_t, int64_t>>(kSeqRing);
+
+  std::shared_ptr<ImageBuffer> acquire_buffer();
+};
+
+class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
+ public:
+  explicit Impl(ViewServerOptions options);
+
+  ViewServerOptions options;
+  boost::asio::io_context io{1};
+  boost::asio::ip::tcp::acceptor acceptor{io};
+  boost::asio::posix::stream_descriptor wake{io};
+  int wake_fd = -1;
+  uint64_t wake_value = 0;
+  boost::asio::steady_timer status_timer{io};
+  std::thread thread;
+  bool started = false;
+
+  std::map<std::string, StreamState> streams;  // by name
+  std::string first_stream;                    // the default choice
+  std::set<std::shared_ptr<WsSession>> sessions;
+  std::function<std::string(size_t)> recapture;
+  std::function<std::string()> status_provider;
+
+  pipeline::LatencyHistogram display_latency;    // acquired → painted, all pages
+  pipeline::HistogramSnapshot latency_baseline;  // POST /api/stats/reset
+  struct Counters {
+    std::atomic<uint64_t> browsers{0}, images_sent{0}, images_skipped{0}, paint_reports{0};
+  } counters;
+
+  // Server thread.
+  void accept();
+  void arm_wake();
+  void drain_channels();
+  void arm_status();
+  void on_session_open(const std::shared_ptr<WsSession>& s);
+  void on_session_close(const std::shared_ptr<WsSession>& s);
+  void on_session_select(const std::shared_ptr<WsSession>& s, const std::string& stream);
+  void on_paint_report(const std::string& stream, uint64_t seq, double paint_wall_ms);
+  std::string hello_json() const;
+  std::string state_json() const;
+  std::string stats_json() const;
+  void reset_stats();
+  StreamState* find_stream(const std::string& name);
+};
+
+}  // namespace eit::view

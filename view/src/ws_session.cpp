@@ -1,0 +1,133 @@
+#include "ws_session.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include <nlohmann/json.hpp>
+
+#include "eit/pipeline/clock.hpp"
+
+namespace eit::view {
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+
+namespace {
+std::atomic<uint64_t> g_next_session_id{1};
+}
+
+WsSession::WsSession(boost::asio::ip::tcp::socket socket, std::weak_ptr<ViewServer::Impl> server)
+    : ws_(std::move(socket)), server_(std::move(server)), id_(g_next_session_id.fetch_add(1)) {}
+
+void WsSession::accept(beast::http::request<beast::http::string_body> request) {
+  beast::get_lowest_layer(ws_).expires_never();
+  ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+    res.set(beast::http::field::server, "eitstream view");
+  }));
+  ws_.auto_fragment(false);
+  ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
+    auto server = self->server_.lock();
+    if (ec || !server) return;
+    self->open_ = true;
+    self->opened_ns = pipeline::now_ns();
+    server->on_session_open(self);
+    self->read();
+  });
+}
+
+void WsSession::read() {
+  ws_.async_read(read_buffer_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    if (ec) {
+      self->open_ = false;
+      if (auto server = self->server_.lock()) server->on_session_close(self);
+      return;
+    }
+    if (self->ws_.got_text()) self->on_message(beast::buffers_to_string(self->read_buffer_.data()));
+    self->read_buffer_.consume(self->read_buffer_.size());
+    self->read();
+  });
+}
+
+void WsSession::on_message(const std::string& text) {
+  auto server = server_.lock();
+  if (!server) return;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return;
+  const std::string type = j["type"].get<std::string>();
+  if (type == "painted" && j.contains("seq") && j.contains("paint_wall_ms") &&
+      j["seq"].is_number_unsigned() && j["paint_wall_ms"].is_number()) {
+    ++painted;
+    server->on_paint_report(stream_, j["seq"].get<uint64_t>(), j["paint_wall_ms"].get<double>());
+  } else if (type == "ack") {
+    if (in_flight > 0) --in_flight;
+    if (!writing_) write_next();
+  } else if (type == "flow" && j.contains("window") && j["window"].is_number_unsigned()) {
+    window = std::clamp<uint32_t>(j["window"].get<uint32_t>(), 1, 64);
+    in_flight = 0;
+    if (!writing_) write_next();
+  } else if (type == "select" && j.contains("stream") && j["stream"].is_string()) {
+    server->on_session_select(shared_from_this(), j["stream"].get<std::string>());
+  }
+}
+
+void WsSession::send_image(std::shared_ptr<const ImageBuffer> image) {
+  if (!open_) return;
+  if (pending_image_) {
+    ++images_skipped;
+    if (auto server = server_.lock())
+      server->counters.images_skipped.fetch_add(1, std::memory_order_relaxed);
+  }
+  pending_image_ = std::move(image);
+  if (!writing_) write_next();
+}
+
+void WsSession::send_text(std::string text) {
+  if (!open_) return;
+  if (texts_.size() >= kMaxTexts) {
+    texts_.pop_front();
+    ++texts_dropped;
+  }
+  texts_.push_back(std::move(text));
+  if (!writing_) write_next();
+}
+
+void WsSession::write_next() {
+  auto done = [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->writing_ = false;
+    self->writing_image_.reset();
+    if (ec) {
+      self->open_ = false;
+      return;  // the pending read fails too and reports the close
+    }
+    self->write_next();
+  };
+  if (!open_) return;
+  if (!texts_.empty()) {
+    writing_text_ = std::move(texts_.front());
+    texts_.pop_front();
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(boost::asio::buffer(writing_text_), std::move(done));
+  } else if (pending_image_ && (window == 0 || in_flight < window)) {
+    writing_image_ = std::move(pending_image_);
+    pending_image_.reset();
+    writing_ = true;
+    ++images_sent;
+    if (window) ++in_flight;
+    if (auto server = server_.lock())
+      server->counters.images_sent.fetch_add(1, std::memory_order_relaxed);
+    ws_.binary(true);
+    ws_.async_write(boost::asio::buffer(writing_image_->data(), writing_image_->size()),
+                    std::move(done));
+  }
+}
+
+void WsSession::close() {
+  if (!open_) return;
+  open_ = false;
+  beast::error_code ec;
+  beast::get_lowest_layer(ws_).socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+  beast::get_lowest_layer(ws_).socket().close(ec);
+}
+
+}  // namespace eit::view

@@ -1,0 +1,63 @@
+#pragma once
+// WsSession: one browser's WebSocket. At most one write in flight; behind it at most one image
+// waiting (a newer one replaces it and counts a skip) and a short queue of text messages (series,
+// status; the oldest status is dropped when it is full). Reads the page's messages: "select"
+// (which stream to show), "painted" (seq + paint time, for the display-latency measurement) and
+// the flow control: after {"type": "flow", "window": W} at most W images are unacknowledged
+// ({"type": "ack"} per image the page has taken), so that a page whose script falls behind cannot
+// pile images up inside the browser either; the newest waits here instead, older ones are skipped.
+//
+// Threads: the server thread only (the io_context runs on one thread, so no strand is needed).
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>  // before Boost: 1.74's asio uses std::exchange
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "view_server_impl.hpp"
+
+namespace eit::view {
+
+class WsSession : public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(boost::asio::ip::tcp::socket socket, std::weak_ptr<ViewServer::Impl> server);
+
+  // Completes the WebSocket handshake for `request`, then starts reading.
+  void accept(boost::beast::http::request<boost::beast::http::string_body> request);
+
+  void send_image(std::shared_ptr<const ImageBuffer> image);
+  void send_text(std::string text);
+  void close();
+
+  const std::string& stream() const noexcept { return stream_; }
+  void set_stream(std::string name) { stream_ = std::move(name); }
+  uint64_t id() const noexcept { return id_; }
+
+  uint64_t images_sent = 0, images_skipped = 0, texts_dropped = 0, painted = 0;
+  uint32_t window = 0;     // most unacknowledged images; 0: no flow control (plain clients)
+  uint32_t in_flight = 0;  // images sent and not yet acknowledged
+  int64_t opened_ns = 0;
+
+ private:
+  void read();
+  void on_message(const std::string& text);
+  void write_next();
+
+  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  std::weak_ptr<ViewServer::Impl> server_;
+  boost::beast::flat_buffer read_buffer_;
+  std::string stream_;
+  uint64_t id_;
+  bool open_ = false, writing_ = false;
+  std::deque<std::string> texts_;
+  std::shared_ptr<const ImageBuffer> pending_image_, writing_image_;
+  std::string writing_text_;
+  static constexpr size_t kMaxTexts = 8;
+};
+
+}  // namespace eit::view

@@ -1,0 +1,228 @@
+#include "eit/view/zmq_view_feed.hpp"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "eit/sinks/image_header.hpp"
+
+namespace eit::view {
+namespace {
+
+enum class LinkState { kConnecting, kConnected, kReconnecting };
+
+const char* to_string(LinkState s) {
+  switch (s) {
+    case LinkState::kConnected:
+      return "connected";
+    case LinkState::kReconnecting:
+      return "reconnecting";
+    default:
+      return "connecting";
+  }
+}
+
+}  // namespace
+
+struct ZmqViewFeed::Impl {
+  struct Endpoint {
+    std::string address;
+    zmq::socket_t socket;
+    zmq::socket_t monitor;  // PAIR receiving the socket's events
+    std::atomic<LinkState> state{LinkState::kConnecting};
+    std::atomic<uint64_t> reconnects{0}, images{0}, malformed{0};
+    std::string last_error;  // guarded by Impl::error_mutex
+  };
+  struct Channel {
+    std::shared_ptr<StreamChannel> channel;
+    size_t capacity = 0;
+  };
+
+  ViewServer& server;
+  zmq::context_t context{1};
+  std::vector<std::unique_ptr<Endpoint>> endpoints;
+  std::map<std::string, Channel> channels;  // receiving thread only
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  mutable std::mutex error_mutex;
+
+  explicit Impl(ViewServer& s) : server(s) {}
+  void run();
+  void on_message(Endpoint& e, std::vector<zmq::message_t>& parts);
+  void on_event(Endpoint& e);
+  void set_error(Endpoint& e, std::string text) {
+    std::lock_guard lock(error_mutex);
+    e.last_error = std::move(text);
+  }
+};
+
+ZmqViewFeed::ZmqViewFeed(ViewServer& server, std::vector<std::string> addresses)
+    : impl_(std::make_unique<Impl>(server)) {
+  if (addresses.empty()) throw std::invalid_argument("view: no publisher endpoint given");
+  int n = 0;
+  for (auto& a : addresses) {
+    auto e = std::make_unique<Impl::Endpoint>();
+    e->address = a;
+    try {
+      e->socket = zmq::socket_t(impl_->context, zmq::socket_type::sub);
+      e->socket.set(zmq::sockopt::linger, 0);
+      e->socket.set(zmq::sockopt::rcvhwm, 1000);
+      e->socket.set(zmq::sockopt::subscribe, "eit/");
+      // Reconnect quickly after a publisher restart (ZeroMQ's default is 100 ms, doubling off).
+      e->socket.set(zmq::sockopt::reconnect_ivl, 100);
+      e->socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
+      const std::string inproc = fmt::format("inproc://eit-view-monitor-{}", n++);
+      if (zmq_socket_monitor(e->socket.handle(), inproc.c_str(), ZMQ_EVENT_ALL) != 0)
+        throw zmq::error_t();
+      e->monitor = zmq::socket_t(impl_->context, zmq::socket_type::pair);
+      e->monitor.connect(inproc);
+      e->socket.connect(a);
+    } catch (const zmq::error_t& err) {
+      throw std::runtime_error(
+          fmt::format("view: cannot subscribe to '{}': {} (expected e.g. tcp://127.0.0.1:5555)", a,
+                      err.what()));
+    }
+    impl_->endpoints.push_back(std::move(e));
+  }
+}
+
+ZmqViewFeed::~ZmqViewFeed() { stop(); }
+
+void ZmqViewFeed::start() {
+  if (impl_->thread.joinable()) return;
+  impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+void ZmqViewFeed::stop() noexcept {
+  impl_->stop.store(true);
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+void ZmqViewFeed::Impl::run() {
+  std::vector<zmq::pollitem_t> items;
+  for (auto& e : endpoints) {
+    items.push_back({e->socket.handle(), 0, ZMQ_POLLIN, 0});
+    items.push_back({e->monitor.handle(), 0, ZMQ_POLLIN, 0});
+  }
+  std::vector<zmq::message_t> parts;
+  while (!stop.load(std::memory_order_relaxed)) {
+    try {
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+    } catch (const zmq::error_t&) {
+      continue;  // EINTR
+    }
+    for (size_t i = 0; i < endpoints.size(); ++i) {
+      Endpoint& e = *endpoints[i];
+      if (items[2 * i + 1].revents & ZMQ_POLLIN) on_event(e);
+      if (!(items[2 * i].revents & ZMQ_POLLIN)) continue;
+      // Drain what is queued, newest wins in the server's mailbox anyway.
+      for (int k = 0; k < 256; ++k) {
+        parts.clear();
+        if (!zmq::recv_multipart(e.socket, std::back_inserter(parts), zmq::recv_flags::dontwait))
+          break;
+        on_message(e, parts);
+      }
+    }
+  }
+}
+
+void ZmqViewFeed::Impl::on_event(Endpoint& e) {
+  zmq::message_t event, address;
+  if (!e.monitor.recv(event, zmq::recv_flags::dontwait)) return;
+  if (event.more()) (void)e.monitor.recv(address, zmq::recv_flags::dontwait);
+  if (event.size() < 6) return;
+  uint16_t id;
+  std::memcpy(&id, event.data(), sizeof id);
+  switch (id) {
+    case ZMQ_EVENT_CONNECTED:
+      e.state = LinkState::kConnected;
+      break;
+    case ZMQ_EVENT_DISCONNECTED:
+      e.state = LinkState::kReconnecting;
+      e.reconnects.fetch_add(1);
+      set_error(e, "publisher disconnected; reconnecting");
+      break;
+    case ZMQ_EVENT_CONNECT_RETRIED:
+      if (e.state != LinkState::kConnected) e.state = LinkState::kReconnecting;
+      break;
+    default:
+      break;
+  }
+}
+
+void ZmqViewFeed::Impl::on_message(Endpoint& e, std::vector<zmq::message_t>& parts) {
+  const std::string topic = parts.empty() ? std::string() : parts[0].to_string();
+  // "eit/<stream>/<kind>"
+  const auto slash = topic.find('/', 4);
+  if (!topic.starts_with("eit/") || slash == std::string::npos) {
+    e.malformed.fetch_add(1);
+    return;
+  }
+  const std::string stream = topic.substr(4, slash - 4);
+  const std::string kind = topic.substr(slash + 1);
+  if (kind == "img") {
+    const auto h = parts.size() == 3
+                       ? sinks::decode_image_header(
+                             {static_cast<const std::byte*>(parts[1].data()), parts[1].size()})
+                       : std::nullopt;
+    if (!h || parts[2].size() != size_t{h->count} * sizeof(float)) {
+      e.malformed.fetch_add(1);
+      set_error(e, fmt::format("malformed image message on {}", topic));
+      return;
+    }
+    const size_t bytes = parts[1].size() + parts[2].size();
+    auto& c = channels[stream];
+    if (!c.channel || c.capacity < bytes) {
+      c.capacity = bytes;
+      c.channel = server.add_stream(stream, bytes);
+    }
+    c.channel->publish({static_cast<const std::byte*>(parts[1].data()), parts[1].size()},
+                       {static_cast<const std::byte*>(parts[2].data()), parts[2].size()});
+    e.images.fetch_add(1);
+    return;
+  }
+  if (parts.size() != 2) {
+    e.malformed.fetch_add(1);
+    return;
+  }
+  auto j = nlohmann::json::parse(parts[1].to_string(), nullptr, false);
+  if (!j.is_object()) return;  // a binary message of a kind this view does not know
+  if (!j.contains("type")) j["type"] = kind;
+  if (!j.contains("stream")) j["stream"] = stream;
+  if (kind == "series" && j["type"] == "series") {
+    if (channels.find(stream) == channels.end()) {
+      // Geometry may arrive before the first image: make the stream known with room for it.
+      size_t n = 1;
+      if (j.contains("image") && j["image"].contains("shape"))
+        for (const auto& d : j["image"]["shape"]) n *= d.get<size_t>();
+      auto& c = channels[stream];
+      c.capacity = sizeof(sinks::ImageHeader) + n * sizeof(float);
+      c.channel = server.add_stream(stream, c.capacity);
+    }
+    server.set_series(stream, j.dump());
+  } else {
+    server.post_json(stream, j.dump());
+  }
+}
+
+std::string ZmqViewFeed::status_json() const {
+  nlohmann::json list = nlohmann::json::array();
+  std::lock_guard lock(impl_->error_mutex);
+  for (const auto& e : impl_->endpoints)
+    list.push_back({{"endpoint", e->address},
+                    {"state", to_string(e->state.load())},
+                    {"reconnects", e->reconnects.load()},
+                    {"images", e->images.load()},
+                    {"malformed", e->malformed.load()},
+                    {"last_error", e->last_error}});
+  return nlohmann::json{{"kind", "zmq"}, {"endpoints", list}}.dump();
+}
+
+}  // namespace eit::view

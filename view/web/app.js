@@ -1,0 +1,259 @@
+// The live view: one WebSocket (/ws) per page. Binary messages are images (Wire.decode), text
+// messages JSON: hello (streams, whether recapture is available), series, series-end, status
+// (server counters, source state), and the indices' global / breath messages when the stream has
+// them. onmessage only keeps the newest image; requestAnimationFrame draws it, so the page shows
+// frames at the stream's rate up to the display's refresh and never falls behind. After drawing,
+// the page reports {seq, paint time} back, which the server turns into the display latency.
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const view = new ImageView($("image"));
+  const wave = new Waveform($("wave"));
+  const st = {
+    ws: null, link: "connecting", attempts: 0, streams: [], stream: null, recapture: false,
+    series: null, seriesId: null, ended: false, latest: null, drawnSeq: -1, frozen: false,
+    framesReceived: 0, framesDrawn: 0, lastSeq: null, gaps: 0, pipelineDrops: 0, skipped: 0,
+    lastFrameWall: 0, startedWall: Wire.nowWallMs(), recvTimes: [], drawTimes: [], latencyMs: [],
+    seqWall: new Map(), waveDrawn: 0,  // seq → acquisition wall time of recent frames (breath marks)
+    scale: 0, scaleLowSince: 0, publishedGlobal: false, status: null, lastError: "",
+  };
+  window.eitView = st;  // for tests and for curious people at the console
+  window.eitImageView = view;
+
+  // ---------- socket ----------
+  function connect() {
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+    const ws = new WebSocket(url);
+    ws.binaryType = "arraybuffer";
+    st.ws = ws;
+    ws.onopen = () => {
+      st.attempts = 0; setLink("live");
+      // At most 32 images in flight: if this page's script falls behind, the server holds the
+      // newest image back (and skips older ones) instead of letting them queue up in the browser.
+      send({ type: "flow", window: 32 });
+      const wanted = new URLSearchParams(location.hash.slice(1)).get("stream");
+      if (wanted) send({ type: "select", stream: wanted });
+    };
+    ws.onmessage = (ev) => (typeof ev.data === "string" ? onText(ev.data) : onImage(ev.data));
+    ws.onclose = () => {
+      st.ws = null; setLink("reconnecting");
+      const delay = Math.min(2000, 250 * 2 ** st.attempts++);
+      setTimeout(connect, delay);
+    };
+  }
+  const ACK = JSON.stringify({ type: "ack" });
+  function send(obj) {
+    if (st.ws && st.ws.readyState === 1) st.ws.send(typeof obj === "string" ? obj : JSON.stringify(obj));
+  }
+
+  function onImage(buffer) {
+    send(ACK);
+    const img = Wire.decode(buffer);
+    if (!img) return;
+    const now = Wire.nowWallMs();
+    st.framesReceived++;
+    st.recvTimes.push(now);
+    st.latencyMs.push(now - img.acquiredWallMs);
+    if (st.lastSeq !== null && img.seq > st.lastSeq + 1 + img.droppedBefore)
+      st.gaps += img.seq - st.lastSeq - 1 - img.droppedBefore;
+    if (st.lastSeq !== null && img.seq < st.lastSeq) wave.clear();  // a new run
+    st.lastSeq = img.seq;
+    st.pipelineDrops += img.droppedBefore;
+    st.lastFrameWall = now;
+    st.seqWall.set(img.seq, img.acquiredWallMs);
+    if (st.seqWall.size > 4096) st.seqWall.delete(st.seqWall.keys().next().value);
+    if (!st.frozen) st.latest = img;
+    if (!st.publishedGlobal && st.series && img.seriesId === st.seriesId)
+      wave.push(img.acquiredWallMs, globalValue(img.values));
+  }
+
+  function globalValue(values) {
+    const g = st.series.geometry;
+    let s = 0;
+    if (g.kind === "grid") { for (let i = 0; i < values.length; i++) if (!g.mask[i]) s += values[i]; }
+    else for (let i = 0; i < values.length; i++) s += values[i];
+    return s;
+  }
+
+  function onText(text) {
+    let m; try { m = JSON.parse(text); } catch { return; }
+    switch (m.type) {
+      case "hello":
+        st.streams = m.streams || []; st.recapture = !!m.recapture;
+        $("recapture").hidden = !st.recapture;
+        fillStreams();
+        break;
+      case "series":
+        st.series = m; st.seriesId = m.series_id; st.ended = false;
+        view.setSeries(m);
+        $("model-info").textContent =
+          `${m.algorithm} · ${m.image.shape.join("×")} · ${m.electrodes} electrodes · ` +
+          `${m.rate_hz ? m.rate_hz + " frames/s" : ""}`;
+        $("units").textContent = m.units ? `colour: ${m.units}` : "";
+        $("stream-name").textContent = `${m.stream} — ${m.source || ""}`;
+        break;
+      case "series-end": st.ended = true; break;
+      case "status": onStatus(m); break;
+      case "global":  // eit/<stream>/global from the indices stage: one value per frame
+        if (typeof m.value === "number") {
+          st.publishedGlobal = true;
+          wave.push(typeof m.t_wall_ms === "number" ? m.t_wall_ms : Wire.nowWallMs(), m.value);
+          $("wave-info").textContent = "published global impedance · last 30 s";
+        }
+        break;
+      case "breath": {  // eit/<stream>/breath: one message per breath with its indices
+        const seq = Array.isArray(m.seq) ? m.seq[m.seq.length - 1] : null;
+        const t = seq !== null && st.seqWall.has(seq) ? st.seqWall.get(seq) : Wire.nowWallMs();
+        wave.mark(t, typeof m.tiv === "number" ? `TIV ${m.tiv.toPrecision(3)}` : "");
+        const names = { rate_per_min: "RR /min", tiv: "TIV", eeli_change: "ΔEELI", gi: "GI",
+                        cov_vertical_pct: "CoV %", silent_dependent_pct: "silent dep. %" };
+        $("breath-info").textContent = Object.entries(names)
+          .filter(([k]) => typeof m[k] === "number")
+          .map(([k, label]) => `${label} ${m[k].toPrecision(3)}`).join(" · ");
+        break;
+      }
+    }
+  }
+
+  function onStatus(m) {
+    st.status = m;
+    st.skipped = m.browser ? m.browser.images_skipped : st.skipped;
+    if (m.streams && m.streams.join() !== st.streams.join()) { st.streams = m.streams; fillStreams(); }
+    if (m.stream && m.stream !== st.stream) { st.stream = m.stream; fillStreams(); }
+    const src = m.source || {};
+    let text = "", err = "";
+    if (src.kind === "pipeline") {
+      text = `pipeline ${src.running ? "running" : "stopped"} · ${src.backend}\n` +
+             `in ${src.frames_in} · out ${src.frames_out} · dropped ${src.dropped}\n` +
+             `pipeline p99 ${Number(src.latency_p99_ms).toFixed(2)} ms · references ${src.reference_captures}`;
+      if (src.source && (src.source.reconnects || src.source.seq_gaps || src.source.bad_frames))
+        text += `\ndevice: reconnects ${src.source.reconnects} · gaps ${src.source.seq_gaps} · bad ${src.source.bad_frames}`;
+      err = src.error || (src.source && src.source.last_error) || "";
+    } else if (src.kind === "zmq") {
+      text = (src.endpoints || []).map((e) => `${e.endpoint}  ${e.state.toUpperCase()}  images ${e.images}` +
+                                       (e.reconnects ? `  reconnects ${e.reconnects}` : "")).join("\n");
+      err = (src.endpoints || []).map((e) => e.last_error).filter(Boolean).join("; ");
+    }
+    $("source-state").textContent = text || "–";
+    if (err) st.lastError = `${new Date().toLocaleTimeString()}  ${err}`;
+    $("last-error").textContent = st.lastError || "none";
+    $("last-error").classList.toggle("warn", !!st.lastError);
+  }
+
+  function fillStreams() {
+    const sel = $("stream-select");
+    $("stream-chooser").hidden = st.streams.length < 2;
+    sel.innerHTML = "";
+    for (const s of st.streams) {
+      const o = document.createElement("option");
+      o.value = s; o.textContent = s; o.selected = s === st.stream;
+      sel.appendChild(o);
+    }
+  }
+  $("stream-select").onchange = (e) => {
+    st.stream = e.target.value; st.series = null; st.latest = null; st.lastSeq = null; wave.clear();
+    location.hash = `stream=${encodeURIComponent(st.stream)}`;
+    send({ type: "select", stream: st.stream });
+  };
+
+  // ---------- controls ----------
+  $("freeze").onclick = () => {
+    st.frozen = !st.frozen;
+    $("freeze").classList.toggle("active", st.frozen);
+    $("freeze").textContent = st.frozen ? "Resume" : "Freeze";
+    $("frozen-badge").hidden = !st.frozen;
+  };
+  $("scale-mode").onchange = (e) => { $("fixed-wrap").hidden = e.target.value !== "fixed"; };
+  $("recapture").onclick = async () => {
+    const out = $("recapture-result");
+    out.textContent = "recapturing…";
+    try {
+      const r = await fetch("/api/recapture?frames=50", { method: "POST" });
+      const j = await r.json();
+      out.textContent = r.ok ? `new reference from the next ${j.frames} frames` : j.error;
+    } catch (e) { out.textContent = String(e); }
+  };
+
+  // Auto scale with hysteresis: grow at once to 1.2 × the peak; shrink only after the peak has
+  // stayed below half the scale for 3 s.
+  function colourScale(values, now) {
+    if ($("scale-mode").value === "fixed") return Math.abs(Number($("scale-fixed").value)) || 1;
+    const g = st.series.geometry;
+    let peak = 0;
+    for (let i = 0; i < values.length; i++)
+      if (!(g.kind === "grid" && g.mask[i])) peak = Math.max(peak, Math.abs(values[i]) || 0);
+    if (peak === 0) return st.scale || 1;
+    if (peak > st.scale) { st.scale = 1.2 * peak; st.scaleLowSince = 0; }
+    else if (peak < 0.5 * st.scale) {
+      if (!st.scaleLowSince) st.scaleLowSince = now;
+      else if (now - st.scaleLowSince > 3000) { st.scale = 1.2 * peak; st.scaleLowSince = 0; }
+    } else st.scaleLowSince = 0;
+    return st.scale;
+  }
+
+  // ---------- drawing ----------
+  function setLink(state) { st.link = state; }
+  const pct = (arr, q) => { const a = [...arr].sort((x, y) => x - y); return a[Math.min(a.length - 1, Math.floor(q * a.length))]; };
+
+  function frame() {
+    const now = Wire.nowWallMs();
+    const img = st.latest;
+    const ready = st.series && img && img.seriesId === st.seriesId;
+    if (ready && img.seq !== st.drawnSeq) {
+      view.draw(img.values, colourScale(img.values, now), st.series.units);
+      st.drawnSeq = img.seq; st.framesDrawn++;
+      const paint = Wire.nowWallMs();
+      st.drawTimes.push(paint);
+      send({ type: "painted", seq: img.seq, paint_wall_ms: paint });
+    }
+    if (now - st.waveDrawn >= 40) { wave.draw(now); st.waveDrawn = now; }  // 25 Hz is smooth enough
+    requestAnimationFrame(frame);
+  }
+
+  // Numbers and the state line, 4 times a second.
+  function updateNumbers() {
+    const now = Wire.nowWallMs();
+    const cut = now - 2000;
+    while (st.recvTimes.length && st.recvTimes[0] < cut) st.recvTimes.shift();
+    while (st.drawTimes.length && st.drawTimes[0] < cut) st.drawTimes.shift();
+    if (st.latencyMs.length > 2000) st.latencyMs.splice(0, st.latencyMs.length - 2000);
+    const fps = st.recvTimes.length / 2, dps = st.drawTimes.length / 2;
+    $("fps").textContent = fps.toFixed(fps < 10 ? 1 : 0);
+    $("fps-sub").textContent = `drawn ${dps.toFixed(0)}/s`;
+    const recent = st.latencyMs.slice(-Math.max(10, st.recvTimes.length));
+    $("latency").textContent = recent.length ? pct(recent, 0.5).toFixed(1) : "–";
+    $("frames").textContent = String(st.framesReceived);
+    $("seq").textContent = st.lastSeq === null ? "–" : String(st.lastSeq);
+    const drops = st.pipelineDrops + st.skipped + st.gaps;
+    $("drops").textContent = String(drops);
+    $("drops").classList.toggle("warn", drops > 0);
+    $("drops-sub").textContent = `pipeline ${st.pipelineDrops} · skipped ${st.skipped} · gaps ${st.gaps}`;
+    $("clock").textContent = new Date().toLocaleTimeString();
+
+    // State pill and overlay, most serious first.
+    const pill = $("link"), overlay = $("overlay"), notice = $("notice");
+    const period = st.series && st.series.rate_hz ? 1000 / st.series.rate_hz : 100;
+    const silent = st.lastFrameWall ? now - st.lastFrameWall : now - st.startedWall;
+    let label = "LIVE", cls = "pill-live", message = "", note = "";
+    if (st.link !== "live") {
+      label = st.link === "reconnecting" ? "RECONNECTING" : "CONNECTING"; cls = "pill-wait";
+      message = "Connecting to the view server…";
+    } else if (!st.series || (st.latest && st.latest.seriesId !== st.seriesId)) {
+      label = "WAITING"; cls = "pill-wait";
+      message = "Waiting for the series message (image geometry)…" +
+                (st.framesReceived ? `\n${st.framesReceived} frames received meanwhile` : "");
+    } else if (silent > Math.max(1000, 5 * period)) {
+      label = st.ended ? "ENDED" : "NO FRAMES"; cls = st.ended ? "pill-wait" : "pill-alarm";
+      note = st.lastFrameWall ? `no frames since ${new Date(st.lastFrameWall).toLocaleTimeString()}`
+                              : "no frames yet";
+      if (st.ended) note = `series ended · ${note}`;
+    }
+    pill.className = `pill ${cls}`; pill.textContent = label; pill.dataset.state = label.toLowerCase();
+    overlay.hidden = !message; overlay.textContent = message;
+    notice.hidden = !note; notice.textContent = note;
+  }
+
+  connect();
+  requestAnimationFrame(frame);
+  setInterval(updateNumbers, 250);
+})();
