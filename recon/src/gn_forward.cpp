@@ -13,6 +13,10 @@ namespace eit::recon::detail {
 GnForward::GnForward(const Mesh& mesh, const Protocol& protocol, const ForwardOptions& options)
     : mesh_(mesh), protocol_(protocol) {
   check_mesh(mesh, "gn forward model mesh");
+  if (mesh.elements.cols() != 3)
+    throw std::invalid_argument(fmt::format(
+        "gn: the mesh has {}-node elements; Gauss–Newton absolute imaging is 2-D (triangles) only",
+        mesh.elements.cols()));
   if (protocol.n_electrodes != mesh.n_electrodes())
     throw std::invalid_argument(fmt::format("gn: protocol has {} electrodes, mesh has {}",
                                             protocol.n_electrodes, mesh.n_electrodes()));
@@ -34,9 +38,9 @@ GnForward::GnForward(const Mesh& mesh, const Protocol& protocol, const ForwardOp
                           /*grounded=*/true);
   base_.makeCompressed();
   matrix_ = base_;
-  sx_ = g.sx;
-  sy_ = g.sy;
-  inv4a_ = (4.0 * g.area.array()).inverse();
+  sx_ = g.grad[0];  // triangles: the edges opposite each node, w = 1/(4A)
+  sy_ = g.grad[1];
+  inv4a_ = g.weight.array();
   scatter_.resize(n_e, 9);
   local_.resize(n_e, 9);
   const int ref = mesh.ref_node;
@@ -44,7 +48,7 @@ GnForward::GnForward(const Mesh& mesh, const Protocol& protocol, const ForwardOp
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) {
         const int r = mesh.elements(e, i), c = mesh.elements(e, j), k = 3 * i + j;
-        local_(e, k) = (g.sx(e, i) * g.sx(e, j) + g.sy(e, i) * g.sy(e, j)) * inv4a_(e);
+        local_(e, k) = (sx_(e, i) * sx_(e, j) + sy_(e, i) * sy_(e, j)) * inv4a_(e);
         scatter_(e, k) = -1;
         if (r == ref || c == ref) continue;
         const int* begin = base_.innerIndexPtr() + base_.outerIndexPtr()[c];
