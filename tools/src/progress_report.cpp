@@ -30,8 +30,9 @@ std::string ProgressReport::line(const std::string& label, uint64_t done, uint64
   if (bar && total > 0) {
     constexpr int kWidth = 30;
     const int filled = static_cast<int>(kWidth * std::min(1.0, double(done) / double(total)));
-    s += "[" + std::string(static_cast<size_t>(filled), '#') +
-         std::string(static_cast<size_t>(kWidth - filled), '.') + "] ";
+    std::string cells(kWidth, '.');
+    std::fill_n(cells.begin(), filled, '#');
+    s += fmt::format("[{}] ", cells);
   }
   s += total > 0 ? fmt::format("{}/{} frames", done, total) : fmt::format("{} frames", done);
   s += rate >= 1000 ? fmt::format("  {:.1f} k frames/s", rate / 1000)
