@@ -52,6 +52,10 @@ class Reconstructor {
 
   virtual size_t in_flight() const noexcept = 0;
 
+  // True when submit() does all the work on the calling thread (complete() only hands the batch
+  // back): the pipeline may then read, reconstruct and publish on one thread (StageLayout).
+  virtual bool synchronous() const noexcept { return false; }
+
   // Called by an idle stage now and then (PipelineOptions::warm_interval_us): a backend whose
   // per-frame cost depends on caches touches what the next frame needs (the CPU backend reads H
   // so that a frame arriving after a quiet spell does not find it evicted). Nothing is in flight.
