@@ -195,7 +195,7 @@ TEST_CASE("run to completion computes what the pipelined layout computes, frame 
   }
 }
 
-TEST_CASE("auto layout: run to completion for a paced source on a synchronous backend") {
+TEST_CASE("auto layout: run to completion only for a fast paced source on a synchronous backend") {
   const auto m = random_model(64);
   const auto frames = random_frames(m, 4);
   VectorSource unpaced(frames);
@@ -204,6 +204,9 @@ TEST_CASE("auto layout: run to completion for a paced source on a synchronous ba
   VectorSource inner(frames);
   PacedSource paced(inner, {1000, 1});
   CHECK(Pipeline(m, paced, cpu(m), {&sink}).layout() == StageLayout::kRunToCompletion);
+  VectorSource slow_inner(frames);
+  PacedSource slow(slow_inner, {50, 1});  // H would go cold between frames on this thread
+  CHECK(Pipeline(m, slow, cpu(m), {&sink}).layout() == StageLayout::kPipelined);
 }
 
 TEST_CASE("a pipeline without sinks recycles every frame") {

@@ -31,6 +31,9 @@ void for_each_field(RunConfig& c, F&& f) {
   f("queue", c.queue);
   f("warm_us", c.warm_us);
   f("quiet", c.quiet);
+  f("latency_mode", c.latency_mode);
+  f("stages", c.stages);
+  f("cpus", c.cpus);
 }
 
 template <typename T>

@@ -27,6 +27,9 @@ struct RunConfig {
   uint64_t queue = 256;
   uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
   bool quiet = false;       // no status line
+  std::string latency_mode = "balanced";  // spin | balanced | idle (how stages wait for work)
+  std::string stages = "auto";            // auto | pipelined | run-to-completion
+  std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
 };
 
 // Keys a config file may hold (those of RunConfig).

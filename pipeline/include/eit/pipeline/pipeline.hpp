@@ -58,10 +58,10 @@ namespace eit::pipeline {
 enum class Policy { kLossless, kLive };
 enum class FaultPolicy { kFallbackToCpu, kStop };
 // Which threads do the work before the sinks. kAuto: run to completion when the backend is
-// synchronous (Reconstructor::synchronous(), the CPU) and the source is paced (nominal rate > 0):
-// the frame period then dwarfs the compute, and two queue hops are saved; pipelined otherwise
-// (unpaced: reading and reconstructing overlap on two cores, and the live input queue counts
-// drops when the backend falls behind).
+// synchronous (Reconstructor::synchronous(), the CPU) and the source is paced at ≥ 500 frames/s:
+// the frame period then dwarfs the compute, H stays cached, and two queue hops are saved;
+// pipelined otherwise (slow rates: the idle reconstructor keeps H warm between frames; unpaced:
+// reading and reconstructing overlap on two cores and the live input queue counts drops).
 enum class StageLayout { kAuto, kPipelined, kRunToCompletion };
 std::string_view layout_name(StageLayout layout) noexcept;      // "pipelined", "run-to-completion"
 std::string_view latency_mode_name(LatencyMode mode) noexcept;  // "spin", "balanced", "idle"
