@@ -72,7 +72,9 @@ PipelineCounters counters_from(const pipeline::PipelineStats& s) {
   if (!s.sinks.empty()) c.send_dropped = s.sinks.front().dropped + s.sinks.front().errors;
   c.non_finite = s.non_finite;
   c.backend_errors = s.backend_faults;
-  c.queue_high_water = {{"input", {s.input.high_water, s.input.capacity}}};
+  // "output": the fullest sink queue; then each sink's own.
+  c.queue_high_water = {{"input", {s.input.high_water, s.input.capacity}},
+                        {"output", {s.output.high_water, s.output.capacity}}};
   for (const auto& q : s.sink_queues)
     c.queue_high_water.push_back({"sink " + q.name, {q.queue.high_water, q.queue.capacity}});
   if (!s.sink_queues.empty()) c.send_dropped += s.sink_queues.front().queue.dropped;
