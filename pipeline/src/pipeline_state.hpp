@@ -1,6 +1,6 @@
 #pragma once
-// State shared by the three stage threads of a Pipeline (private to pipeline/src).
-// Each stage writes only its own counters (single-writer relaxed atomics, each group on its own
+// State shared by the stage threads and sink threads of a Pipeline (private to pipeline/src).
+// Each thread writes only its own counters (single-writer relaxed atomics, each group on its own
 // cache line); Pipeline::stats() reads them from any thread.
 #include <atomic>
 #include <cstdint>
@@ -10,12 +10,14 @@
 #include <thread>
 #include <vector>
 
-#include "eit/pipeline/source.hpp"
+#include "eit/pipeline/doorbell.hpp"
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/pipeline/reference_capture.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/spsc_queue.hpp"
+#include "sink_lane.hpp"
 
 namespace eit::pipeline {
 
@@ -35,47 +37,68 @@ struct Pipeline::State {
   std::vector<ImageSink*> sinks;
   PipelineOptions options;
   bool normalize = false;
+  StageLayout layout = StageLayout::kPipelined;  // resolved (never kAuto)
 
   FramePool pool;
-  SpscQueue<FrameSlot*> in_queue;       // source → reconstructor
-  SpscQueue<FrameSlot*> out_queue;      // reconstructor → publish
-  SpscQueue<FrameSlot*> recycle_queue;  // reconstructor → source: frames it dropped (live, fault)
+  SpscQueue<FrameSlot*> in_queue;                 // source → reconstructor
+  SpscQueue<FrameSlot*> recycle_queue;            // reconstructor → source: slots no sink holds
+  std::unique_ptr<std::atomic<uint32_t>[]> refs;  // per slot index: sinks still holding it
+  std::vector<std::unique_ptr<SinkLane>> lanes;   // one per sink
   ReferenceCapture reference;
 
+  // Doorbells: in_work (source → reconstructor), in_room (reconstructor → source, lossless),
+  // slot_freed (reconstructor and sink threads → source, lossless waiting for a slot).
+  Doorbell in_work, in_room, slot_freed;
+
   std::atomic<bool> started{false}, stop_requested{false}, aborted{false};
-  std::atomic<bool> source_done{false}, recon_done{false}, publish_done{false};
+  std::atomic<bool> source_done{false}, recon_done{false};
   std::atomic<int64_t> started_ns{0};
 
   // Source stage.
   alignas(kCacheLine) std::atomic<uint64_t> frames_in{0};
   std::atomic<uint64_t> input_dropped{0};
-  // Reconstructor stage.
+  // Reconstructor stage (the fan-out included).
   alignas(kCacheLine) std::atomic<uint64_t> reconstructed{0};
-  std::atomic<uint64_t> output_dropped{0};
   std::atomic<uint64_t> backend_faults{0};
   std::atomic<uint64_t> fallback_frames{0};
   std::atomic<uint64_t> lost_on_fault{0};
   std::atomic<bool> using_fallback{false};
-  // Publish stage.
-  alignas(kCacheLine) std::atomic<uint64_t> frames_out{0};
+  std::atomic<uint64_t> frames_out{0};
   std::atomic<uint64_t> non_finite{0};
   std::atomic<uint64_t> reference_frames{0};
-  std::array<LatencyHistogram, kSpanCount> latency;
-  LatencyHistogram sink_latency;
 
   // Faults are rare and off the per-frame path's normal course: a mutex guards the message.
   mutable std::mutex error_mutex;
   std::string error;
   void set_error(std::string message) noexcept;
 
-  std::thread source_thread, reconstruct_thread, publish_thread;
+  // Wakes every waiting thread so it re-reads the stop/abort/done flags.
+  void ring_all() noexcept;
+  // Waits in the configured latency mode until ready() or deadline_ns.
+  template <typename Ready>
+  bool wait(Doorbell& bell, int64_t deadline_ns, Ready&& ready) noexcept {
+    return wait_until(bell, options.latency_mode, options.spin_ns, deadline_ns, ready);
+  }
+  // A slot no sink holds any more, back to the source: from the reconstructor thread (or the
+  // source thread itself when running to completion).
+  void recycle(FrameSlot* f) noexcept {
+    recycle_queue.try_push(f);  // sized for the whole pool: never full
+    slot_freed.ring();
+  }
+
+  std::thread source_thread, reconstruct_thread;
 };
 
 void run_source_stage(Pipeline::State& s) noexcept;
 void run_reconstruct_stage(Pipeline::State& s) noexcept;
-void run_publish_stage(Pipeline::State& s) noexcept;
-// Stage threads ask the kernel for fine-grained sleeps (Linux timer slack 1 µs instead of 50 µs),
-// so an idle stage that sleeps wakes close to when it asked.
-void tune_stage_thread() noexcept;
+// The source stage that also reconstructs and fans out each frame (StageLayout::kRunToCompletion).
+void run_inline_stage(Pipeline::State& s) noexcept;
+void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept;
+// The fan-out: hands a finished frame to every sink's queue (reconstructor thread, or the source
+// thread when running to completion). Waits only for kBlock sinks.
+void deliver(Pipeline::State& s, FrameSlot* f) noexcept;
+// Stage threads ask the kernel for fine-grained timer wake-ups (Linux timer slack 1 µs instead of
+// 50 µs) and pin themselves to PipelineOptions::cpus[thread_index % size] when given.
+void tune_stage_thread(const PipelineOptions& o, size_t thread_index) noexcept;
 
 }  // namespace eit::pipeline

@@ -1,7 +1,4 @@
-// Reconstructor stage: pops up to a batch of waiting frames (micro-batching: one frame when the
-// queue is short, GEMM when frames pile up), handles the reference, submits batches to the
-// backend (several in flight when it allows) and passes completed frames on in order.
-// Backend faults are caught here; see pipeline.hpp for the policy.
+// Reconstructor stage (contract in reconstruct_stage.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,9 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
-#include "pipeline_state.hpp"
+#include "reconstruct_stage.hpp"
 
 namespace eit::pipeline {
 namespace {
@@ -24,86 +20,20 @@ bool all_finite(const float* v, size_t n) noexcept {
   return true;
 }
 
-class ReconstructStage {
- public:
-  explicit ReconstructStage(Pipeline::State& s)
-      : s_(s),
-        live_(s.options.policy == Policy::kLive),
-        n_meas_(s.model.n_meas()),
-        n_out_(s.model.n_out()),
-        active_(s.primary.get()),
-        have_reference_(s.options.reference.mode != ReferenceMode::kCapture) {
-    size_t cap = capacity_of(*s.primary);
-    if (s.fallback) cap = std::max(cap, capacity_of(*s.fallback));
-    batch_.resize(cap);
-    done_.resize(cap);
-    fifo_.resize(cap);
-    update_batch_limit();
-    warm_ns_ = s.options.warm_interval_us * 1000;
-  }
-
-  void run() noexcept;
-
- private:
-  static size_t capacity_of(const Reconstructor& r) {
-    return std::max<size_t>(1, r.max_batch()) * (std::max<size_t>(1, r.max_in_flight()) + 1);
-  }
-  void update_batch_limit() noexcept {
-    batch_limit_ =
-        std::clamp<size_t>(std::min(s_.options.max_batch, active_->max_batch()), 1, batch_.size());
-  }
-  void fifo_push(FrameSlot* f) noexcept { fifo_[(fifo_head_ + fifo_count_++) % fifo_.size()] = f; }
-  FrameSlot* fifo_pop() noexcept {
-    FrameSlot* f = fifo_[fifo_head_];
-    fifo_head_ = (fifo_head_ + 1) % fifo_.size();
-    --fifo_count_;
-    return f;
-  }
-
-  void emit(FrameSlot* f) noexcept;
-  void drop(FrameSlot* f, bool lost) noexcept;
-  void submit(size_t n) noexcept;
-  size_t drain(bool wait) noexcept;
-  void drain_all() noexcept {
-    while (fifo_count_ > 0 && !failed_) drain(true);
-  }
-  void apply_reference() noexcept;
-  void on_fault(std::string_view what, std::span<FrameSlot* const> not_submitted) noexcept;
-
-  Pipeline::State& s_;
-  const bool live_;
-  const size_t n_meas_, n_out_;
-  Reconstructor* active_;
-  bool have_reference_;
-  bool failed_ = false;
-  size_t batch_limit_ = 1;
-  std::vector<FrameSlot*> batch_, done_, fifo_;  // fifo_: submitted, not yet completed, in order
-  size_t fifo_head_ = 0, fifo_count_ = 0;
-  uint64_t pending_drops_ = 0;  // frames dropped in front of the output queue since the last push
-  int64_t warm_ns_ = 0, last_warm_ = 0;
-};
+}  // namespace
 
 void ReconstructStage::drop(FrameSlot* f, bool lost) noexcept {
-  pending_drops_ = uint64_t{f->dropped_before} + 1;
-  bump(lost ? s_.lost_on_fault : s_.output_dropped);
-  s_.recycle_queue.try_push(f);  // sized for the whole pool: never full
+  // Every drop here is a frame lost on a backend fault (`lost` kept for the call sites' clarity).
+  (void)lost;
+  pending_drops_ += uint64_t{f->dropped_before} + 1;
+  bump(s_.lost_on_fault);
+  s_.recycle(f);
 }
 
 void ReconstructStage::emit(FrameSlot* f) noexcept {
-  if (!f->stamp(Stage::kDone)) f->stamp(Stage::kDone, now_ns());
   f->dropped_before = static_cast<uint32_t>(f->dropped_before + pending_drops_);
-  bool pushed = s_.out_queue.try_push(f);
-  if (!pushed && !live_) {
-    Backoff backoff(std::chrono::microseconds(s_.options.max_idle_sleep_us));
-    while (!pushed && !s_.aborted.load(std::memory_order_relaxed)) {
-      backoff.pause();
-      pushed = s_.out_queue.try_push(f);
-    }
-  }
-  if (pushed)
-    pending_drops_ = 0;
-  else
-    drop(f, false);
+  pending_drops_ = 0;
+  deliver(s_, f);
 }
 
 void ReconstructStage::submit(size_t n) noexcept {
@@ -196,40 +126,65 @@ void ReconstructStage::on_fault(std::string_view what,
   }
 }
 
+bool ReconstructStage::take(FrameSlot* f, size_t& n) noexcept {
+  f->stamp(Stage::kDequeued, now_ns());
+  if (failed_) {  // backend gone for good: account for what is still queued
+    drop(f, true);
+    return false;
+  }
+  bool captured = false;
+  if (!all_finite(f->values, n_meas_))
+    f->flags |= kFlagNonFinite;
+  else if (s_.reference.capturing()) {
+    f->flags |= kFlagReference;
+    captured = s_.reference.add(f->values);
+  }
+  if (!have_reference_) {
+    // Still capturing the first reference: nothing is in flight yet, so this frame can pass
+    // straight on, in order, with an empty image.
+    std::memset(f->image, 0, n_out_ * sizeof(float));
+    f->stamp(Stage::kSubmitted, f->stamp(Stage::kDequeued));
+    emit(f);
+    if (captured) apply_reference();
+    return false;
+  }
+  batch_[n++] = f;
+  return captured;
+}
+
+int64_t ReconstructStage::idle(int64_t now) noexcept {
+  if (warm_ns_ <= 0 || failed_) return now + 100'000'000;
+  if (now - last_warm_ >= warm_ns_) {
+    active_->warm();
+    last_warm_ = now_ns();
+  }
+  return last_warm_ + warm_ns_;
+}
+
+void ReconstructStage::run_one(FrameSlot* f) noexcept {
+  s_.reference.start_if_requested();
+  size_t n = 0;
+  const bool captured = take(f, n);
+  if (n > 0) submit(n);
+  drain_all();
+  if (captured) apply_reference();
+  last_warm_ = now_ns();
+}
+
 void ReconstructStage::run() noexcept {
-  Backoff idle(std::chrono::microseconds(s_.options.max_idle_sleep_us));
   while (true) {
     s_.reference.start_if_requested();
     size_t n = 0;
     bool captured = false;
+    bool popped = false;
     while (n < batch_limit_ && !captured) {
       FrameSlot* f = nullptr;
       if (!s_.in_queue.try_pop(f)) break;
-      f->stamp(Stage::kDequeued, now_ns());
-      if (failed_) {  // backend gone for good: account for what is still queued
-        drop(f, true);
-        continue;
-      }
-      if (!all_finite(f->values, n_meas_))
-        f->flags |= kFlagNonFinite;
-      else if (s_.reference.capturing()) {
-        f->flags |= kFlagReference;
-        captured = s_.reference.add(f->values);
-      }
-      if (!have_reference_) {
-        // Still capturing the first reference: nothing is in flight yet, so this frame can pass
-        // straight on, in order, with an empty image.
-        std::memset(f->image, 0, n_out_ * sizeof(float));
-        f->stamp(Stage::kSubmitted, f->stamp(Stage::kDequeued));
-        emit(f);
-        if (captured) apply_reference();
-        captured = false;
-        continue;
-      }
-      batch_[n++] = f;
+      popped = true;
+      captured = take(f, n);
     }
+    if (popped) s_.in_room.ring();
     if (n > 0) {
-      idle.reset();
       last_warm_ = now_ns();
       submit(n);
       drain(false);
@@ -238,31 +193,28 @@ void ReconstructStage::run() noexcept {
       drain_all();
       apply_reference();
     }
-    if (n > 0 || captured) continue;
+    if (popped) continue;
     if (fifo_count_ > 0) {
       drain(true);
       continue;
     }
     if (s_.source_done.load(std::memory_order_acquire) && s_.in_queue.empty_approx()) break;
-    if (warm_ns_ > 0 && !failed_) {
-      const int64_t t = now_ns();
-      if (t - last_warm_ >= warm_ns_) {
-        active_->warm();
-        last_warm_ = t;
-      }
-    }
-    idle.pause();
+    const int64_t deadline = idle(now_ns());
+    s_.wait(s_.in_work, deadline, [&] {
+      return !s_.in_queue.empty_approx() || s_.source_done.load(std::memory_order_acquire);
+    });
   }
   drain_all();
-  s_.recon_done.store(true, std::memory_order_release);
 }
 
-}  // namespace
-
 void run_reconstruct_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread();
-  ReconstructStage stage(s);
-  stage.run();
+  tune_stage_thread(s.options, 1);
+  {
+    ReconstructStage stage(s);
+    stage.run();
+  }
+  s.recon_done.store(true, std::memory_order_release);
+  s.ring_all();
 }
 
 }  // namespace eit::pipeline

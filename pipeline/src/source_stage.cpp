@@ -1,18 +1,21 @@
 // Source stage: reads frames from the Source into pool slots and pushes them to the
-// reconstructor's queue. Lossless: waits for a slot and for room. Live: never waits; a frame
-// that finds the queue full (or no free slot) is dropped and counted, and the next frame pushed
-// carries the number dropped in dropped_before.
+// reconstructor's queue, or (run to completion) reconstructs and fans each out itself.
+// Lossless: waits for a slot and for room. Live: never waits; a frame that finds the queue full
+// (or no free slot) is dropped and counted, and the next frame pushed carries the number dropped
+// in dropped_before.
 #include <chrono>
 #include <exception>
 
 #include <fmt/format.h>
 
-#include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "pipeline_state.hpp"
+#include "reconstruct_stage.hpp"
 
 namespace eit::pipeline {
 namespace {
+
+constexpr int64_t kRecheckNs = 50'000'000;
 
 void reset_slot(FrameSlot& f) noexcept {
   f.seq = 0;
@@ -22,80 +25,141 @@ void reset_slot(FrameSlot& f) noexcept {
   f.dropped_before = 0;
 }
 
-FrameSlot* take_slot(Pipeline::State& s) noexcept {
-  if (FrameSlot* f = s.pool.try_acquire()) return f;
-  FrameSlot* f = nullptr;
-  if (s.recycle_queue.try_pop(f)) return f;
-  return nullptr;
-}
+class SourceStage {
+ public:
+  explicit SourceStage(Pipeline::State& s)
+      : s_(s), live_(s.options.policy == Policy::kLive), timeout_(s.options.read_timeout_ms) {}
 
-}  // namespace
+  // Reads frames until the source ends, stops or fails, or max_frames; `forward` takes each frame
+  // read into a slot of its own (the spare slot's frames are dropped here).
+  template <typename Forward>
+  void run(Forward&& forward) noexcept;
 
-void run_source_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread();
-  const bool live = s.options.policy == Policy::kLive;
-  const auto timeout = std::chrono::milliseconds(s.options.read_timeout_ms);
+  // Pushes onto the reconstructor's queue (threaded layout); false when the frame was dropped.
+  bool push(FrameSlot* f) noexcept;
+
+ private:
+  // A free slot: never used yet, freed by the reconstructor or the fan-out, or freed by a sink.
+  FrameSlot* take_slot() noexcept {
+    if (FrameSlot* f = s_.pool.try_acquire()) return f;
+    FrameSlot* f = nullptr;
+    if (s_.recycle_queue.try_pop(f)) return f;
+    const size_t n = s_.lanes.size();
+    for (size_t k = 0; k < n; ++k) {
+      SinkLane& lane = *s_.lanes[(next_lane_ + k) % n];
+      if (lane.returns.try_pop(f)) {
+        next_lane_ = (next_lane_ + k + 1) % n;
+        return f;
+      }
+    }
+    return nullptr;
+  }
+  bool stopping() const noexcept {
+    return s_.aborted.load(std::memory_order_relaxed) ||
+           s_.stop_requested.load(std::memory_order_relaxed);
+  }
+
+  Pipeline::State& s_;
+  const bool live_;
+  const std::chrono::milliseconds timeout_;
+  size_t next_lane_ = 0;
+  uint64_t pending_drops_ = 0;
+};
+
+template <typename Forward>
+void SourceStage::run(Forward&& forward) noexcept {
   // Live mode reads into this spare slot when every other slot is in flight, and drops it.
-  FrameSlot* spare = live ? take_slot(s) : nullptr;
+  FrameSlot* spare = live_ ? take_slot() : nullptr;
   FrameSlot* slot = nullptr;
-  uint64_t pending_drops = 0;
   uint64_t frames = 0;
-  Backoff backoff;
-  while (!s.stop_requested.load(std::memory_order_acquire)) {
-    if (s.options.max_frames && frames >= s.options.max_frames) break;
-    if (!slot) slot = take_slot(s);
-    if (!slot && !live) {  // lossless: every slot is downstream; wait for one
-      if (s.aborted.load(std::memory_order_relaxed)) break;
-      backoff.pause();
+  while (!s_.stop_requested.load(std::memory_order_acquire)) {
+    if (s_.options.max_frames && frames >= s_.options.max_frames) break;
+    if (!slot) slot = take_slot();
+    if (!slot && !live_) {  // lossless: every slot is downstream; wait for one
+      if (s_.aborted.load(std::memory_order_relaxed)) break;
+      s_.wait(s_.slot_freed, now_ns() + kRecheckNs, [&] {
+        slot = take_slot();
+        return slot != nullptr || stopping();
+      });
       continue;
     }
     FrameSlot& target = slot ? *slot : *spare;
     reset_slot(target);
     ReadStatus status;
     try {
-      status = s.source.read(target, timeout);
+      status = s_.source.read(target, timeout_);
     } catch (const std::exception& e) {
-      s.set_error(fmt::format("source '{}' failed: {}", s.source.describe(), e.what()));
+      s_.set_error(fmt::format("source '{}' failed: {}", s_.source.describe(), e.what()));
       break;
     } catch (...) {
-      s.set_error("source failed with an unknown exception");
+      s_.set_error("source failed with an unknown exception");
       break;
     }
     if (status == ReadStatus::kTimeout) continue;
     if (status != ReadStatus::kFrame) break;
     ++frames;
-    bump(s.frames_in);
+    bump(s_.frames_in);
     if (!slot) {  // live, no free slot: the frame read into the spare is dropped
-      ++pending_drops;
-      bump(s.input_dropped);
+      ++pending_drops_;
+      bump(s_.input_dropped);
       continue;
     }
     const int64_t t = now_ns();
     if (!target.stamp(Stage::kReceived)) target.stamp(Stage::kReceived, t);
     if (!target.stamp(Stage::kScheduled))
       target.stamp(Stage::kScheduled, target.stamp(Stage::kReceived));
-    target.dropped_before = static_cast<uint32_t>(pending_drops);
-    target.stamp(Stage::kEnqueued, now_ns());
-    bool pushed = s.in_queue.try_push(slot);
-    if (!pushed && !live) {
-      backoff.reset();
-      while (!pushed && !s.aborted.load(std::memory_order_relaxed)) {
-        backoff.pause();
-        target.stamp(Stage::kEnqueued, now_ns());
-        pushed = s.in_queue.try_push(slot);
-      }
-    }
-    backoff.reset();
-    if (pushed) {
+    target.dropped_before = static_cast<uint32_t>(pending_drops_);
+    target.stamp(Stage::kEnqueued, t);
+    if (forward(slot)) {
       slot = nullptr;
-      pending_drops = 0;
+      pending_drops_ = 0;
     } else {  // dropped: keep the slot for the next read
-      ++pending_drops;
-      bump(s.input_dropped);
+      ++pending_drops_;
+      bump(s_.input_dropped);
     }
   }
   // A slot still held here (or the spare) simply stays out of the pool until it is destroyed.
+}
+
+bool SourceStage::push(FrameSlot* f) noexcept {
+  bool pushed = s_.in_queue.try_push(f);
+  if (!pushed && !live_) {
+    while (!pushed && !s_.aborted.load(std::memory_order_relaxed)) {
+      s_.wait(s_.in_room, now_ns() + kRecheckNs, [&] {
+        pushed = s_.in_queue.try_push(f);
+        return pushed || s_.aborted.load(std::memory_order_relaxed);
+      });
+    }
+    f->stamp(Stage::kEnqueued, now_ns());  // when it got in (the queue was full until then)
+  }
+  if (pushed) s_.in_work.ring();
+  return pushed;
+}
+
+}  // namespace
+
+void run_source_stage(Pipeline::State& s) noexcept {
+  tune_stage_thread(s.options, 0);
+  SourceStage stage(s);
+  stage.run([&](FrameSlot* f) { return stage.push(f); });
   s.source_done.store(true, std::memory_order_release);
+  s.in_work.ring();
+}
+
+void run_inline_stage(Pipeline::State& s) noexcept {
+  tune_stage_thread(s.options, 0);
+  {
+    SourceStage source(s);
+    ReconstructStage recon(s);
+    source.run([&](FrameSlot* f) {
+      recon.run_one(f);
+      return true;
+    });
+    recon.finish();
+  }
+  s.source_done.store(true, std::memory_order_release);
+  s.recon_done.store(true, std::memory_order_release);
+  s.ring_all();
 }
 
 }  // namespace eit::pipeline

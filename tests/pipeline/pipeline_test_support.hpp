@@ -106,12 +106,21 @@ struct ReceivedFrame {
 // release() — a consumer that has stopped reading.
 class CollectingSink final : public pipeline::ImageSink {
  public:
-  explicit CollectingSink(size_t n_out) : n_out_(n_out) {}
+  explicit CollectingSink(size_t n_out,
+                          pipeline::SinkPolicy policy = pipeline::SinkPolicy::kDropNewest)
+      : n_out_(n_out), policy_(policy) {}
   std::string_view name() const noexcept override { return "collect"; }
+  pipeline::SinkPolicy policy() const noexcept override { return policy_; }
+  // The thread that called publish() last (each sink has its own).
+  std::thread::id publisher_thread() const {
+    std::lock_guard lock(mutex_);
+    return thread_;
+  }
   void publish(const pipeline::FrameSlot& f) noexcept override {
     while (stalled_.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (slow_us_) std::this_thread::sleep_for(std::chrono::microseconds(slow_us_));
     std::lock_guard lock(mutex_);
+    thread_ = std::this_thread::get_id();
     frames_.push_back(
         {f.seq, f.flags, f.dropped_before, std::vector<float>(f.image, f.image + n_out_)});
     for (int s = 0; s < static_cast<int>(pipeline::kStageCount); ++s)
@@ -134,6 +143,8 @@ class CollectingSink final : public pipeline::ImageSink {
 
  private:
   size_t n_out_;
+  pipeline::SinkPolicy policy_;
+  std::thread::id thread_;
   std::atomic<bool> stalled_{false};
   int slow_us_ = 0;
   mutable std::mutex mutex_;

@@ -8,6 +8,7 @@
 
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame_pool.hpp"
+#include "malloc_counter.hpp"
 #include "pipeline_test_support.hpp"
 
 using namespace eit::pipeline;
@@ -15,20 +16,8 @@ using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
 
-// Counting malloc (glibc): the per-frame calls must not allocate. Not under ThreadSanitizer,
-// whose runtime owns malloc.
-#if !defined(__SANITIZE_THREAD__)
-#define EIT_COUNT_MALLOC 1
-namespace {
-thread_local bool g_counting = false;
-thread_local long g_mallocs = 0;
-}  // namespace
-extern "C" void* __libc_malloc(size_t);
-extern "C" void* malloc(size_t n) {
-  if (g_counting) ++g_mallocs;
-  return __libc_malloc(n);
-}
-#endif
+using eit::test::g_counting;
+using eit::test::g_mallocs;
 
 namespace {
 

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,8 @@ struct BenchArgs {
   std::string batches = "16";
   std::string transports = "tcp";
   std::string policy = "auto";
+  std::string stages = "auto";
+  std::string latency_modes = "balanced";
   size_t frames = 1000;
   size_t warmup = 100;
   std::string json, csv, svg, frames_csv;
@@ -152,15 +156,15 @@ class Progress {
   int64_t last_ns_ = 0;
 };
 
-void run_bench(const BenchArgs& a) {
-  if (!a.subscriber_only.empty()) {
-    const int code = eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity);
-    if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
-    return;
-  }
-  eit::bench::BenchReport report;
-  report.machine = eit::bench::collect_machine_info();
+// The axes of the benchmark grid, parsed and checked.
+struct Axes {
+  std::vector<NamedModel> models;
+  std::vector<std::string> backends, transports, stages, latency_modes;
+  std::vector<size_t> batches;
+  std::vector<double> rates;
+};
 
+std::vector<NamedModel> load_models(const BenchArgs& a) {
   std::vector<NamedModel> models;
   for (const auto& path : a.models) {
     if (path == "builtin") {  // what `eitstream run` uses by default
@@ -177,121 +181,134 @@ void run_bench(const BenchArgs& a) {
     models.push_back({fmt::format("random {}x{} (seed 1)", rows, cols),
                       eit::bench::make_random_model(rows, cols)});
   }
-  std::vector<std::string> backends;
-  for (const auto& b : split_list(a.backends)) backends.push_back(resolve_backend(b));
-  if (std::find(backends.begin(), backends.end(), "cuda") != backends.end())
-    report.machine.gpu = eit::cli::cuda_device_description();
-  std::vector<size_t> batches;
-  for (const auto& b : split_list(a.batches)) batches.push_back(parse_count(b, "--batch"));
-  std::vector<double> rates;
-  for (const auto& r : split_list(a.rates)) rates.push_back(parse_rate(r));
-  const auto transports = split_list(a.transports);
-  for (const auto& t : transports)
-    if (t != "inproc" && t != "ipc" && t != "tcp")
-      throw CommandError(fmt::format("--transport '{}': expected inproc, ipc or tcp", t));
+  return models;
+}
+
+// Every item of a list option is one of `allowed`.
+std::vector<std::string> checked_list(const std::string& text, const char* option,
+                                      std::initializer_list<std::string_view> allowed) {
+  auto items = split_list(text);
+  for (const auto& item : items)
+    if (std::find(allowed.begin(), allowed.end(), item) == allowed.end())
+      throw CommandError(
+          fmt::format("{} '{}': expected one of {}", option, item, fmt::join(allowed, ", ")));
+  return items;
+}
+
+Axes parse_axes(const BenchArgs& a) {
+  Axes x;
+  x.models = load_models(a);
+  for (const auto& b : split_list(a.backends)) x.backends.push_back(resolve_backend(b));
+  for (const auto& b : split_list(a.batches)) x.batches.push_back(parse_count(b, "--batch"));
+  for (const auto& r : split_list(a.rates)) x.rates.push_back(parse_rate(r));
+  x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp"});
+  x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
+  x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
-  // auto: a paced source is a device that cannot wait (live: drop and count); "max" measures the
-  // sustained throughput, which only a source that waits for room shows (lossless).
-  const auto policy_for = [&](double rate) {
-    return a.policy != "auto" ? a.policy : rate > 0 ? std::string("live") : std::string("lossless");
-  };
-  if (models.empty() || backends.empty() || batches.empty() || rates.empty() || transports.empty())
+  if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.rates.empty() ||
+      x.transports.empty() || x.stages.empty() || x.latency_modes.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
+  return x;
+}
 
-  eit::bench::RunEnvironment env;
-  env.make_backend = make_backend;
-  env.executable = eit::bench::current_executable();
-  Progress progress(a.quiet);
-  env.progress = [&](const eit::bench::RunConfig& c, const eit::pipeline::PipelineStats& s) {
-    progress.update(c, s);
-  };
+// auto: a paced source is a device that cannot wait (live: drop and count); "max" measures the
+// sustained throughput, which only a source that waits for room shows (lossless).
+std::string policy_for(const BenchArgs& a, double rate) {
+  return a.policy != "auto" ? a.policy : rate > 0 ? std::string("live") : std::string("lossless");
+}
 
-  struct Planned {
-    const NamedModel* model;
-    eit::bench::RunConfig config;
-  };
+struct Planned {
+  const NamedModel* model;
+  eit::bench::RunConfig config;
+  bool comparison = false;  // a run on the pyEIT comparison's frame table
+};
+
+eit::bench::RunConfig base_config(const BenchArgs& a, const NamedModel& m) {
+  eit::bench::RunConfig c;
+  c.model = m.description;
+  c.n_out = m.model.n_out();
+  c.n_meas = m.model.n_meas();
+  c.frames = a.frames;
+  c.warmup = a.warmup;
+  return c;
+}
+
+std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
   std::vector<Planned> plan;
-  for (const auto& m : models)
-    for (const auto& backend : backends)
-      for (size_t batch : batches)
-        for (const auto& transport : transports)
-          for (double rate : rates) {
-            eit::bench::RunConfig c;
-            c.backend = backend;
-            c.model = m.description;
-            c.n_out = m.model.n_out();
-            c.n_meas = m.model.n_meas();
-            c.batch = batch;
-            c.transport = transport;
-            c.rate_hz = rate;
-            c.frames = a.frames;
-            c.warmup = a.warmup;
-            c.policy = policy_for(rate);
-            plan.push_back({&m, c});
-          }
+  for (const auto& m : x.models)
+    for (const auto& backend : x.backends)
+      for (size_t batch : x.batches)
+        for (const auto& transport : x.transports)
+          for (const auto& stages : x.stages)
+            for (const auto& mode : x.latency_modes)
+              for (double rate : x.rates) {
+                eit::bench::RunConfig c = base_config(a, m);
+                c.backend = backend;
+                c.batch = batch;
+                c.transport = transport;
+                c.stages = stages;
+                c.latency_mode = mode;
+                c.rate_hz = rate;
+                c.policy = policy_for(a, rate);
+                plan.push_back({&m, c});
+              }
+  return plan;
+}
 
-  // The pyEIT comparison adds one eitstream run per pyEIT matrix shape, on the same frames.
+// The pyEIT comparison: times pyEIT, then adds two eitstream runs per pyEIT matrix shape on the
+// same frames (paced like pyEIT's latency loop, and at max like its frames/s loop).
+struct PyeitPart {
   std::optional<eit::bench::PyeitRun> pyeit;
-  std::vector<NamedModel> comparison_models;
-  eit::acquisition::PhantomTable comparison_frames;
-  if (a.compare_pyeit) {
-    comparison_frames = eit::bench::make_frame_table(eit::bench::make_random_model(1, 208));
-    if (!a.quiet)
-      fmt::print(stderr, "pyEIT: timing JAC and GREIT on {} frames (set-up takes a while)…\n",
-                 a.compare_frames);
-    pyeit =
-        eit::bench::run_pyeit(a.pyeit_script, comparison_frames, a.compare_frames, a.compare_rate);
-    comparison_models.reserve(pyeit->timings.size());
-    for (const auto& t : pyeit->timings) {
-      comparison_models.push_back(
-          {fmt::format("random {}x{} (the shape of {}'s H)", t.n_out, t.n_meas, t.name),
-           eit::bench::make_random_model(t.n_out, t.n_meas)});
-      // Two runs per shape: paced like pyEIT's latency loop, and at max like its frames/s loop.
-      for (double rate : {a.compare_rate, 0.0}) {
-        eit::bench::RunConfig c;
-        c.backend = backends.front();
-        c.model = comparison_models.back().description;
-        c.n_out = t.n_out;
-        c.n_meas = t.n_meas;
-        c.batch = batches.front();
-        c.transport = "tcp";
-        c.rate_hz = rate;
-        c.frames = a.compare_frames;
-        c.warmup = std::min<size_t>(a.warmup, a.compare_frames);
-        c.policy = policy_for(rate);
-        plan.push_back({&comparison_models.back(), c});
-      }
+  std::vector<NamedModel> models;  // reserved up front: plan entries point into it
+  eit::acquisition::PhantomTable frames;
+  size_t first_run = 0;
+};
+
+void plan_pyeit(const BenchArgs& a, const Axes& x, PyeitPart& part, std::vector<Planned>& plan) {
+  part.first_run = plan.size();
+  if (!a.compare_pyeit) return;
+  part.frames = eit::bench::make_frame_table(eit::bench::make_random_model(1, 208));
+  if (!a.quiet)
+    fmt::print(stderr, "pyEIT: timing JAC and GREIT on {} frames (set-up takes a while)…\n",
+               a.compare_frames);
+  part.pyeit = eit::bench::run_pyeit(a.pyeit_script, part.frames, a.compare_frames, a.compare_rate);
+  part.models.reserve(part.pyeit->timings.size());
+  for (const auto& t : part.pyeit->timings) {
+    part.models.push_back(
+        {fmt::format("random {}x{} (the shape of {}'s H)", t.n_out, t.n_meas, t.name),
+         eit::bench::make_random_model(t.n_out, t.n_meas)});
+    for (double rate : {a.compare_rate, 0.0}) {
+      eit::bench::RunConfig c = base_config(a, part.models.back());
+      c.backend = x.backends.front();
+      c.batch = x.batches.front();
+      c.transport = "tcp";
+      c.rate_hz = rate;
+      c.frames = a.compare_frames;
+      c.warmup = std::min<size_t>(a.warmup, a.compare_frames);
+      c.policy = policy_for(a, rate);
+      plan.push_back({&part.models.back(), c, true});
     }
   }
+}
 
-  std::vector<std::unique_ptr<eit::bench::StampRecorder>> recorders;
-  const size_t first_comparison_run = plan.size() - 2 * comparison_models.size();
-  for (size_t i = 0; i < plan.size(); ++i) {
-    progress.start(i, plan.size());
-    const auto& table = i >= first_comparison_run
-                            ? comparison_frames
-                            : eit::bench::make_frame_table(plan[i].model->model);
-    auto out = eit::bench::run_benchmark(plan[i].model->model, table, plan[i].config, env);
-    progress.done(out.result);
-    report.runs.push_back(std::move(out.result));
-    recorders.push_back(std::move(out.recorder));
+eit::bench::Comparison comparison_of(const BenchArgs& a, const PyeitPart& part) {
+  eit::bench::Comparison cmp;
+  cmp.skipped = part.pyeit->skipped;
+  cmp.eitstream_what = fmt::format(
+      "received→sent (frame in → image handed to ZeroMQ) per frame at {:g} frames/s offered, "
+      "frames/s from a run at max (lossless), tcp",
+      a.compare_rate);
+  for (size_t k = 0; k < part.pyeit->timings.size(); ++k) {
+    cmp.external.push_back(part.pyeit->timings[k]);
+    cmp.external.back().run_index = part.first_run + 2 * k;
+    cmp.external.back().max_run_index = part.first_run + 2 * k + 1;
   }
-  if (pyeit) {
-    eit::bench::Comparison cmp;
-    cmp.skipped = pyeit->skipped;
-    cmp.eitstream_what = fmt::format(
-        "received→sent (frame in → image handed to ZeroMQ) per frame at {:g} frames/s offered, "
-        "frames/s from a run at max (lossless), tcp",
-        a.compare_rate);
-    for (size_t k = 0; k < pyeit->timings.size(); ++k) {
-      cmp.external.push_back(pyeit->timings[k]);
-      cmp.external.back().run_index = first_comparison_run + 2 * k;
-      cmp.external.back().max_run_index = first_comparison_run + 2 * k + 1;
-    }
-    report.comparison = std::move(cmp);
-  }
+  return cmp;
+}
 
+void write_outputs(const BenchArgs& a, const eit::bench::BenchReport& report,
+                   const std::vector<std::unique_ptr<eit::bench::StampRecorder>>& recorders) {
   fmt::print("{}", eit::bench::format_table(report));
   if (!a.json.empty()) eit::bench::write_json(report, a.json);
   if (!a.csv.empty()) eit::bench::write_summary_csv(report, a.csv);
@@ -302,6 +319,43 @@ void run_bench(const BenchArgs& a) {
       rows.emplace_back(recorders[i].get(), &report.runs[i]);
     eit::bench::write_frames_csv(rows, a.frames_csv);
   }
+}
+
+void run_bench(const BenchArgs& a) {
+  if (!a.subscriber_only.empty()) {
+    const int code = eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity);
+    if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
+    return;
+  }
+  eit::bench::BenchReport report;
+  report.machine = eit::bench::collect_machine_info();
+  const Axes axes = parse_axes(a);
+  if (std::find(axes.backends.begin(), axes.backends.end(), "cuda") != axes.backends.end())
+    report.machine.gpu = eit::cli::cuda_device_description();
+  std::vector<Planned> plan = plan_grid(a, axes);
+  PyeitPart pyeit;
+  plan_pyeit(a, axes, pyeit, plan);
+
+  eit::bench::RunEnvironment env;
+  env.make_backend = make_backend;
+  env.executable = eit::bench::current_executable();
+  Progress progress(a.quiet);
+  env.progress = [&](const eit::bench::RunConfig& c, const eit::pipeline::PipelineStats& s) {
+    progress.update(c, s);
+  };
+
+  std::vector<std::unique_ptr<eit::bench::StampRecorder>> recorders;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    progress.start(i, plan.size());
+    const auto& table =
+        plan[i].comparison ? pyeit.frames : eit::bench::make_frame_table(plan[i].model->model);
+    auto out = eit::bench::run_benchmark(plan[i].model->model, table, plan[i].config, env);
+    progress.done(out.result);
+    report.runs.push_back(std::move(out.result));
+    recorders.push_back(std::move(out.recorder));
+  }
+  if (pyeit.pyeit) report.comparison = comparison_of(a, pyeit);
+  write_outputs(a, report, recorders);
 }
 
 }  // namespace
@@ -343,6 +397,12 @@ static const eit::cli::RegisterCommand kBench{
              "--policy", args->policy,
              "live (drop newest, counted), lossless (wait), or auto: live at a given rate, "
              "lossless at max")
+          ->capture_default_str();
+      cmd->add_option("--stages", args->stages,
+                      "Pipeline layout(s): auto, pipelined, run-to-completion (comma-separated)")
+          ->capture_default_str();
+      cmd->add_option("--latency-mode", args->latency_modes,
+                      "How stages wait: spin, balanced, idle (comma-separated)")
           ->capture_default_str();
       cmd->add_option("--frames", args->frames, "Measured frames per run")->capture_default_str();
       cmd->add_option("--warmup", args->warmup, "Frames excluded at the start of each run")

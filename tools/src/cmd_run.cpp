@@ -44,6 +44,46 @@ std::atomic<int> g_interrupts{0};
 extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
 
 
+// --latency-mode, --stages and --cpus onto the pipeline's options.
+void apply_latency_options(const RunConfig& c, pipeline::PipelineOptions& o) {
+  if (c.latency_mode == "spin")
+    o.latency_mode = pipeline::LatencyMode::kSpin;
+  else if (c.latency_mode == "balanced")
+    o.latency_mode = pipeline::LatencyMode::kBalanced;
+  else if (c.latency_mode == "idle")
+    o.latency_mode = pipeline::LatencyMode::kIdle;
+  else
+    throw CommandError(
+        fmt::format("--latency-mode '{}': expected spin, balanced or idle", c.latency_mode));
+  if (c.stages == "auto")
+    o.stages = pipeline::StageLayout::kAuto;
+  else if (c.stages == "pipelined")
+    o.stages = pipeline::StageLayout::kPipelined;
+  else if (c.stages == "run-to-completion")
+    o.stages = pipeline::StageLayout::kRunToCompletion;
+  else
+    throw CommandError(
+        fmt::format("--stages '{}': expected auto, pipelined or run-to-completion", c.stages));
+  const long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t pos = 0;
+  while (pos < c.cpus.size()) {
+    const size_t comma = std::min(c.cpus.find(',', pos), c.cpus.size());
+    const std::string item = c.cpus.substr(pos, comma - pos);
+    int cpu = -1;
+    try {
+      size_t used = 0;
+      cpu = std::stoi(item, &used);
+      if (used != item.size()) cpu = -1;
+    } catch (const std::exception&) {
+    }
+    if (cpu < 0 || cpu >= n_cpus)
+      throw CommandError(fmt::format("--cpus '{}': '{}' is not a CPU number in 0..{}", c.cpus,
+                                     item, n_cpus - 1));
+    o.cpus.push_back(cpu);
+    pos = comma + 1;
+  }
+}
+
 // The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
 std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::Model& model,
                                               const recon::Mesh* builtin_mesh) {
@@ -146,6 +186,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
   o.warm_interval_us = static_cast<int64_t>(c.warm_us);
   o.reference = ref.options;
   if (c.normalize) o.normalize = 1;
+  apply_latency_options(c, o);
   Backend backend = make_backend(c.backend, model, c.max_batch);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
@@ -186,10 +227,12 @@ int run(const RunConfig& c, const RunIndices& indices) {
 
   pipeline::Pipeline pipe(model, *source, std::move(backend.reconstructor), sinks, o);
   fmt::print(stderr,
-             "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {})\n",
+             "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {}; "
+             "stages {}, latency mode {})\n",
              source->describe(), model.id, model.algorithm, model.n_out(), model.n_meas(),
              backend.description, c.push ? "PUSH" : "PUB", zo.lossless ? "lossless" : "live",
-             publisher.endpoint(), c.stream, c.policy);
+             publisher.endpoint(), c.stream, c.policy, pipeline::layout_name(pipe.layout()),
+             c.latency_mode);
   fmt::print(stderr, "eitstream: reference {}\n", ref.description);
   if (recorders.images) fmt::print(stderr, "eitstream: recording images to {}\n", c.record);
   if (recorders.frames) fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
@@ -271,7 +314,10 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--record-compress", "record_compress"},
     {"--record-chunk", "record_chunk"},
     {"--publish", "publish"},
-    {"--http", "http"}};
+    {"--http", "http"},
+    {"--latency-mode", "latency_mode"},
+    {"--stages", "stages"},
+    {"--cpus", "cpus"}};
 
 void attach_run(CLI::App& app) {
   auto* cmd =
@@ -329,6 +375,17 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--http", cli->http,
                   "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
                   "any free port, printed); its recapture button recaptures the reference");
+  cmd->add_option("--latency-mode", cli->latency_mode,
+                  "How stages wait for work: spin (busy-poll, a core per stage), balanced (poll "
+                  "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")
+      ->capture_default_str();
+  cmd->add_option("--stages", cli->stages,
+                  "auto | pipelined | run-to-completion (read, reconstruct and hand to the sinks "
+                  "on one thread; auto picks it for the CPU backend with a source paced at ≥ 500 frames/s)")
+      ->capture_default_str();
+  cmd->add_option("--cpus", cli->cpus,
+                  "Pin the stage threads (source, reconstructor, each sink) to these CPUs, "
+                  "round robin, e.g. 2,3 (with --latency-mode spin on a dedicated host)");
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   auto indices = std::make_shared<RunIndices>();
   cmd->add_option("--indices", indices->endpoint,

@@ -9,10 +9,24 @@ namespace {
 
 std::string us(int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); }
 
+// Frames the sinks themselves did not send, plus those their own queues dropped.
 uint64_t sink_drops(const pipeline::PipelineStats& s) {
-  uint64_t d = 0;
+  uint64_t d = s.sink_dropped();
   for (const auto& k : s.sinks) d += k.dropped;
   return d;
+}
+
+// "zmq 3 (queue 2, send 1)" per sink.
+std::string per_sink_drops(const pipeline::PipelineStats& s) {
+  std::string out;
+  for (size_t i = 0; i < s.sink_queues.size(); ++i) {
+    const auto& q = s.sink_queues[i];
+    const uint64_t sent_drops = i < s.sinks.size() ? s.sinks[i].dropped : 0;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {} (queue {}, send {})", q.name, q.queue.dropped + sent_drops,
+                       q.queue.dropped, sent_drops);
+  }
+  return out;
 }
 
 }  // namespace
@@ -32,10 +46,10 @@ std::string StatusLine::next() {
   const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
   std::string line = fmt::format(
       "[{:7.1f} s] {:7.1f} frames/s | latency p50 {} µs p99 {} µs | frames {} | drops {} "
-      "(queues {}, sink {}) | {}",
+      "(input {}; sinks: {}) | {} {} {}",
       elapsed, fps, window.count() ? us(window.percentile(0.5)) : "-",
       window.count() ? us(window.percentile(0.99)) : "-", s.frames_out, s.dropped() + sink_drops(s),
-      s.dropped(), sink_drops(s), s.backend);
+      s.dropped(), per_sink_drops(s), s.backend, s.layout, s.latency_mode);
   if (s.non_finite) line += fmt::format(" | non-finite {}", s.non_finite);
   if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
   if (!s.source.last_error.empty()) line += fmt::format(" | source: {}", s.source.last_error);
@@ -45,15 +59,19 @@ std::string StatusLine::next() {
 std::string final_summary(const pipeline::PipelineStats& s) {
   const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
   std::string out = fmt::format(
-      "frames: in {}, published {}, dropped {} (input queue {}, output queue {}, sinks {}), "
+      "frames: in {}, published {}, dropped {} (input queue {}; sinks: {}), "
       "non-finite {}, backend faults {}, lost on fault {}\n",
-      s.frames_in, s.frames_out, s.dropped() + sink_drops(s), s.input.dropped, s.output.dropped,
-      sink_drops(s), s.non_finite, s.backend_faults, s.lost_on_fault);
+      s.frames_in, s.frames_out, s.dropped() + sink_drops(s), s.input.dropped, per_sink_drops(s),
+      s.non_finite, s.backend_faults, s.lost_on_fault);
   out += fmt::format(
-      "run: {:.2f} s, {:.1f} frames/s published, backend {}, queue high-water {}/{} "
-      "and {}/{}\n",
-      elapsed, elapsed > 0 ? static_cast<double>(s.frames_out) / elapsed : 0.0, s.backend,
-      s.input.high_water, s.input.capacity, s.output.high_water, s.output.capacity);
+      "run: {:.2f} s, {:.1f} frames/s published, backend {}, stages {}, latency mode {}, "
+      "queue high-water: input {}/{}",
+      elapsed, elapsed > 0 ? static_cast<double>(s.frames_out) / elapsed : 0.0, s.backend, s.layout,
+      s.latency_mode, s.input.high_water, s.input.capacity);
+  for (const auto& q : s.sink_queues)
+    out += fmt::format(", sink {} {}/{}{}", q.name, q.queue.high_water, q.queue.capacity,
+                       q.blocks ? " (blocking)" : "");
+  out += "\n";
   if (s.source.bad_frames || s.source.seq_gaps || s.source.bytes_skipped)
     out += fmt::format("source: {} bad frames, {} frames missing by seq, {} bytes skipped\n",
                        s.source.bad_frames, s.source.seq_gaps, s.source.bytes_skipped);

@@ -72,8 +72,12 @@ PipelineCounters counters_from(const pipeline::PipelineStats& s) {
   if (!s.sinks.empty()) c.send_dropped = s.sinks.front().dropped + s.sinks.front().errors;
   c.non_finite = s.non_finite;
   c.backend_errors = s.backend_faults;
+  // "output": the fullest sink queue; then each sink's own.
   c.queue_high_water = {{"input", {s.input.high_water, s.input.capacity}},
                         {"output", {s.output.high_water, s.output.capacity}}};
+  for (const auto& q : s.sink_queues)
+    c.queue_high_water.push_back({"sink " + q.name, {q.queue.high_water, q.queue.capacity}});
+  if (!s.sink_queues.empty()) c.send_dropped += s.sink_queues.front().queue.dropped;
   return c;
 }
 
@@ -117,15 +121,22 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
       config.policy == "lossless" ? pipeline::Policy::kLossless : pipeline::Policy::kLive;
   options.max_batch = config.batch;
   options.max_frames = total;
+  options.stages = config.stages == "pipelined"           ? pipeline::StageLayout::kPipelined
+                   : config.stages == "run-to-completion" ? pipeline::StageLayout::kRunToCompletion
+                                                          : pipeline::StageLayout::kAuto;
+  options.latency_mode = config.latency_mode == "spin"   ? pipeline::LatencyMode::kSpin
+                         : config.latency_mode == "idle" ? pipeline::LatencyMode::kIdle
+                                                         : pipeline::LatencyMode::kBalanced;
   if (model.v_ref.size() == 0) {
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;
   }
-  StampSink stamps(*recorder);
+  StampSink stamps(*recorder, publisher);  // stamps "sent" on the publisher's own thread
   pipeline::PipelineStats stats;
   {
-    pipeline::Pipeline pipe(model, source, env.make_backend(config, model), {&publisher, &stamps},
+    pipeline::Pipeline pipe(model, source, env.make_backend(config, model), {&stamps},
                             options);
+    config.layout = std::string(pipeline::layout_name(pipe.layout()));
     pipe.start();
     while (!pipe.finished()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));

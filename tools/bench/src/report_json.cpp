@@ -40,7 +40,8 @@ json run_json(const RunResult& r) {
   json config{{"label", c.label()},       {"backend", c.backend},   {"model", c.model},
               {"n_out", c.n_out},         {"n_meas", c.n_meas},     {"batch", c.batch},
               {"transport", c.transport}, {"endpoint", c.endpoint}, {"rate_hz", c.rate_hz},
-              {"frames", c.frames},       {"warmup", c.warmup},     {"policy", c.policy}};
+              {"frames", c.frames},       {"warmup", c.warmup},     {"policy", c.policy},
+              {"stages", c.stages},       {"layout", c.layout},     {"latency_mode", c.latency_mode}};
   json queues = json::object();
   for (const auto& [name, hw] : r.counters.queue_high_water)
     queues[name] = {{"high_water", hw.first}, {"capacity", hw.second}};

@@ -27,7 +27,11 @@ IntervalResult make_interval(std::string name, size_t from, size_t to, std::vect
 
 std::string RunConfig::label() const {
   const std::string rate = rate_hz > 0 ? fmt::format("{:g} Hz", rate_hz) : std::string("max");
-  return fmt::format("{} {}x{} b{} {} {}", backend, n_out, n_meas, batch, transport, rate);
+  std::string label =
+      fmt::format("{} {}x{} b{} {} {}", backend, n_out, n_meas, batch, transport, rate);
+  if (stages != "auto") label += " " + (stages == "run-to-completion" ? std::string("rtc") : stages);
+  if (latency_mode != "balanced") label += " " + latency_mode;
+  return label;
 }
 
 std::string_view interval_name(size_t index) noexcept {

@@ -42,6 +42,7 @@ class CpuReconstructor final : public Reconstructor {
   bool submit(std::span<FrameSlot* const> batch) override;
   size_t complete(std::span<FrameSlot*> out, bool wait) override;
   size_t in_flight() const noexcept override { return pending_ > 0 ? 1 : 0; }
+  bool synchronous() const noexcept override { return true; }
   void warm() noexcept override;  // one load per cache line of H, v_ref and the weights
 
  private:

@@ -1,16 +1,35 @@
 #pragma once
-// Pipeline: three threads joined by bounded lock-free SPSC queues of FrameSlot pointers.
+// Pipeline: stage threads joined by bounded lock-free SPSC queues of FrameSlot pointers, and one
+// bounded queue and thread per sink (the areaDetector plugin model).
 //
-//   source stage ──queue──▶ reconstructor stage ──queue──▶ publish stage ──▶ sinks, pool
-//   (read, stamp)           (reference, micro-batch,       (stamp, sinks, histograms,
-//                            submit/complete in order)       release the slot)
+//   source stage ──queue──▶ reconstructor stage ──┬─queue─▶ sink thread 0 ──▶ sinks[0]
+//   (read, stamp)           (reference, micro-    ├─queue─▶ sink thread 1 ──▶ sinks[1]
+//                            batch, submit/        └─ …     (stamp, publish, histograms,
+//                            complete, fan out)              return the slot when last)
 //
-// Policies: kLossless — a stage waits (Backoff) for room downstream, nothing is dropped;
-// kLive — a stage never waits: the newest frame is dropped when the next queue (or the pool) is
-// full, counted per queue, and the next delivered frame carries dropped_before.
+// Run to completion (PipelineOptions::stages): with a synchronous backend (the CPU) the source
+// thread reads, reconstructs and fans out each frame itself: no queue hop before the sinks.
+//
+// Policies: kLossless — a stage waits for room downstream, nothing is dropped, and every sink
+// queue blocks too; kLive — the source never waits: the newest frame is dropped when the input
+// queue (or the pool) is full, counted, and the next delivered frame carries dropped_before; each
+// sink queue then follows its sink's policy(): kDropNewest drops for that sink alone (counted per
+// sink in PipelineStats::sink_queues), kBlock makes the reconstructor wait for that sink only.
+// A stalled kDropNewest sink never stalls the pipeline or the other sinks.
+//
+// Frame memory for sinks: slots are reference-counted, not copied. The fan-out gives a slot one
+// reference per sink queue that took it; the sink thread that drops the last reference returns
+// the slot (through its own SPSC return queue) to the source stage. Each sink thread passes its
+// sink a stack copy of the slot's small header (seq, stamps, flags, dropped_before for that sink,
+// and the pointers to the shared values and image), so per-sink drop counts and publish stamps
+// never touch the shared slot. Nothing is allocated per frame.
+//
+// Waiting (PipelineOptions::latency_mode): stages sleep on futex doorbells (doorbell.hpp) and
+// wake within microseconds of work arriving; kSpin never sleeps; kBalanced polls ~spin_ns first.
+//
 // Stop: request_stop() (any thread) stops the source; every frame already received is still
-// reconstructed and published, then the sinks end their series and the threads exit. abort()
-// additionally makes waiting stages and sinks give up (frames then count as dropped).
+// reconstructed and handed to the sinks, then the sinks end their series and the threads exit.
+// abort() additionally makes waiting stages and sinks give up (frames then count as dropped).
 // Backend fault (BackendError or any exception from submit/complete): counted and reported; the
 // frames in flight are recomputed on a CPU fallback, which takes over (kFallbackToCpu), or the
 // pipeline stops cleanly and counts the frames it could not deliver (kStop).
@@ -21,45 +40,60 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
-#include "eit/pipeline/source.hpp"
+#include "eit/pipeline/doorbell.hpp"
 #include "eit/pipeline/host_allocator.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/pipeline/pipeline_stats.hpp"
 #include "eit/pipeline/reconstructor.hpp"
 #include "eit/pipeline/reference_capture.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/recon/model.hpp"
 
 namespace eit::pipeline {
 
 enum class Policy { kLossless, kLive };
 enum class FaultPolicy { kFallbackToCpu, kStop };
+// Which threads do the work before the sinks. kAuto: run to completion when the backend is
+// synchronous (Reconstructor::synchronous(), the CPU) and the source is paced at ≥ 500 frames/s:
+// the frame period then dwarfs the compute, H stays cached, and two queue hops are saved;
+// pipelined otherwise (slow rates: the idle reconstructor keeps H warm between frames; unpaced:
+// reading and reconstructing overlap on two cores and the live input queue counts drops).
+enum class StageLayout { kAuto, kPipelined, kRunToCompletion };
+std::string_view layout_name(StageLayout layout) noexcept;      // "pipelined", "run-to-completion"
+std::string_view latency_mode_name(LatencyMode mode) noexcept;  // "spin", "balanced", "idle"
 
 struct PipelineOptions {
   Policy policy = Policy::kLossless;
-  size_t queue_capacity = 256;  // each of the two queues (rounded up to a power of two)
-  size_t max_batch = 16;        // most frames per backend call (capped by the backend's own)
+  size_t queue_capacity = 256;     // the input queue (rounded up to a power of two)
+  size_t sink_queue_capacity = 0;  // each sink's queue; 0: queue_capacity
+  size_t max_batch = 16;           // most frames per backend call (capped by the backend's own)
   ReferenceOptions reference;
   int normalize = -1;  // -1: the model's setting; 0: dv; 1: dv / |v_ref|
   FaultPolicy on_fault = FaultPolicy::kFallbackToCpu;
-  uint64_t max_frames = 0;          // stop after this many frames from the source (0: no limit)
-  int64_t read_timeout_ms = 50;     // longest a source read blocks before the stop flag is checked
-  int64_t max_idle_sleep_us = 50;   // longest an idle stage sleeps between polls of its queue
+  uint64_t max_frames = 0;         // stop after this many frames from the source (0: no limit)
+  int64_t read_timeout_ms = 50;    // longest a source read blocks before the stop flag is checked
+  int64_t max_idle_sleep_us = 50;  // unused since stages wait on doorbells; kept for callers
+  LatencyMode latency_mode = LatencyMode::kBalanced;
+  int64_t spin_ns = 30'000;  // kBalanced: how long a stage polls before it sleeps
+  StageLayout stages = StageLayout::kAuto;
+  std::vector<int>
+      cpus;  // pin stage threads (source, reconstructor, sink 0, …) round robin; empty: no
   int64_t warm_interval_us = 1000;  // idle reconstructor: Reconstructor::warm() this often; 0 off
 };
 
 class Pipeline {
  public:
-  Pipeline(const recon::Model& model, Source& source,
-           std::unique_ptr<Reconstructor> backend, std::vector<ImageSink*> sinks,
-           PipelineOptions options = {});
+  Pipeline(const recon::Model& model, Source& source, std::unique_ptr<Reconstructor> backend,
+           std::vector<ImageSink*> sinks, PipelineOptions options = {});
   ~Pipeline();  // request_stop() + wait()
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  void start();                    // starts the three threads (once)
+  void start();                    // starts the stage and sink threads (once)
   void request_stop() noexcept;    // any thread; the stages drain and exit
   void abort() noexcept;           // any thread; like request_stop, and waiting stops
   void wait();                     // joins the threads
@@ -69,9 +103,13 @@ class Pipeline {
   void recapture_reference(size_t n_frames) noexcept;
 
   PipelineStats stats() const;  // any thread
-  // Any thread: the full histogram of one span of kLatencySpans, or of the sink call.
-  HistogramSnapshot latency(size_t span) const noexcept;
-  HistogramSnapshot sink_latency() const noexcept;
+  // Any thread: the full histogram of one span of kLatencySpans, or of the sink call, as seen by
+  // sink `sink` (default the first; empty without sinks). "published" is when that sink's thread
+  // handed the frame to the sink.
+  HistogramSnapshot latency(size_t span, size_t sink = 0) const noexcept;
+  HistogramSnapshot sink_latency(size_t sink = 0) const noexcept;
+  // The layout the stages run in (kAuto resolved at construction).
+  StageLayout layout() const noexcept;
 
   const PipelineOptions& options() const noexcept;
   size_t pool_size() const noexcept;

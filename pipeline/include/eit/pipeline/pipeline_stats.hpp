@@ -3,9 +3,11 @@
 // Pipeline::stats() from any thread without stopping the stages (each counter is read atomically;
 // counters of different stages may be a frame apart).
 //
-// Latency spans: each is the time between two stamps of a frame (frame.hpp Stage), recorded by the
-// publish stage for every delivered frame. "dequeued→done" is the per-frame reconstruction path;
-// "received→published" is the whole pipeline; "scheduled→published" adds the source's own lateness.
+// Latency spans: each is the time between two stamps of a frame (frame.hpp Stage), recorded by
+// each sink's thread for every frame it delivered ("published": its thread handed the frame to
+// the sink); PipelineStats::latency is the first sink's view. "dequeued→done" is the per-frame
+// reconstruction path; "received→published" is the whole pipeline; "scheduled→published" adds the
+// source's own lateness.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -13,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
+#include "eit/pipeline/source.hpp"
 
 namespace eit::pipeline {
 
@@ -46,13 +48,23 @@ struct QueueStats {
   uint64_t dropped = 0;   // frames dropped in front of this queue (live policy)
 };
 
+// One sink's own queue (Pipeline's fan-out → the sink's thread) and what went through it.
+struct SinkQueueStats {
+  std::string name;        // ImageSink::name()
+  bool blocks = false;     // the queue waits when full (kBlock, or a lossless pipeline)
+  QueueStats queue;        // dropped: frames this sink alone missed because its queue was full
+  uint64_t delivered = 0;  // frames handed to the sink's publish()
+  LatencySummary latency;  // received→published for this sink
+  LatencySummary call;     // time inside this sink's publish()
+};
+
 struct PipelineStats {
   int64_t now_ns = 0, started_ns = 0;  // clock.hpp now_ns()
   bool running = false;                // some stage is still running
   std::string backend;                 // the backend now in use ("cpu", "cuda", …)
   uint64_t frames_in = 0;              // frames the source delivered
   uint64_t frames_reconstructed = 0;   // frames out of the backend
-  uint64_t frames_out = 0;             // frames handed to the sinks
+  uint64_t frames_out = 0;             // frames handed to the sinks' queues (the fan-out)
   uint64_t non_finite = 0;             // delivered frames flagged kFlagNonFinite
   uint64_t reference_frames = 0;       // delivered frames flagged kFlagReference
   uint64_t reference_captures = 0;     // references captured from the stream
@@ -60,14 +72,23 @@ struct PipelineStats {
   uint64_t fallback_frames = 0;        // frames computed by the fallback backend
   uint64_t lost_on_fault = 0;          // frames discarded because the backend failed for good
   QueueStats input;                    // source → reconstructor (drops include an exhausted pool)
-  QueueStats output;                   // reconstructor → publish
+  QueueStats output;                   // the fullest sink queue (depth, high-water; no drops)
   SourceStats source;
-  std::vector<SinkStats> sinks;  // one per sink, in the order given
+  std::vector<SinkStats> sinks;  // one per sink, in the order given (the sink's own counters)
+  std::vector<SinkQueueStats> sink_queues;  // one per sink, in the same order
+  std::string layout;                       // "pipelined" or "run-to-completion"
+  std::string latency_mode;                 // "spin", "balanced" or "idle"
   std::array<LatencySummary, kSpanCount> latency{};
-  LatencySummary sink_call;  // time inside the sinks' publish() per frame
+  LatencySummary sink_call;  // time inside the first sink's publish() per frame
   std::string error;         // the last fault (source or backend), empty if none
 
+  // Frames no sink got (dropped before the fan-out). Per-sink drops: sink_dropped().
   uint64_t dropped() const noexcept { return input.dropped + output.dropped; }
+  uint64_t sink_dropped() const noexcept {
+    uint64_t d = 0;
+    for (const auto& q : sink_queues) d += q.queue.dropped;
+    return d;
+  }
 };
 
 }  // namespace eit::pipeline

@@ -68,6 +68,9 @@ class Reconstructor {
   // pool's memory is not from frame_allocator(). Afterwards submit() of a frame outside the
   // bound pool throws BackendError. Default: nothing to record.
   virtual void bind_frames(const FramePool& pool) { (void)pool; }
+  // True when submit() does all the work on the calling thread (complete() only hands the batch
+  // back): the pipeline may then read, reconstruct and publish on one thread (StageLayout).
+  virtual bool synchronous() const noexcept { return false; }
 
   // Called by an idle stage now and then (PipelineOptions::warm_interval_us): a backend whose
   // per-frame cost depends on caches touches what the next frame needs (the CPU backend reads H

@@ -38,6 +38,9 @@ struct RunConfig {
   size_t frames = 0;   // measured frames (after warm-up)
   size_t warmup = 0;   // frames excluded at the start
   std::string policy;  // "lossless" or "live"
+  std::string stages = "auto";            // pipeline layout: auto, pipelined, run-to-completion
+  std::string latency_mode = "balanced";  // how stages wait: spin, balanced, idle
+  std::string layout;                     // the layout the run actually used (auto resolved)
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
 };

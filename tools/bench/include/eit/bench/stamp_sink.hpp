@@ -1,8 +1,9 @@
 #pragma once
-// StampSink: the ImageSink a benchmark appends after the real sinks. The publish stage calls the
-// sinks in order, so when StampSink::publish() runs, the sinks before it (the ZeroMQ publisher)
-// have returned: it stamps that moment as "sent" and copies the frame's stage stamps into the
-// StampRecorder. Publish-stage thread only; no allocation, lock or log (StampRecorder::record).
+// StampSink: the ImageSink a benchmark puts around the real sink (the ZeroMQ publisher). Each sink
+// runs on its own thread, so the stamp is taken in the same call: StampSink::publish() forwards
+// the frame to the inner sink and, when that returns, stamps the moment as "sent" and copies the
+// frame's stage stamps into the StampRecorder. Everything else (begin, tick, end, stats, policy,
+// abort) is the inner sink's. Sink thread only; no allocation, lock or log (StampRecorder::record).
 #include "eit/bench/stamp_recorder.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/image_sink.hpp"
@@ -11,20 +12,30 @@ namespace eit::bench {
 
 class StampSink final : public pipeline::ImageSink {
  public:
-  explicit StampSink(StampRecorder& recorder) : recorder_(recorder) {}
-  std::string_view name() const noexcept override { return "bench-stamps"; }
+  StampSink(StampRecorder& recorder, pipeline::ImageSink& inner)
+      : recorder_(recorder), inner_(inner) {}
+  std::string_view name() const noexcept override { return inner_.name(); }
+  void begin() noexcept override { inner_.begin(); }
   void publish(const pipeline::FrameSlot& frame) noexcept override {
+    inner_.publish(frame);
     const int64_t sent = pipeline::now_ns();
     if (recorder_.record(frame, sent))
       ++recorded_;
     else
       ++dropped_;
   }
-  pipeline::SinkStats stats() const noexcept override { return {recorded_, dropped_, 0}; }
+  void tick(int64_t now_ns) noexcept override { inner_.tick(now_ns); }
+  void end() noexcept override { inner_.end(); }
+  pipeline::SinkStats stats() const noexcept override { return inner_.stats(); }
+  pipeline::SinkPolicy policy() const noexcept override { return inner_.policy(); }
+  void abort() noexcept override { inner_.abort(); }
+  // Frames whose stamps were recorded / did not fit the recorder (after the run has stopped).
+  uint64_t recorded() const noexcept { return recorded_; }
+  uint64_t not_recorded() const noexcept { return dropped_; }
 
  private:
   StampRecorder& recorder_;
-  // Read by stats() from other threads only after the pipeline has stopped.
+  pipeline::ImageSink& inner_;
   uint64_t recorded_ = 0, dropped_ = 0;
 };
 

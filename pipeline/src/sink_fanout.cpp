@@ -1,0 +1,100 @@
+// The fan-out and the sink threads: each finished frame goes to every sink's own queue with one
+// reference per queue that took it; each sink thread publishes from its queue and the thread that
+// drops a slot's last reference hands the slot back to the source stage.
+#include "eit/pipeline/clock.hpp"
+#include "pipeline_state.hpp"
+
+namespace eit::pipeline {
+namespace {
+
+constexpr int64_t kTickNs = 100'000'000;  // ImageSink::tick period
+constexpr int64_t kBlockedRecheckNs = 50'000'000;
+
+// Pushes onto a blocking lane, waiting for room until it is taken or the pipeline aborts.
+bool push_blocking(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexcept {
+  bool pushed = false;
+  while (!pushed && !s.aborted.load(std::memory_order_relaxed)) {
+    s.wait(lane.room, now_ns() + kBlockedRecheckNs, [&] {
+      pushed = lane.queue.try_push(item);
+      return pushed || s.aborted.load(std::memory_order_relaxed);
+    });
+  }
+  return pushed;
+}
+
+void publish_one(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexcept {
+  // The sink gets its own copy of the slot's header: its drop count and its publish stamp. The
+  // values and image stay in the shared slot (read only).
+  FrameSlot local = *item.slot;
+  local.dropped_before += item.dropped;
+  const int64_t t0 = now_ns();
+  local.stamp(Stage::kPublished, t0);
+  lane.sink.publish(local);
+  const int64_t t1 = now_ns();
+  for (size_t i = 0; i < kSpanCount; ++i) {
+    const int64_t from = local.stamp(kLatencySpans[i].from), to = local.stamp(kLatencySpans[i].to);
+    if (from && to) lane.latency[i].record(to - from);
+  }
+  lane.call.record(t1 - t0);
+  bump(lane.delivered);
+  FrameSlot* slot = item.slot;
+  if (s.refs[slot->index].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    lane.returns.try_push(slot);  // sized for the whole pool: never full
+    s.slot_freed.ring();
+  }
+}
+
+}  // namespace
+
+void deliver(Pipeline::State& s, FrameSlot* f) noexcept {
+  if (!f->stamp(Stage::kDone)) f->stamp(Stage::kDone, now_ns());
+  if (f->flags & kFlagNonFinite) bump(s.non_finite);
+  if (f->flags & kFlagReference) bump(s.reference_frames);
+  bump(s.frames_out);
+  const auto n = static_cast<uint32_t>(s.lanes.size());
+  // One reference per sink plus the fan-out's own, so no lane can free the slot mid-loop.
+  std::atomic<uint32_t>& refs = s.refs[f->index];
+  refs.store(n + 1, std::memory_order_relaxed);
+  uint32_t unused = 1;
+  for (auto& lane_ptr : s.lanes) {
+    SinkLane& lane = *lane_ptr;
+    const SinkItem item{f, lane.pending_drops};
+    bool pushed = lane.queue.try_push(item);
+    if (!pushed && lane.blocks) pushed = push_blocking(s, lane, item);
+    if (pushed) {
+      lane.pending_drops = 0;
+      lane.work.ring();
+    } else {
+      ++lane.pending_drops;
+      bump(lane.dropped);
+      ++unused;
+    }
+  }
+  if (refs.fetch_sub(unused, std::memory_order_acq_rel) == unused) s.recycle(f);
+}
+
+void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept {
+  lane.sink.begin();
+  int64_t next_tick = now_ns() + kTickNs;
+  while (true) {
+    SinkItem item;
+    if (lane.queue.try_pop(item)) {
+      lane.room.ring();
+      publish_one(s, lane, item);
+    } else if (s.recon_done.load(std::memory_order_acquire) && lane.queue.empty_approx()) {
+      break;
+    } else {
+      s.wait(lane.work, next_tick, [&] {
+        return !lane.queue.empty_approx() || s.recon_done.load(std::memory_order_acquire);
+      });
+    }
+    if (const int64_t t = now_ns(); t >= next_tick) {
+      lane.sink.tick(t);
+      next_tick = t + kTickNs;
+    }
+  }
+  lane.sink.end();
+  lane.done.store(true, std::memory_order_release);
+}
+
+}  // namespace eit::pipeline

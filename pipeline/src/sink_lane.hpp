@@ -1,0 +1,47 @@
+#pragma once
+// SinkLane: one sink's bounded queue, thread, doorbells and counters (private to pipeline/src).
+// The fan-out (reconstructor thread) is the queue's only producer; the lane's thread its only
+// consumer, and the only producer of `returns`, whose consumer is the source stage.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "eit/pipeline/doorbell.hpp"
+#include "eit/pipeline/frame.hpp"
+#include "eit/pipeline/image_sink.hpp"
+#include "eit/pipeline/latency_histogram.hpp"
+#include "eit/pipeline/pipeline_stats.hpp"
+#include "eit/pipeline/spsc_queue.hpp"
+
+namespace eit::pipeline {
+
+// A queue entry: the shared slot and the frames this sink alone missed just before it.
+struct SinkItem {
+  FrameSlot* slot = nullptr;
+  uint32_t dropped = 0;
+};
+
+struct SinkLane {
+  SinkLane(ImageSink& s, size_t capacity, size_t pool_slots, bool blocking)
+      : sink(s), blocks(blocking), queue(capacity), returns(pool_slots) {}
+
+  ImageSink& sink;
+  const bool blocks;          // wait for room (kBlock or a lossless pipeline) instead of dropping
+  SpscQueue<SinkItem> queue;  // fan-out → lane thread
+  SpscQueue<FrameSlot*> returns;  // lane thread → source stage: slots this lane released last
+  Doorbell work;                  // rung by the fan-out after a push (and at shutdown)
+  Doorbell room;                  // rung by the lane thread after a pop (kBlock fan-out waits)
+  std::thread thread;
+
+  // Fan-out side (single writer: the thread that runs deliver()).
+  uint32_t pending_drops = 0;
+  alignas(kCacheLine) std::atomic<uint64_t> dropped{0};
+  // Lane thread side.
+  alignas(kCacheLine) std::atomic<uint64_t> delivered{0};
+  std::array<LatencyHistogram, kSpanCount> latency;
+  LatencyHistogram call;
+  std::atomic<bool> done{false};
+};
+
+}  // namespace eit::pipeline
