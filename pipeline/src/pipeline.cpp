@@ -173,7 +173,8 @@ Pipeline::Pipeline(const recon::Model& model, Source& source,
   State& s = *state_;
   s.primary->bind_frames(s.pool);  // the pool came from primary->frame_allocator()
   s.layout = layout;
-  if (options.on_fault == FaultPolicy::kFallbackToCpu && s.primary->name() != "cpu")
+  // A gn model has no H to fall back on (and its backend already runs on the host).
+  if (options.on_fault == FaultPolicy::kFallbackToCpu && s.primary->name() != "cpu" && !model.gn)
     s.fallback = std::make_unique<CpuReconstructor>(
         model.H, CpuOptions{std::min<size_t>(options.max_batch, 64)});
   if (options.reference.mode != ReferenceMode::kCapture) {
