@@ -184,7 +184,7 @@ int run(const RunConfig& c) {
       pipe.abort();
     }
     if (!c.quiet && now >= next_status) {
-      const std::string line = status.next();
+      const std::string line = fmt::format("{} | {}", status.next(), publisher.health_line());
       if (tty)
         fmt::print(stderr, "\r{}\x1b[K", line);
       else
@@ -199,8 +199,20 @@ int run(const RunConfig& c) {
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
+  fmt::print("publisher: {}\n", publisher.health_line());
   std::fflush(stdout);
-  return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
+  if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
+  // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
+  const auto health = publisher.health();
+  if (zo.lossless && (health.undelivered > 0 || !health.series_end_delivered)) {
+    fmt::print(stderr,
+               "eitstream: lossless {}: {} frames{} did not reach the consumer (still queued when "
+               "the run ended)\n",
+               c.push ? "PUSH" : "PUB", health.undelivered,
+               health.series_end_delivered ? "" : " and the series-end");
+    return 4;
+  }
+  return 0;
 }
 
 // Option name → config key; options given on the command line override the config file.
@@ -253,6 +265,7 @@ void attach_run(CLI::App& app) {
     for (const auto& [option, key] : kOptionKeys)
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
     const int rc = run(c);
+    if (rc == 4) throw CommandError("lossless delivery incomplete", rc);
     if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
   });
 }
