@@ -1,5 +1,6 @@
 #include "eit/recon/matrix_import.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -95,6 +96,13 @@ Model import_matrix(const MatrixImportOptions& o) {
   model.H.resize(n_out, n_meas);
   for (Eigen::Index i = 0; i < n_out; ++i)
     for (Eigen::Index j = 0; j < n_meas; ++j) model.H(i, j) = static_cast<float>(o.scale * m(i, j));
+  // A NaN or infinity in H turns every image into NaN (or ±inf) pixels: refuse it here.
+  for (Eigen::Index i = 0; i < n_out; ++i)
+    for (Eigen::Index j = 0; j < n_meas; ++j)
+      if (!std::isfinite(model.H(i, j)))
+        throw std::runtime_error(fmt::format(
+            "{}: H[{}, {}] is {} (value {} × scale {}), expected a finite float", file, i, j,
+            model.H(i, j), m(transposed ? j : i, transposed ? i : j), o.scale));
   model.algorithm = "imported";
   model.parameters_json = fmt::format(
       R"({{"source":{},"variable":{},"unpacked_eidors_symmetry":{},"transposed":{},"scale":{}}})",

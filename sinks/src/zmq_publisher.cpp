@@ -1,19 +1,26 @@
 #include "eit/sinks/zmq_publisher.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "frame_buffer_pool.hpp"
+#include "peer_guard.hpp"
 
 namespace eit::sinks {
 namespace {
 
-void bump(std::atomic<uint64_t>& c) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+constexpr int64_t kGuardIntervalNs = 10'000'000;  // peers checked every 10 ms
+constexpr size_t kPoolBytesMax = size_t{64} << 20;
+
+void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
 uint64_t random_series_id() {
@@ -32,13 +39,26 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
   const char* kind = push ? "PUSH" : "PUB";
   if (options_.series.series_id == 0) options_.series.series_id = random_series_id();
   options_.series.policy = options_.lossless ? "lossless" : "live";
+  payload_bytes_ = model.n_out() * sizeof(float);
+  const size_t slot_bytes = sizeof(ImageHeader) + payload_bytes_;
+  size_t slots = options_.pool_slots;
+  if (slots == 0) {
+    slots = 2 * static_cast<size_t>(std::max(options_.send_hwm, 1)) + 64;
+    slots = std::max<size_t>(16, std::min(slots, kPoolBytesMax / slot_bytes));
+  }
+  pool_ = std::make_unique<FrameBufferPool>(slots, slot_bytes);
   try {
     socket_ = zmq::socket_t(*context_, push ? zmq::socket_type::push : zmq::socket_type::pub);
     socket_.set(zmq::sockopt::sndhwm, options_.send_hwm);
     socket_.set(zmq::sockopt::linger, options_.linger_ms);
     // Bounded blocking so a lossless send can notice abort() while its consumer is away.
     socket_.set(zmq::sockopt::sndtimeo, 100);
-    if (!push) socket_.set(zmq::sockopt::xpub_nodrop, 1);
+    // Peers send subscriptions (PUB) or nothing (PUSH): no message of theirs needs to be large.
+    socket_.set(zmq::sockopt::maxmsgsize, options_.max_inbound_bytes);
+    PeerGuardOptions go;
+    go.max_peers = options_.max_peers;
+    go.inbound_budget_bytes = options_.peer_inbound_budget;
+    guard_ = std::make_unique<PeerGuard>(*context_, socket_, go);
     socket_.bind(options_.endpoint);
     endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
@@ -56,13 +76,26 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
   header_template_.series_id = options_.series.series_id;
   std::copy_n(model.id.data(), std::min(model.id.size(), sizeof header_template_.model_id),
               header_template_.model_id);
-  payload_bytes_ = model.n_out() * sizeof(float);
 }
 
-ZmqPublisher::~ZmqPublisher() = default;
+ZmqPublisher::~ZmqPublisher() {
+  guard_.reset();
+  socket_.close();  // lingers (linger_ms) in libzmq's I/O thread
+  // Every message pointing into the pool must be gone before the pool is: wait for libzmq to
+  // send or discard them; if a peer still holds some past the linger, leak the pool.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::max(options_.linger_ms, 0) + 500);
+  while ((pool_->in_use() > 0 || pool_->text_lent()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (pool_->in_use() > 0 || pool_->text_lent())
+    (void)pool_.release();  // deliberately leaked: libzmq may still read it
+}
 
-bool ZmqPublisher::send_parts(const zmq::const_buffer* parts, size_t n) noexcept {
-  const auto base = options_.lossless ? zmq::send_flags::none : zmq::send_flags::dontwait;
+// Sends one multipart message; on any failure the parts not sent are closed (returning their
+// pool slot). Lossless: waits on EAGAIN until abort().
+bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n) noexcept {
+  const bool wait = options_.lossless && !aborted_.load(std::memory_order_relaxed);
+  const auto base = wait ? zmq::send_flags::none : zmq::send_flags::dontwait;
   pipeline::Backoff backoff(std::chrono::microseconds(1000));
   for (size_t i = 0; i < n; ++i) {
     const auto flags = i + 1 < n ? base | zmq::send_flags::sndmore : base;
@@ -71,12 +104,14 @@ bool ZmqPublisher::send_parts(const zmq::const_buffer* parts, size_t n) noexcept
         if (socket_.send(parts[i], flags)) break;
       } catch (const zmq::error_t&) {
         bump(errors_);
+        for (size_t j = i; j < n; ++j) parts[j].rebuild();  // frees (returns the slot)
         return false;
       }
       // EAGAIN: the peer's queue is full (or, for PUSH, there is no peer yet). Multipart
       // messages are atomic, so this only happens on the first part.
       if (!options_.lossless || aborted_.load(std::memory_order_relaxed)) {
         bump(dropped_);
+        for (size_t j = i; j < n; ++j) parts[j].rebuild();
         return false;
       }
       backoff.pause();
@@ -85,12 +120,35 @@ bool ZmqPublisher::send_parts(const zmq::const_buffer* parts, size_t n) noexcept
   return true;
 }
 
-void ZmqPublisher::send_series(const std::string& json) noexcept {
-  const zmq::const_buffer parts[] = {zmq::buffer(series_topic_), zmq::buffer(json)};
-  const auto before = dropped_.load(std::memory_order_relaxed);
-  send_parts(parts, 2);
-  // A series message that does not go out is not an image: keep it out of the drop count.
-  dropped_.store(before, std::memory_order_relaxed);
+// Series messages are copied by libzmq (a few per minute), except the series-end, which is lent
+// from the pool so that a lossless end() can tell when it has left.
+bool ZmqPublisher::send_series(const std::string& json, bool lend) noexcept {
+  try {
+    zmq::message_t parts[2] = {zmq::message_t(series_topic_.data(), series_topic_.size()),
+                               zmq::message_t()};
+    if (lend) {
+      pool_->text() = json;
+      pool_->lend_text();
+      parts[1] = zmq::message_t(pool_->text().data(), pool_->text().size(),
+                                &FrameBufferPool::text_free_callback, pool_.get());
+    } else {
+      parts[1] = zmq::message_t(json.data(), json.size());
+    }
+    const auto before = dropped_.load(std::memory_order_relaxed);
+    const bool ok = send_message(parts, 2);
+    // A series message that does not go out is not an image: keep it out of the drop count.
+    dropped_.store(before, std::memory_order_relaxed);
+    return ok;
+  } catch (const zmq::error_t&) {
+    bump(errors_);
+    return false;
+  }
+}
+
+void ZmqPublisher::guard(int64_t now_ns) noexcept {
+  if (now_ns < next_guard_ns_) return;
+  next_guard_ns_ = now_ns + kGuardIntervalNs;
+  guard_->poll(now_ns, sent_.load(std::memory_order_relaxed));
 }
 
 void ZmqPublisher::begin() noexcept {
@@ -104,33 +162,120 @@ void ZmqPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
   h.dropped_before = frame.dropped_before;
   h.t_acquired_ns = frame.stamp(pipeline::Stage::kReceived);
   h.t_published_ns = frame.stamp(pipeline::Stage::kPublished);
-  if (h.t_published_ns == 0) h.t_published_ns = pipeline::now_ns();
+  const int64_t now = pipeline::now_ns();
+  if (h.t_published_ns == 0) h.t_published_ns = now;
   h.t_published_wall_ns = pipeline::wall_ns();
   h.t_device_ns = frame.device_time_ns;
   h.flags = frame.flags;
-  const zmq::const_buffer parts[] = {zmq::buffer(image_topic_), zmq::const_buffer(&h, sizeof h),
-                                     zmq::const_buffer(frame.image, payload_bytes_)};
-  if (send_parts(parts, 3)) bump(sent_);
+  guard(now);
+  const int64_t slot = pool_->acquire();
+  bool ok;
+  if (slot >= 0) {
+    // Topic and header are constant messages (no free callback, no allocation); the payload's
+    // free callback returns the slot once every copy (one per subscriber) is sent or dropped,
+    // which libzmq does after the parts before it.
+    std::byte* buf = pool_->data(static_cast<uint32_t>(slot));
+    std::memcpy(buf, &h, sizeof h);
+    std::memcpy(buf + sizeof h, frame.image, payload_bytes_);
+    zmq::message_t parts[3] = {
+        zmq::message_t(image_topic_.data(), image_topic_.size(), nullptr, nullptr),
+        zmq::message_t(buf, sizeof h, nullptr, nullptr),
+        zmq::message_t(buf + sizeof h, payload_bytes_, &FrameBufferPool::free_callback,
+                       pool_->ticket(static_cast<uint32_t>(slot)))};
+    ok = send_message(parts, 3);
+  } else {
+    bump(copied_);
+    zmq::message_t parts[3] = {zmq::message_t(image_topic_.data(), image_topic_.size()),
+                               zmq::message_t(&h, sizeof h),
+                               zmq::message_t(frame.image, payload_bytes_)};
+    ok = send_message(parts, 3);
+  }
+  if (ok) bump(sent_);
 }
 
 void ZmqPublisher::tick(int64_t now_ns) noexcept {
+  guard(now_ns);
   if (now_ns < next_series_ns_) return;
   send_series(series_json_);
   next_series_ns_ = now_ns + static_cast<int64_t>(options_.series.interval_s * 1e9);
 }
 
+// Lossless: waits until every frame slot is back, the series-end has left libzmq and every
+// peer's kernel queue is acknowledged; then until the consumers close their connections (a
+// consumer's libzmq can lose what its TCP stack acknowledged when the publisher closes first);
+// each phase bounded by drain_timeout_s, both cut short by abort().
+void ZmqPublisher::drain() noexcept {
+  const auto budget = static_cast<int64_t>(options_.drain_timeout_s * 1e9);
+  int64_t deadline = pipeline::now_ns() + budget;
+  int quiet_polls = 0;
+  bool flushed = false;
+  while (!aborted_.load(std::memory_order_relaxed) && pipeline::now_ns() < deadline) {
+    guard_->poll(pipeline::now_ns(), sent_.load(std::memory_order_relaxed));
+    if (!flushed) {
+      const bool idle = pool_->in_use() == 0 && !pool_->text_lent() && guard_->drained();
+      quiet_polls = idle ? quiet_polls + 1 : 0;
+      if (quiet_polls >= 3) {
+        flushed = true;
+        deadline = pipeline::now_ns() + budget;
+      }
+    } else if (guard_->stats().peers == 0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const uint64_t left = pool_->in_use();
+  end_delivered_.store(end_taken_ && !pool_->text_lent(), std::memory_order_relaxed);
+  lingering_.store(flushed ? guard_->stats().peers : 0, std::memory_order_relaxed);
+  if (left > 0) {
+    // Those frames were counted as sent when libzmq took them; they never left the host.
+    undelivered_.store(left, std::memory_order_relaxed);
+    sent_.store(sent_.load(std::memory_order_relaxed) - left, std::memory_order_relaxed);
+    bump(dropped_, left);
+  }
+}
+
 void ZmqPublisher::end() noexcept {
   try {
     const auto s = stats();
-    send_series(series_end_json(options_.series, s.sent, s.dropped));
+    end_taken_ = send_series(series_end_json(options_.series, s.sent, s.dropped), true);
   } catch (...) {
     bump(errors_);
   }
+  if (options_.lossless) drain();
 }
 
 pipeline::SinkStats ZmqPublisher::stats() const noexcept {
   return {sent_.load(std::memory_order_relaxed), dropped_.load(std::memory_order_relaxed),
           errors_.load(std::memory_order_relaxed)};
+}
+
+PublisherHealth ZmqPublisher::health() const noexcept {
+  const PeerGuardStats g = guard_ ? guard_->stats() : PeerGuardStats{};
+  PublisherHealth h;
+  h.peers = g.peers;
+  h.stalled = g.stalled;
+  h.accepted = g.accepted;
+  h.abusers = g.abusers;
+  h.refused = g.refused;
+  h.frames_while_stalled = g.frames_while_stalled;
+  h.copied_sends = copied_.load(std::memory_order_relaxed);
+  h.undelivered = undelivered_.load(std::memory_order_relaxed);
+  h.series_end_delivered = end_delivered_.load(std::memory_order_relaxed);
+  h.consumers_lingering = lingering_.load(std::memory_order_relaxed);
+  return h;
+}
+
+std::string ZmqPublisher::health_line() const {
+  const PublisherHealth h = health();
+  std::string line = fmt::format(
+      "{} {}", options_.pattern == ZmqPattern::kPush ? "consumers" : "subscribers", h.peers);
+  if (h.frames_while_stalled > 0 || h.stalled > 0)
+    line += fmt::format(" ({} stalled; {} frames published past stalled peers)", h.stalled,
+                        h.frames_while_stalled);
+  if (h.abusers) line += fmt::format(" | cut {} peers over their inbound budget", h.abusers);
+  if (h.refused) line += fmt::format(" | refused {} peers over {}", h.refused, options_.max_peers);
+  if (h.copied_sends) line += fmt::format(" | {} copied sends (pool full)", h.copied_sends);
+  return line;
 }
 
 }  // namespace eit::sinks

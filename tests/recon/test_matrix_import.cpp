@@ -134,6 +134,27 @@ TEST_CASE("imported .npy matrix stored measurements × outputs is transposed; wr
   fs::remove(o.file);
 }
 
+TEST_CASE("an imported matrix holding NaN or infinity (or overflowing float) is refused by position") {
+  MatrixImportOptions o;
+  o.protocol = {.n_electrodes = 8};  // 40 measurements
+  GridGeometry g;
+  g.nx = 2;
+  g.ny = 3;
+  g.dx = g.dy = 1;
+  g.mask.assign(6, 0);
+  o.geometry = g;
+  std::vector<double> m(6 * 40, 0.5);
+  m[1 * 40 + 7] = std::nan("");
+  o.file = write_npy("nan.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (6, 40), }",
+                     m.data(), m.size() * 8);
+  CHECK_THROWS_WITH_AS(import_matrix(o), doctest::Contains("H[1, 7] is nan"), std::runtime_error);
+  m[1 * 40 + 7] = 1e300;  // finite double, infinite as float
+  o.file = write_npy("nan.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (6, 40), }",
+                     m.data(), m.size() * 8);
+  CHECK_THROWS_WITH_AS(import_matrix(o), doctest::Contains("H[1, 7] is inf"), std::runtime_error);
+  fs::remove(o.file);
+}
+
 TEST_CASE("EIDORS GREIT v1.0 unpacks to 1024 × 208 with the 16-fold symmetry") {
   const auto file = eit::test::shared_data_file("recordings/GREIT_v10_Circ_Matrix.mat");
   if (!file) return;

@@ -165,7 +165,7 @@ TEST_CASE("lossless PUSH loses nothing behind a slow consumer") {
   CHECK(pub.stats().sent == frames.size());
 }
 
-TEST_CASE("live PUB never blocks the source behind a stalled subscriber and counts the drops") {
+TEST_CASE("live PUB never blocks the source behind a stalled subscriber and shows the stall") {
   const auto m = random_model();
   const auto frames = random_frames(m, 20000);
   auto ctx = std::make_shared<zmq::context_t>(1);
@@ -188,7 +188,9 @@ TEST_CASE("live PUB never blocks the source behind a stalled subscriber and coun
   const auto st = p.stats();
   CHECK(st.frames_in == frames.size());
   CHECK(source.delivered() == frames.size());
-  CHECK(pub.stats().dropped > 0);
+  // PUB drops per subscriber inside libzmq; the publisher shows frames that went past a
+  // subscriber whose queue was full and not moving.
+  CHECK(pub.health().frames_while_stalled > 0);
   CHECK(pub.stats().sent + pub.stats().dropped == st.frames_out);
   CHECK(st.sinks.at(0).dropped == pub.stats().dropped);
 }

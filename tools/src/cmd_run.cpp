@@ -264,7 +264,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
       pipe.abort();
     }
     if (!c.quiet && now >= next_status) {
-      std::string line = status.next();
+      std::string line = fmt::format("{} | {}", status.next(), publisher.health_line());
       if (nats_sink) line += " | " + nats_status(*nats_sink);
       if (tty)
         fmt::print(stderr, "\r{}\x1b[K", line);
@@ -280,13 +280,25 @@ int run(const RunConfig& c, const RunIndices& indices) {
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
+  fmt::print("publisher: {}\n", publisher.health_line());
   if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(images_at)));
   if (recorders.frames)
     fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(frames_at)));
   for (const auto& w : warnings) fmt::print("warning: {}\n", w);
   if (nats_sink) fmt::print("{}\n", nats_status(*nats_sink));
   std::fflush(stdout);
-  return stats.backend_faults > 0 && stats.lost_on_fault > 0 ? 3 : 0;
+  if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
+  // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
+  const auto health = publisher.health();
+  if (zo.lossless && (health.undelivered > 0 || !health.series_end_delivered)) {
+    fmt::print(stderr,
+               "eitstream: lossless {}: {} frames{} did not reach the consumer (still queued when "
+               "the run ended)\n",
+               c.push ? "PUSH" : "PUB", health.undelivered,
+               health.series_end_delivered ? "" : " and the series-end");
+    return 4;
+  }
+  return 0;
 }
 
 // Option name → config key; options given on the command line override the config file.
@@ -400,6 +412,7 @@ void attach_run(CLI::App& app) {
     for (const auto& [option, key] : recording_option_keys())
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
     const int rc = run(c, *indices);
+    if (rc == 4) throw CommandError("lossless delivery incomplete", rc);
     if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
   });
 }

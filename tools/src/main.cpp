@@ -1,5 +1,6 @@
 // eitstream: real-time EIT reconstruction. Subcommands come from src/cmd_*.cpp.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -16,6 +17,9 @@ std::vector<RegisteredCommand>& command_registry() {
 }  // namespace eit::cli
 
 int main(int argc, char** argv) {
+  // A closed stdout/stderr pipe (`eitstream run | head`) or a peer gone mid-write must surface as
+  // EPIPE on that write, not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "eitstream: real-time electrical impedance tomography reconstruction.\n"
       "Frames from a device, a recording or a synthetic phantom are reconstructed with a\n"

@@ -5,14 +5,29 @@
 // series-end at end().
 //
 // Patterns: kPub (PUB, binds; subscribers filter by topic prefix) or kPush (PUSH, binds; for
-// lossless consumers such as recorders). Policies: live — non-blocking sends; a frame that finds
-// the high-water mark reached (or, for PUSH, no peer) is dropped and counted (PUB uses
-// ZMQ_XPUB_NODROP so that drops are visible instead of silent); lossless — publish() waits until
-// the socket takes the frame or abort() is called. Never CONFLATE (multipart messages).
+// lossless consumers such as recorders). Policies: live — non-blocking sends; PUB queues and drops
+// per subscriber (a stalled subscriber never holds back the others; PeerGuard counts the frames
+// published while a subscriber was stalled), PUSH drops and counts a frame that finds no peer or
+// a full queue; lossless — publish() waits until the socket takes the frame or abort() is
+// called, and end() waits (up to drain_timeout_s) until every frame and the series-end have left
+// for the consumer and been acknowledged by its TCP stack, then (up to drain_timeout_s again) for
+// the consumers to close their connections, as docs/protocol.md asks them to after the
+// series-end; frames that did not leave are counted in stats().dropped and health().undelivered.
+// Never CONFLATE (multipart messages).
+//
+// Hardening: ZMQ_MAXMSGSIZE bounds what a peer may send in one message (max_inbound_bytes);
+// PeerGuard disconnects a peer over its inbound byte budget (subscription floods) and refuses
+// connections beyond max_peers.
+//
+// Zero-copy: header and image of each frame are written into a slot of a preallocated
+// FrameBufferPool and handed to libzmq with zmq_msg_init_data; the free callback returns the slot.
+// publish() allocates nothing itself (libzmq allocates a 40-byte refcount block per zero-copy
+// message internally); when every slot is lent out (several subscribers stalled at different
+// points) a frame is sent by copy instead and counted in copied_sends().
 //
 // Threads: construction anywhere (binds: throws std::runtime_error naming the endpoint);
-// begin/publish/tick/end on the publish-stage thread; stats/abort/endpoint from any thread.
-// publish() allocates nothing itself (libzmq copies the payload into its own message buffers).
+// begin/publish/tick/end on one thread at a time (whichever thread drives the sink: not
+// necessarily the same thread as the constructor); stats/health/abort/endpoint from any thread.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -28,15 +43,35 @@
 
 namespace eit::sinks {
 
+class FrameBufferPool;
+class PeerGuard;
+struct PeerGuardStats;
+
+// What the status line shows about the publisher's peers (see PeerGuard).
+struct PublisherHealth {
+  uint64_t peers = 0, stalled = 0, accepted = 0, abusers = 0, refused = 0;
+  uint64_t frames_while_stalled = 0;  // summed over stalled subscribers
+  uint64_t copied_sends = 0;          // frames sent by copy because the pool was exhausted
+  uint64_t undelivered = 0;           // lossless: frames still queued when end() gave up
+  bool series_end_delivered = false;  // lossless: the series-end left before end() returned
+  uint64_t consumers_lingering = 0;   // lossless: consumers still connected when end() gave up
+                                      // waiting for them (everything was TCP-acknowledged)
+};
+
 enum class ZmqPattern { kPub, kPush };
 
 struct ZmqPublisherOptions {
   std::string endpoint = "tcp://127.0.0.1:5555";  // "tcp://127.0.0.1:*" for an ephemeral port
   ZmqPattern pattern = ZmqPattern::kPub;
   bool lossless = false;
-  int send_hwm = 1000;   // messages queued per peer before live sends drop
-  int linger_ms = 1000;  // how long closing waits to flush queued messages
-  SeriesInfo series;     // stream name, series id (0: random), description, interval
+  int send_hwm = 1000;              // messages queued per peer before live sends drop
+  int linger_ms = 1000;             // how long closing waits to flush queued messages
+  double drain_timeout_s = 10;      // lossless end(): longest wait for queued frames to leave
+  int64_t max_inbound_bytes = 256;  // ZMQ_MAXMSGSIZE: a peer sending more in one message is cut
+  size_t max_peers = 64;            // simultaneous connections; more are refused
+  uint64_t peer_inbound_budget = 16384;  // bytes a peer may send (+256 B/s) before it is cut
+  size_t pool_slots = 0;  // zero-copy slots; 0: 2·send_hwm + 64, at most 64 MiB in all
+  SeriesInfo series;      // stream name, series id (0: random), description, interval
 };
 
 class ZmqPublisher final : public pipeline::ImageSink {
@@ -55,11 +90,19 @@ class ZmqPublisher final : public pipeline::ImageSink {
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
+  pipeline::SinkPolicy policy() const noexcept override {
+    return options_.lossless ? pipeline::SinkPolicy::kBlock : pipeline::SinkPolicy::kDropNewest;
+  }
   void abort() noexcept override { aborted_.store(true, std::memory_order_relaxed); }
+  PublisherHealth health() const noexcept;
+  // One line for the status line, e.g. "subscribers 2 (1 stalled: 1804 frames), cut 1".
+  std::string health_line() const;
 
  private:
-  bool send_parts(const zmq::const_buffer* parts, size_t n) noexcept;
-  void send_series(const std::string& json) noexcept;
+  bool send_message(zmq::message_t* parts, size_t n) noexcept;
+  bool send_series(const std::string& json, bool lend = false) noexcept;
+  void guard(int64_t now_ns) noexcept;
+  void drain() noexcept;
 
   ZmqPublisherOptions options_;
   std::shared_ptr<zmq::context_t> context_;
@@ -69,8 +112,13 @@ class ZmqPublisher final : public pipeline::ImageSink {
   ImageHeader header_template_;
   size_t payload_bytes_ = 0;
   int64_t next_series_ns_ = 0;
-  std::atomic<bool> aborted_{false};
-  std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0};
+  int64_t next_guard_ns_ = 0;
+  bool end_taken_ = false;  // libzmq took the series-end
+  std::unique_ptr<FrameBufferPool> pool_;
+  std::unique_ptr<PeerGuard> guard_;
+  std::atomic<bool> aborted_{false}, end_delivered_{false};
+  std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0}, copied_{0}, undelivered_{0},
+      lingering_{0};
 };
 
 }  // namespace eit::sinks
