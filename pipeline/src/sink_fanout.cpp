@@ -65,7 +65,8 @@ void deliver(Pipeline::State& s, FrameSlot* f) noexcept {
       lane.pending_drops = 0;
       lane.work.ring();
     } else {
-      ++lane.pending_drops;
+      // This sink misses the frame and whatever the frame would have reported before it.
+      lane.pending_drops += f->dropped_before + 1;
       bump(lane.dropped);
       ++unused;
     }

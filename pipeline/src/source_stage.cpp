@@ -126,11 +126,12 @@ bool SourceStage::push(FrameSlot* f) noexcept {
   if (!pushed && !live_) {
     while (!pushed && !s_.aborted.load(std::memory_order_relaxed)) {
       s_.wait(s_.in_room, now_ns() + kRecheckNs, [&] {
+        // Stamped before each attempt: once pushed, the slot belongs to the consumer.
+        f->stamp(Stage::kEnqueued, now_ns());
         pushed = s_.in_queue.try_push(f);
         return pushed || s_.aborted.load(std::memory_order_relaxed);
       });
     }
-    f->stamp(Stage::kEnqueued, now_ns());  // when it got in (the queue was full until then)
   }
   if (pushed) s_.in_work.ring();
   return pushed;

@@ -87,8 +87,8 @@ TEST_CASE("a stalled live sink loses frames alone: the other sink and the source
     const auto& q_lively = st.sink_queues[1];
     CHECK_FALSE(q_stalled.blocks);
     CHECK(q_stalled.queue.dropped > q_lively.queue.dropped);
-    // The stalled sink got what fitted in its queue plus the one it was stuck on, no more.
-    CHECK(stalled.count() <= q_stalled.queue.capacity + 1);
+    // (After release the stalled sink also gets frames fanned out later, so its count has no
+    // fixed bound; every frame handed on is accounted for below.)
     CHECK(stalled.count() + q_stalled.queue.dropped == st.frames_out);
     CHECK(lively.count() + q_lively.queue.dropped == st.frames_out);
     CHECK(q_stalled.delivered == stalled.count());
@@ -117,7 +117,7 @@ TEST_CASE("a blocking sink gets every frame in order while a stalled live sink d
   PacedSource source(inner, {3000, 1});
   CollectingSink stalled(m.n_out());
   CollectingSink recorder(m.n_out(), SinkPolicy::kBlock);
-  recorder.slow(100);  // slower than the frames come: its queue fills and the pipeline waits
+  recorder.slow(500);  // slower than the frames come (333 µs apart): its queue fills, the fan-out waits
   stalled.stall();
   PipelineOptions o;
   o.policy = Policy::kLive;
