@@ -13,6 +13,7 @@
 
 #include "../pipeline/pipeline_test_support.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/pipeline/paced_source.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 
@@ -167,7 +168,7 @@ TEST_CASE("lossless PUSH loses nothing behind a slow consumer") {
 
 TEST_CASE("live PUB never blocks the source behind a stalled subscriber and shows the stall") {
   const auto m = random_model();
-  const auto frames = random_frames(m, 20000);
+  const auto frames = random_frames(m, 5000);
   auto ctx = std::make_shared<zmq::context_t>(1);
   auto o = options(ZmqPattern::kPub, false);
   o.send_hwm = 4;
@@ -179,7 +180,10 @@ TEST_CASE("live PUB never blocks the source behind a stalled subscriber and show
   sub.connect(pub.endpoint());
   // Let the subscription reach the publisher (bounded; not a timing assertion).
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  VectorSource source(frames);
+  VectorSource frames_source(frames);
+  // Paced (0.5 s in all) so the publisher's peer checks, every 10 ms, see the stall develop: an
+  // unpaced run can end before the first check.
+  PacedSource source(frames_source, PacingOptions{10000.0});
   PipelineOptions po;
   po.policy = Policy::kLive;
   Pipeline p(m, source, std::make_unique<CpuReconstructor>(m), {&pub}, po);
@@ -187,7 +191,7 @@ TEST_CASE("live PUB never blocks the source behind a stalled subscriber and show
   REQUIRE(wait_finished(p));  // the subscriber never reads, yet the run completes
   const auto st = p.stats();
   CHECK(st.frames_in == frames.size());
-  CHECK(source.delivered() == frames.size());
+  CHECK(frames_source.delivered() == frames.size());
   // PUB drops per subscriber inside libzmq; the publisher shows frames that went past a
   // subscriber whose queue was full and not moving.
   CHECK(pub.health().frames_while_stalled > 0);
