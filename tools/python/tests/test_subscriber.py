@@ -10,8 +10,12 @@ def test_conflating_subscriber_stays_on_the_newest_frame(eitstream_bin):
                           "--endpoint", "tcp://127.0.0.1:*", "--quiet"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        line = p.stderr.readline()
-        endpoint = re.search(r"on (tcp://127\.0\.0\.1:\d+)", line).group(1)
+        match = None
+        for _ in range(20):  # the start-up lines (backend choice, reference, …) come first
+            match = re.search(r"on (tcp://127\.0\.0\.1:\d+)", p.stderr.readline())
+            if match:
+                break
+        endpoint = match.group(1)
         sub = eitstream.Subscriber(endpoint)
         first = None
         deadline = time.time() + 5
