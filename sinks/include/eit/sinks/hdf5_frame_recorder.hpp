@@ -6,7 +6,6 @@
 // `eitstream reconstruct` turns it into images again, with this or another model.
 //
 // Threads, blocking and errors as Hdf5ImageRecorder (hdf5_image_recorder.hpp).
-#include <atomic>
 #include <filesystem>
 #include <memory>
 
@@ -16,7 +15,7 @@
 
 namespace eit::sinks {
 namespace detail {
-class H5FrameTable;
+class H5Recording;
 }
 
 class Hdf5FrameRecorder final : public pipeline::ImageSink {
@@ -33,9 +32,7 @@ class Hdf5FrameRecorder final : public pipeline::ImageSink {
   pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kBlock; }
 
  private:
-  std::unique_ptr<detail::H5FrameTable> table_;
-  int64_t flush_interval_ns_, last_flush_ns_ = 0;
-  std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0};
+  std::unique_ptr<detail::H5Recording> file_;  // the table, common metadata, tick/stats
 };
 
 }  // namespace eit::sinks

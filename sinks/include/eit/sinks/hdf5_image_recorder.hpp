@@ -11,7 +11,6 @@
 // readers keep up); it blocks for that write (policy kBlock: nothing is dropped for speed). A
 // failed write is counted in stats().errors and its frames in stats().dropped; it never throws.
 // end() writes the rest and closes the file.
-#include <atomic>
 #include <filesystem>
 #include <memory>
 
@@ -21,7 +20,7 @@
 
 namespace eit::sinks {
 namespace detail {
-class H5FrameTable;
+class H5Recording;
 }
 
 class Hdf5ImageRecorder final : public pipeline::ImageSink {
@@ -38,9 +37,7 @@ class Hdf5ImageRecorder final : public pipeline::ImageSink {
   pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kBlock; }
 
  private:
-  std::unique_ptr<detail::H5FrameTable> table_;
-  int64_t flush_interval_ns_, last_flush_ns_ = 0;
-  std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0};
+  std::unique_ptr<detail::H5Recording> file_;  // the table, common metadata, tick/stats
 };
 
 }  // namespace eit::sinks

@@ -1,0 +1,51 @@
+#include "h5_recording.hpp"
+
+#include "h5_frame_table.hpp"
+#include "h5_metadata.hpp"
+
+namespace eit::sinks::detail {
+
+H5Recording::H5Recording(const std::filesystem::path& path, const std::string& format,
+                         const std::string& data_name, size_t width, const recon::Model& model,
+                         const Hdf5RecorderOptions& o)
+    : table_(std::make_unique<H5FrameTable>(path, data_name, width, o.chunk_frames, o.deflate)),
+      flush_interval_ns_(o.flush_interval_ns) {
+  namespace m = h5meta;
+  const hid_t r = table_->root();
+  const std::string& file = table_->path();
+  m::attr(r, "format", format, file);
+  m::attr(r, "version", int64_t{1}, file);
+  m::attr(r, "model_id", model.id, file);
+  m::attr(r, "algorithm", model.algorithm, file);
+  m::attr(r, "stream", o.stream, file);
+  m::attr(r, "frame_rate_hz", o.frame_rate_hz, file);
+  m::attr(r, "reference", o.reference, file);
+  m::attr(r, "source", o.source, file);
+  m::write_protocol(r, model.protocol, file);
+}
+
+H5Recording::~H5Recording() = default;
+
+hid_t H5Recording::root() const noexcept { return table_->root(); }
+const std::string& H5Recording::path() const noexcept { return table_->path(); }
+void H5Recording::start_swmr() { table_->start_swmr(); }
+
+void H5Recording::append(const float* row, const pipeline::FrameSlot& frame) noexcept {
+  using pipeline::Stage;
+  table_->append(row, {frame.seq, frame.stamp(Stage::kReceived), frame.stamp(Stage::kPublished),
+                       frame.flags, frame.dropped_before});
+}
+
+void H5Recording::tick(int64_t now_ns) noexcept {
+  if (now_ns - last_flush_ns_ < flush_interval_ns_) return;
+  last_flush_ns_ = now_ns;
+  table_->flush();
+}
+
+void H5Recording::close() noexcept { table_->close(); }
+
+pipeline::SinkStats H5Recording::stats() const noexcept {
+  return {table_->rows_accepted(), table_->rows_lost(), table_->write_errors()};
+}
+
+}  // namespace eit::sinks::detail
