@@ -1,9 +1,10 @@
 // `eitstream reconstruct RECORDING... [--model M.h5] [-o images.h5]`: every frame of recordings
 // (any format `run` reads, including eitstream raw-frame files) into image files, as fast as the
-// machine allows: frames are read in large batches and reconstructed by one GEMM per batch
-// (CpuReconstructor with max_batch = --batch), then appended to an image file (docs/formats.md).
-// A progress bar on a terminal, a plain line every 5 s otherwise; a summary per file with the
-// time spent reading, computing and writing.
+// machine allows: frames are read in large batches and reconstructed by one GEMM per batch on
+// the backend `--backend auto|cpu|cuda` picks (backend_factory.hpp, as for run and bench), then
+// appended to an image file (docs/formats.md); reading, computing and writing overlap on three
+// threads (offline_reconstruct.hpp). A progress bar on a terminal, a plain line every 5 s
+// otherwise; a summary per file with each thread's busy time.
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -11,13 +12,14 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "backend_factory.hpp"
 #include "command_registry.hpp"
 #include "eit/acquisition/recording_reader.hpp"
 #include "eit/pipeline/clock.hpp"
-#include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
+#include "offline_reconstruct.hpp"
 #include "progress_report.hpp"
 #include "recording_option_table.hpp"
 #include "reference_choice.hpp"
@@ -30,14 +32,10 @@ namespace fs = std::filesystem;
 
 struct ReconstructArgs {
   std::vector<std::string> recordings;
-  std::string model, output, reference, stream = "offline";
+  std::string model, output, reference, stream = "offline", backend = "auto";
   RecordingArgs recording;
   bool normalize = false, quiet = false;
   uint64_t batch = 4096, compress = 0, chunk = 256;
-};
-
-struct Timing {
-  double read_s = 0, compute_s = 0, write_s = 0;
 };
 
 fs::path output_for(const ReconstructArgs& a, const fs::path& recording) {
@@ -66,8 +64,11 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
           : std::vector<double>(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
 
   const size_t batch = std::max<uint64_t>(1, a.batch);
-  pipeline::CpuReconstructor backend(model, pipeline::CpuOptions{batch});
-  backend.set_reference(v_ref, a.normalize || model.normalize);
+  Backend backend = make_backend(a.backend, model, batch);
+  backend.reconstructor->set_reference(v_ref, a.normalize || model.normalize);
+  fmt::print(
+      stderr, "eitstream: backend {}{}\n", backend.description,
+      backend.why_not_cuda.empty() ? std::string() : fmt::format(" ({})", backend.why_not_cuda));
 
   const fs::path out = output_for(a, path);
   sinks::Hdf5RecorderOptions ro;
@@ -85,68 +86,18 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
              info.rate_hz > 0 ? fmt::format(", {:.6g} Hz", info.rate_hz) : std::string(), model.id,
              model.n_out(), model.n_meas(), out.string(), ref.description);
 
-  // One block of slots, values and images for the whole run: no allocation per batch.
-  std::vector<float> values(batch * model.n_meas()), images(batch * model.n_out());
-  std::vector<pipeline::FrameSlot> slots(batch);
-  std::vector<pipeline::FrameSlot*> ptrs(batch), done(batch);
-  for (size_t j = 0; j < batch; ++j) {
-    slots[j].index = static_cast<uint32_t>(j);
-    slots[j].values = values.data() + j * model.n_meas();
-    slots[j].image = images.data() + j * model.n_out();
-  }
   ProgressReport progress(path.filename().string(), info.n_frames, a.quiet);
-  Timing t;
-  uint64_t written = 0, bad = 0;
-  bool gap = false;
-  const int64_t start = pipeline::now_ns();
-  size_t next = 0;
-  while (next < info.n_frames) {
-    const int64_t t0 = pipeline::now_ns();
-    size_t m = 0;
-    for (; m < batch && next < info.n_frames; ++next) {
-      pipeline::FrameSlot& s = slots[m];
-      if (!reader->read(next, {s.values, model.n_meas()})) {
-        ++bad;
-        gap = true;
-        continue;
-      }
-      s.seq = next;
-      s.flags = gap ? uint32_t{pipeline::kFlagGapBefore} : 0u;
-      s.dropped_before = 0;
-      gap = false;
-      const int64_t t_rec = info.rate_hz > 0 ? static_cast<int64_t>(next * 1e9 / info.rate_hz) : 0;
-      s.stamp(pipeline::Stage::kReceived, t_rec);
-      ptrs[m++] = &s;
-    }
-    if (m == 0) break;
-    const int64_t t1 = pipeline::now_ns();
-    backend.submit({ptrs.data(), m});
-    const size_t n_done = backend.complete(done, true);
-    const int64_t t2 = pipeline::now_ns();
-    for (size_t j = 0; j < n_done; ++j) {
-      done[j]->stamp(pipeline::Stage::kPublished, t2);
-      recorder.publish(*done[j]);
-    }
-    const int64_t t3 = pipeline::now_ns();
-    recorder.tick(t3);
-    written += n_done;
-    t.read_s += (t1 - t0) / 1e9;
-    t.compute_s += (t2 - t1) / 1e9;
-    t.write_s += (t3 - t2) / 1e9;
-    progress.update(next);
-  }
-  const int64_t t_end0 = pipeline::now_ns();
-  recorder.end();
-  t.write_s += (pipeline::now_ns() - t_end0) / 1e9;
-  progress.finish(next);
-  const double total_s = (pipeline::now_ns() - start) / 1e9;
+  const OfflineResult r =
+      reconstruct_offline(*reader, *backend.reconstructor, recorder, batch, progress);
+  progress.finish(r.read);
+  const uint64_t written = r.written;
   const auto st = recorder.stats();
   fmt::print(
-      "{}: {} frames → {} in {:.3f} s ({:.0f} frames/s; read {:.3f} s, compute {:.3f} s = {:.0f} "
-      "frames/s, write {:.3f} s), {} unreadable, {} lost on write\n",
-      path.filename().string(), written, out.string(), total_s,
-      total_s > 0 ? written / total_s : 0.0, t.read_s, t.compute_s,
-      t.compute_s > 0 ? written / t.compute_s : 0.0, t.write_s, bad, st.dropped);
+      "{}: {} frames → {} in {:.3f} s ({:.0f} frames/s; busy: read {:.3f} s, compute {:.3f} s = "
+      "{:.0f} frames/s, write {:.3f} s, overlapped), {} unreadable, {} lost on write\n",
+      path.filename().string(), written, out.string(), r.wall_s,
+      r.wall_s > 0 ? written / r.wall_s : 0.0, r.read_s, r.compute_s,
+      r.compute_s > 0 ? written / r.compute_s : 0.0, r.write_s, r.unreadable, st.dropped);
   for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
   if (st.errors > 0)
     throw CommandError(
@@ -177,6 +128,10 @@ const RegisterCommand kReconstruct{
       cmd->add_option("--reference", a->reference,
                       "model | first:N | mean:A-B | frame:K | variable:NAME | file:PATH (default: "
                       "the file's stored reference when it has one, else first:10; printed)");
+      cmd->add_option("--backend", a->backend,
+                      "auto | cpu | cuda: auto takes the CUDA plugin when it and a device are "
+                      "present, else the CPU (and says why)")
+          ->capture_default_str();
       cmd->add_flag("--normalize", a->normalize, "Images from dv/|v_ref|");
       cmd->add_option("--batch", a->batch, "Frames per GEMM")->capture_default_str();
       cmd->add_option("--chunk", a->chunk, "Frames per HDF5 chunk")->capture_default_str();

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""`eitstream reconstruct` against the backend's batched throughput from `eitstream bench`,
+side by side on the same machine at the same time.
+
+Writes a raw float32 recording of N frames of 208 values (the built-in 1024 × 208 GREIT model's
+measurement count), then alternates, `--rounds` times:
+  1. eitstream bench --rate max --batch B --transport inproc --backend X   (delivered frames/s)
+  2. eitstream reconstruct rec.f32 --batch B --backend X -o out.h5          (whole job frames/s)
+and prints each pair and the ratio of the medians. The whole job includes reading the recording,
+the three-thread overlap and writing the HDF5 image file; reconstruct's own "compute" figure (the
+backend's busy time) is printed beside it.
+
+    python3 tools/bench/bench_reconstruct.py --eitstream build/eitstream --backend cpu
+    python3 tools/bench/bench_reconstruct.py --eitstream build-cuda/eitstream --backend cuda \\
+        --frames 400000
+
+Needs numpy. Exit status 0 whatever the ratio: this is a measurement, not a test.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def bench_fps(exe, backend, batch, frames, workdir):
+    out = os.path.join(workdir, "bench.json")
+    subprocess.run([exe, "bench", "--rate", "max", "--batch", str(batch), "--frames", str(frames),
+                    "--warmup", "1000", "--transport", "inproc", "--backend", backend, "--quiet",
+                    "--json", out], check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        return json.load(f)["runs"][0]["delivered_fps"]
+
+
+def reconstruct_fps(exe, backend, batch, rec, workdir):
+    out = os.path.join(workdir, "images.h5")
+    p = subprocess.run([exe, "reconstruct", rec, "--values-per-frame", "208", "--batch",
+                        str(batch), "--backend", backend, "--reference", "frame:0", "--quiet",
+                        "-o", out], check=True, capture_output=True, text=True)
+    m = re.search(r"\(([\d.]+) frames/s; busy: read ([\d.]+) s, compute ([\d.]+) s = ([\d.]+) "
+                  r"frames/s, write ([\d.]+) s", p.stdout)
+    if not m:
+        sys.exit(f"cannot parse reconstruct's summary: {p.stdout!r}")
+    backend_line = next((l for l in p.stderr.splitlines() if "backend" in l), "")
+    return {"fps": float(m.group(1)), "read_s": float(m.group(2)),
+            "compute_s": float(m.group(3)), "compute_fps": float(m.group(4)),
+            "write_s": float(m.group(5)), "backend": backend_line}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--eitstream", default="build/eitstream")
+    ap.add_argument("--backend", default="cpu", help="cpu | cuda | auto (both commands)")
+    ap.add_argument("--batch", type=int, default=4096)
+    ap.add_argument("--frames", type=int, default=100000, help="frames in the recording")
+    ap.add_argument("--bench-frames", type=int, default=50000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workdir", default=None, help="where the recording and image file go")
+    a = ap.parse_args()
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(dir=a.workdir) as d:
+        rec = os.path.join(d, "rec.f32")
+        rng = np.random.default_rng(1)
+        (1 + 0.05 * rng.standard_normal((a.frames, 208))).astype("<f4").tofile(rec)
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = float("nan")
+        print(f"recording {a.frames} frames × 208 float32 ({os.path.getsize(rec) / 1e6:.0f} MB); "
+              f"backend {a.backend}, batch {a.batch}; load average {load:.1f} on "
+              f"{os.cpu_count()} cores")
+        benches, recs = [], []
+        for i in range(a.rounds):
+            b = bench_fps(a.eitstream, a.backend, a.batch, a.bench_frames, d)
+            r = reconstruct_fps(a.eitstream, a.backend, a.batch, rec, d)
+            benches.append(b)
+            recs.append(r)
+            if i == 0:
+                print(r["backend"])
+            print(f"round {i + 1}: bench {b:10.0f} frames/s | reconstruct {r['fps']:10.0f} frames/s "
+                  f"({r['fps'] / b:5.1%}); busy read {r['read_s']:.2f} s, compute "
+                  f"{r['compute_s']:.2f} s ({r['compute_fps']:.0f} frames/s), write "
+                  f"{r['write_s']:.2f} s")
+        mb = statistics.median(benches)
+        mr = statistics.median(r["fps"] for r in recs)
+        mc = statistics.median(r["compute_fps"] for r in recs)
+        print(f"median: bench {mb:.0f} frames/s, reconstruct {mr:.0f} frames/s = {mr / mb:.1%} "
+              f"of bench (reconstruct's compute alone {mc:.0f} frames/s = {mc / mb:.1%})")
+
+
+if __name__ == "__main__":
+    main()
