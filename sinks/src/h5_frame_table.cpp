@@ -102,6 +102,7 @@ bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) 
 
 bool H5FrameTable::flush() noexcept {
   if (buffered_ == 0 || file_ < 0) return true;
+  if (before_write_) before_write_();
   bool ok = true;
   // Per-frame columns first and the data last, each flushed, so a SWMR reader that sees a row of
   // /images (its length decides the frame count) also sees that row's seq and times.

@@ -17,7 +17,9 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace eit::sinks::detail {
@@ -47,6 +49,8 @@ class H5FrameTable {
   bool append(const float* row, const FrameRowMeta& meta) noexcept;
   bool flush() noexcept;
   void close() noexcept;
+  // Set-up: called before each write of buffered rows (Hdf5RecorderOptions::before_write).
+  void set_before_write(std::function<void()> hook) { before_write_ = std::move(hook); }
 
   // Any thread.
   uint64_t rows_written() const noexcept { return rows_written_.load(std::memory_order_relaxed); }
@@ -74,6 +78,7 @@ class H5FrameTable {
   size_t buffered_ = 0;
   std::atomic<uint64_t> accepted_{0}, rows_written_{0}, rows_lost_{0}, write_errors_{0};
   bool swmr_ = false;
+  std::function<void()> before_write_;
 };
 
 }  // namespace eit::sinks::detail

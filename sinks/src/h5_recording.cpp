@@ -9,7 +9,10 @@ H5Recording::H5Recording(const std::filesystem::path& path, const std::string& f
                          const std::string& data_name, size_t width, const recon::Model& model,
                          const Hdf5RecorderOptions& o)
     : table_(std::make_unique<H5FrameTable>(path, data_name, width, o.chunk_frames, o.deflate)),
-      flush_interval_ns_(o.flush_interval_ns) {
+      flush_interval_ns_(o.flush_interval_ns),
+      policy_(o.drop_when_behind ? pipeline::SinkPolicy::kDropNewest
+                                 : pipeline::SinkPolicy::kBlock) {
+  table_->set_before_write(o.before_write);
   namespace m = h5meta;
   const hid_t r = table_->root();
   const std::string& file = table_->path();

@@ -47,10 +47,12 @@ class H5Recording {
   void close() noexcept;
   // Rows still in the chunk buffer count as sent: they are written at the next flush or close().
   pipeline::SinkStats stats() const noexcept;
+  pipeline::SinkPolicy policy() const noexcept { return policy_; }
 
  private:
   std::unique_ptr<H5FrameTable> table_;
   int64_t flush_interval_ns_, last_flush_ns_ = 0;
+  pipeline::SinkPolicy policy_;
 };
 
 }  // namespace eit::sinks::detail

@@ -124,6 +124,7 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
   o.reference = ref.description;
   o.source = is_recording(c) ? source_fingerprint(c.source) : c.source;
   o.chunk_frames = c.record_chunk;
+  o.drop_when_behind = c.policy == "live";  // a slow disk never stalls the live path
   if (c.record_compress > 9)
     throw CommandError(fmt::format("--record-compress {}: expected 0 to 9", c.record_compress));
   if (!c.record.empty()) {
@@ -141,9 +142,17 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
   return r;
 }
 
-std::string sink_line(const char* what, const std::string& path, const pipeline::SinkStats& s) {
-  return fmt::format("{} {}: {} frames written, {} lost, {} write errors{}\n", what, path, s.sent,
-                     s.dropped, s.errors, s.errors ? " — THE RECORDING IS INCOMPLETE" : "");
+// A recorder's summary: its own counts, plus the frames its queue dropped because the disk was
+// slower than the live stream (live policy only).
+std::string sink_line(const char* what, const std::string& path, const pipeline::SinkStats& s,
+                      const pipeline::SinkQueueStats& q) {
+  const uint64_t behind = q.queue.dropped;
+  return fmt::format(
+      "{} {}: {} frames written, {} lost, {} write errors{}{}\n", what, path, s.sent,
+      s.dropped + behind, s.errors,
+      behind ? fmt::format(" ({} dropped: the disk was slower than the live stream)", behind)
+             : std::string(),
+      s.errors || behind ? " — THE RECORDING IS INCOMPLETE" : "");
 }
 
 int run(const RunConfig& c, const RunIndices& indices) {
@@ -281,9 +290,12 @@ int run(const RunConfig& c, const RunIndices& indices) {
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
   fmt::print("publisher: {}\n", publisher.health_line());
-  if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(images_at)));
+  if (recorders.images)
+    fmt::print("{}", sink_line("images", c.record, stats.sinks.at(images_at),
+                               stats.sink_queues.at(images_at)));
   if (recorders.frames)
-    fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(frames_at)));
+    fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(frames_at),
+                               stats.sink_queues.at(frames_at)));
   for (const auto& w : warnings) fmt::print("warning: {}\n", w);
   if (nats_sink) fmt::print("{}\n", nats_status(*nats_sink));
   std::fflush(stdout);
@@ -371,7 +383,9 @@ void attach_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--quiet", cli->quiet, "No status line");
   cmd->add_option("--record", cli->record,
-                  "Keep every image in this HDF5 file (SWMR; layout in docs/formats.md)");
+                  "Keep every image in this HDF5 file (SWMR; layout in docs/formats.md). "
+                  "--policy lossless waits for the disk; live drops for the file alone when the "
+                  "disk falls behind (counted, in the summary)");
   cmd->add_option("--record-raw", cli->record_raw,
                   "Keep every frame's measurements in this HDF5 file (replay or reconstruct it "
                   "later)");

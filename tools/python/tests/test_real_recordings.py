@@ -66,3 +66,60 @@ def test_reconstruct_reads_the_other_recordings(eitstream_bin, shared_data, tmp_
     if name.endswith(".eit"):
         assert r["data"].shape[0] == 59
         assert "truncated" in p.stdout and "truncated" in p.stderr   # the reader's warning, said
+
+
+# Every file in ../shared/data/recordings, and how to reconstruct it: the options, the frames the
+# file holds, and the reference (the file's own where it has one). A file not listed fails
+# test_every_shared_recording_is_covered, so a recording added there cannot go untested.
+NOT_RECORDINGS = {"GREIT_v10_Circ_Matrix.mat",  # a reconstruction matrix (used as a model above)
+                  "P04P-1016.prl", "montreal_data_1995.readme", "README.md"}
+RECORDINGS = {
+    # name: (extra options, frames, reference attribute starts with)
+    "iirc_data_2006.mat": (["--model", "{greit}", "--variable", "v_rotate", "--reference",
+                            "variable:v_reference"], 100, "variable:v_reference"),
+    "montreal_data_1995.mat": (["--variable", "zc_demo3", "--reference", "variable:zc_h_demo3"],
+                               None, "variable:zc_h_demo3"),
+    "P04P-1016.get": ([], 220, "first:10"),              # no reference in the file
+    "draeger_ID_SC_10_60.eit": ([], 59, "first:10"),      # no reference in the file
+    "openeit_simdata.txt": (["--model", "{m32}"], 11, "first:10"),  # 32 electrodes, opposite drive
+}
+
+
+@pytest.fixture(scope="module")
+def models(eitstream_bin, shared_data, tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    run(eitstream_bin, "model", "import", shared_data / "recordings" / "GREIT_v10_Circ_Matrix.mat",
+        "-o", d / "greit.h5")
+    run(eitstream_bin, "model", "build", "--electrodes", "32", "--drive-distance", "16",
+        "--algorithm", "jac", "--h0", "0.15", "-o", d / "m32.h5")
+    return {"greit": d / "greit.h5", "m32": d / "m32.h5"}
+
+
+def test_every_shared_recording_is_covered(shared_data):
+    present = {p.name for p in (shared_data / "recordings").iterdir()}
+    unknown = present - NOT_RECORDINGS - set(RECORDINGS)
+    assert not unknown, f"recordings without a reconstruct check here: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("name", sorted(RECORDINGS))
+def test_every_shared_recording_reconstructs(eitstream_bin, shared_data, models, tmp_path, name):
+    path = shared_data / "recordings" / name
+    if not path.exists():
+        pytest.skip(f"{path} absent")
+    extra, frames, reference = RECORDINGS[name]
+    extra = [e.format(**models) for e in extra]
+    out = tmp_path / "images.h5"
+    p = run(eitstream_bin, "reconstruct", path, "-o", out, "--quiet", *extra)
+    assert f"reference {reference}" in p.stderr      # the reference in use, printed
+    r = eitstream.read_images(out)
+    assert r["attrs"]["reference"].startswith(reference)
+    n = r["data"].shape[0]
+    assert n == frames if frames else n > 0
+    assert np.array_equal(r["seq"], np.arange(n))    # every frame, in order
+    data = r["data"].reshape(n, -1)
+    finite = np.isfinite(data)
+    assert finite.any(axis=1).all()                   # every frame has an image
+    # The images change over the recording (a reference that matched every frame, or frames
+    # that were all the same, would give constant images).
+    inside = finite.all(axis=0)                        # pixels inside the mask
+    assert inside.any() and data[:, inside].std(axis=0).max() > 0

@@ -29,7 +29,8 @@ class Hdf5FrameRecorder final : public pipeline::ImageSink {
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
-  pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kBlock; }
+  // kBlock, or kDropNewest with Hdf5RecorderOptions::drop_when_behind.
+  pipeline::SinkPolicy policy() const noexcept override;
 
  private:
   std::unique_ptr<detail::H5Recording> file_;  // the table, common metadata, tick/stats

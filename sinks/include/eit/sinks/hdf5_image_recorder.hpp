@@ -8,7 +8,8 @@
 // the file) anywhere; begin/publish/tick/end on the publish-stage thread; stats() from any thread.
 // publish() copies the image into a chunk buffer allocated at construction and writes to disk
 // only when a chunk is full (tick() also writes a partial chunk every flush_interval_ns so SWMR
-// readers keep up); it blocks for that write (policy kBlock: nothing is dropped for speed). A
+// readers keep up); it blocks for that write. Policy kBlock (a lossless run waits for the disk),
+// or kDropNewest with drop_when_behind (a live run: the recorder's own queue drops, counted). A
 // failed write is counted in stats().errors and its frames in stats().dropped; it never throws.
 // end() writes the rest and closes the file.
 #include <filesystem>
@@ -34,7 +35,8 @@ class Hdf5ImageRecorder final : public pipeline::ImageSink {
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
-  pipeline::SinkPolicy policy() const noexcept override { return pipeline::SinkPolicy::kBlock; }
+  // kBlock, or kDropNewest with Hdf5RecorderOptions::drop_when_behind.
+  pipeline::SinkPolicy policy() const noexcept override;
 
  private:
   std::unique_ptr<detail::H5Recording> file_;  // the table, common metadata, tick/stats

@@ -2,6 +2,7 @@
 // Options shared by the HDF5 image and raw-frame recorders (layouts in docs/formats.md).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@ struct Hdf5RecorderOptions {
   // Raw-frame recorder only: the reference frame in use when it is known at start (model or
   // given), stored as /v_ref so `eitstream reconstruct` can reproduce the images.
   std::vector<double> reference_values;
+  // Live runs: when the recorder falls behind (a slow disk) its own sink queue drops the newest
+  // frame, counted in the pipeline's per-sink stats and in the file's dropped_before column,
+  // instead of making the pipeline wait (policy() kDropNewest instead of kBlock). Lossless runs
+  // leave it false: the whole run then waits for the disk.
+  bool drop_when_behind = false;
+  // Test hook: called on the recorder's thread right before each chunk write to the file (not per
+  // frame). A hook that sleeps or blocks is a slow or stalled disk, seen by the real write path.
+  std::function<void()> before_write;
 };
 
 }  // namespace eit::sinks
