@@ -35,7 +35,7 @@ struct ReconstructArgs {
   std::string model, output, reference, stream = "offline", backend = "auto";
   RecordingArgs recording;
   bool normalize = false, quiet = false;
-  uint64_t batch = 4096, compress = 0, chunk = 256;
+  uint64_t batch = 4096, gemm_batch = 0, compress = 0, chunk = 256;
 };
 
 fs::path output_for(const ReconstructArgs& a, const fs::path& recording) {
@@ -64,7 +64,12 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
           : std::vector<double>(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
 
   const size_t batch = std::max<uint64_t>(1, a.batch);
-  Backend backend = make_backend(a.backend, model, batch);
+  // The CPU backend computes each batch in GEMMs of --gemm-batch frames (default 256: its
+  // operands stay in cache); CUDA takes whole batches.
+  const bool on_cpu = model.gn || resolve_backend(a.backend) == "cpu";
+  const size_t gemm_batch =
+      on_cpu ? std::min<size_t>(batch, a.gemm_batch ? a.gemm_batch : 256) : batch;
+  Backend backend = make_backend(a.backend, model, gemm_batch);
   backend.reconstructor->set_reference(v_ref, a.normalize || model.normalize);
   fmt::print(
       stderr, "eitstream: backend {}{}\n", backend.description,
@@ -98,6 +103,8 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
       path.filename().string(), written, out.string(), r.wall_s,
       r.wall_s > 0 ? written / r.wall_s : 0.0, r.read_s, r.compute_s,
       r.compute_s > 0 ? written / r.compute_s : 0.0, r.write_s, r.unreadable, st.dropped);
+  fmt::print("{}: thread CPU: read {:.3f} s, compute {:.3f} s, write {:.3f} s\n",
+             path.filename().string(), r.read_cpu_s, r.compute_cpu_s, r.write_cpu_s);
   for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
   if (st.errors > 0)
     throw CommandError(
@@ -133,7 +140,11 @@ const RegisterCommand kReconstruct{
                       "present, else the CPU (and says why)")
           ->capture_default_str();
       cmd->add_flag("--normalize", a->normalize, "Images from dv/|v_ref|");
-      cmd->add_option("--batch", a->batch, "Frames per GEMM")->capture_default_str();
+      cmd->add_option("--batch", a->batch,
+                      "Frames read, computed and written per hand-over (CUDA: per GEMM)")
+          ->capture_default_str();
+      cmd->add_option("--gemm-batch", a->gemm_batch,
+                      "CPU backend: frames per GEMM within a batch (default 256)");
       cmd->add_option("--chunk", a->chunk, "Frames per HDF5 chunk")->capture_default_str();
       cmd->add_option("--compress", a->compress, "Deflate level 1-9 (0 = none)")
           ->capture_default_str();

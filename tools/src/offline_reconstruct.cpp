@@ -1,6 +1,8 @@
 // Three-thread offline reconstruction (see offline_reconstruct.hpp).
 #include "offline_reconstruct.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -69,6 +71,13 @@ struct Batch {
 
 double seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
+// CPU time of the calling thread (ns): what a thread cost, whatever else ran on the machine.
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
@@ -77,7 +86,11 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
                                   ProgressReport& progress) {
   const auto& info = reader.info();
   const size_t n_meas = backend.n_meas(), n_out = backend.n_out();
-  batch = std::clamp<size_t>(batch, 1, backend.max_batch());
+  // A synchronous backend (the CPU) takes each batch in pieces of its max_batch (a GEMM that
+  // stays in cache); an asynchronous one (CUDA) takes whole batches, several in flight.
+  const bool sync = backend.synchronous();
+  const size_t piece = std::max<size_t>(1, backend.max_batch());
+  batch = sync ? std::max<size_t>(1, batch) : std::clamp<size_t>(batch, 1, piece);
   // One batch being read, one written, and as many computing as the backend keeps in flight.
   const size_t in_flight = std::max<size_t>(1, backend.max_in_flight());
   const size_t groups = 2 + std::min<size_t>(in_flight, 2);
@@ -85,7 +98,7 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
   backend.bind_frames(pool);
   std::vector<Batch> batches(groups);
   for (size_t g = 0; g < groups; ++g) batches[g].first = g * batch;
-  std::vector<pipeline::FrameSlot*> ptrs(batch), done(batch);
+  std::vector<pipeline::FrameSlot*> ptrs(batch), done(std::max(batch, piece));
 
   BatchChannel free_ch(groups), filled_ch(groups), computed_ch(groups);
   for (size_t g = 0; g < groups; ++g) free_ch.push(g);
@@ -107,6 +120,7 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
   const int64_t start = pipeline::now_ns();
   std::atomic<uint64_t> read_count{0};
   int64_t read_ns = 0, write_ns = 0, compute_ns = 0;
+  int64_t read_cpu = 0, write_cpu = 0;
   uint64_t unreadable = 0, written = 0, computed = 0;
 
   std::thread read_thread([&] {
@@ -140,6 +154,7 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
         free_ch.push(g);
     }
     filled_ch.close();
+    read_cpu = thread_cpu_ns();
   });
 
   std::thread write_thread([&] {
@@ -157,16 +172,34 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
     const int64_t t0 = pipeline::now_ns();
     recorder.end();
     write_ns += pipeline::now_ns() - t0;
+    write_cpu = thread_cpu_ns();
   });
 
   // The calling thread computes: submit while the backend has room, complete the oldest batch
   // when it has none (or no more input), in submission order.
   std::vector<size_t> pending(groups);  // ring of submitted batch numbers
   size_t pending_head = 0, pending_n = 0;
+  const int64_t compute_cpu0 = thread_cpu_ns();
   try {
-    bool input_open = true;
+    size_t g = 0;
+    while (sync && !failed.load() && filled_ch.pop(g)) {
+      const int64_t t0 = pipeline::now_ns();
+      const Batch& b = batches[g];
+      for (size_t j = 0; j < b.count; ++j) ptrs[j] = &pool.slot(b.first + j);
+      for (size_t k = 0; k < b.count; k += piece) {
+        const size_t m = std::min(piece, b.count - k);
+        if (!backend.submit({ptrs.data() + k, m}) || backend.complete(done, true) != m)
+          throw pipeline::BackendError("reconstruct: the backend refused a batch");
+      }
+      const int64_t t1 = pipeline::now_ns();
+      compute_ns += t1 - t0;
+      for (size_t j = 0; j < b.count; ++j) ptrs[j]->stamp(pipeline::Stage::kPublished, t1);
+      computed_ch.push(g);
+      computed += b.count;
+      progress.update(computed);
+    }
+    bool input_open = !sync;
     while (!failed.load() && (input_open || pending_n > 0)) {
-      size_t g = 0;
       if (input_open && pending_n < in_flight) {
         if (filled_ch.pop(g)) {
           const int64_t t0 = pipeline::now_ns();
@@ -200,8 +233,11 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
   } catch (...) {
     fail(std::current_exception());
   }
+  r.compute_cpu_s = seconds(thread_cpu_ns() - compute_cpu0);
   read_thread.join();
   write_thread.join();
+  r.read_cpu_s = seconds(read_cpu);
+  r.write_cpu_s = seconds(write_cpu);
   r.wall_s = seconds(pipeline::now_ns() - start);
   if (error) std::rethrow_exception(error);
   r.read = read_count.load();

@@ -32,6 +32,9 @@ struct OfflineResult {
   // Busy time of each thread (waiting for the others excluded): the split to look at when the
   // job is slower than the backend.
   double read_s = 0, compute_s = 0, write_s = 0;
+  // CPU time of each thread: its cost with other load on the machine taken out (the calling
+  // thread's includes waiting inside the backend when that spins).
+  double read_cpu_s = 0, compute_cpu_s = 0, write_cpu_s = 0;
 };
 
 // Reconstructs frames 0..reader.info().n_frames-1 in batches of at most `batch` (capped by the
