@@ -232,6 +232,11 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
     computed_ch.close();
   } catch (...) {
     fail(std::current_exception());
+    try {  // nothing may still be writing into the pool when it goes
+      while (backend.in_flight() > 0 && backend.complete(done, true) > 0) {
+      }
+    } catch (...) {
+    }
   }
   r.compute_cpu_s = seconds(thread_cpu_ns() - compute_cpu0);
   read_thread.join();
