@@ -206,6 +206,16 @@ int run(const RunConfig& c, const RunIndices& indices) {
   view_series.policy = c.policy;
   RunView live_view = open_run_view(c.http, model, view_series);
   std::vector<pipeline::ImageSink*> sinks{&publisher};
+  std::unique_ptr<sinks::ZmqPublisher> monitor;
+  if (!c.monitor.empty()) {
+    sinks::ZmqPublisherOptions mo = zo;
+    mo.endpoint = c.monitor;
+    mo.pattern = sinks::ZmqPattern::kPub;
+    mo.lossless = false;
+    monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
+    sinks.push_back(monitor.get());
+    fmt::print(stderr, "eitstream: also publishing PUB (live) on {}\n", monitor->endpoint());
+  }
   std::unique_ptr<pipeline::ImageSink> nats_sink;
   if (!c.publish.empty()) {
     auto series = zo.series;
@@ -266,6 +276,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
     if (!c.quiet && now >= next_status) {
       std::string line = fmt::format("{} | {}", status.next(), publisher.health_line());
       if (nats_sink) line += " | " + nats_status(*nats_sink);
+      if (monitor) line += " | monitor " + monitor->health_line();
       if (tty)
         fmt::print(stderr, "\r{}\x1b[K", line);
       else
@@ -281,6 +292,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
   fmt::print("publisher: {}\n", publisher.health_line());
+  if (monitor) fmt::print("monitor publisher: {}\n", monitor->health_line());
   if (recorders.images) fmt::print("{}", sink_line("images", c.record, stats.sinks.at(images_at)));
   if (recorders.frames)
     fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(frames_at)));
@@ -327,6 +339,7 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--record-chunk", "record_chunk"},
     {"--publish", "publish"},
     {"--http", "http"},
+    {"--monitor", "monitor"},
     {"--latency-mode", "latency_mode"},
     {"--stages", "stages"},
     {"--cpus", "cpus"}};
@@ -387,6 +400,9 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--http", cli->http,
                   "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
                   "any free port, printed); its recapture button recaptures the reference");
+  cmd->add_option("--monitor", cli->monitor,
+                  "Also publish the images PUB (live: never waits, drops per slow subscriber) on "
+                  "this endpoint, e.g. for viewers beside a lossless --push consumer");
   cmd->add_option("--latency-mode", cli->latency_mode,
                   "How stages wait for work: spin (busy-poll, a core per stage), balanced (poll "
                   "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")
