@@ -35,6 +35,7 @@
 #include "run_report.hpp"
 #include "run_sources.hpp"
 #include "source_fingerprint.hpp"
+#include "source_watchdog.hpp"
 #include "run_view.hpp"
 
 namespace eit::cli {
@@ -260,6 +261,10 @@ int run(const RunConfig& c, const RunIndices& indices) {
   StatusLine status(pipe);
   const int64_t t0 = pipeline::now_ns();
   int64_t next_status = t0 + 500'000'000;
+  const bool device_source = dynamic_cast<const acquisition::StreamSource*>(source.get());
+  SourceWatchdog watchdog(c.source, device_source ? c.source_timeout : 0, t0);
+  std::string source_failure;
+  int64_t next_watch = t0;
   bool stopping = false, aborted = false;
   while (!pipe.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -268,6 +273,15 @@ int run(const RunConfig& c, const RunIndices& indices) {
     if (!stopping && (g_interrupts > 0 || timed_out)) {
       stopping = true;
       pipe.request_stop();
+    }
+    if (device_source && !stopping && now >= next_watch) {
+      const auto st = pipe.stats();
+      if (auto why = watchdog.check(st.source, st.frames_in, now)) {
+        source_failure = *why;
+        stopping = true;
+        pipe.request_stop();
+      }
+      next_watch = now + 100'000'000;
     }
     if (!aborted && g_interrupts > 1) {
       aborted = true;
@@ -300,6 +314,9 @@ int run(const RunConfig& c, const RunIndices& indices) {
   if (nats_sink) fmt::print("{}\n", nats_status(*nats_sink));
   std::fflush(stdout);
   if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
+  if (device_source && source_failure.empty())
+    source_failure = watchdog.at_end(stats.source, stats.frames_in).value_or("");
+  if (!source_failure.empty()) throw CommandError("source failed: " + source_failure, 5);
   // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
   const auto health = publisher.health();
   if (zo.lossless && (health.undelivered > 0 || !health.series_end_delivered)) {
@@ -340,6 +357,7 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--publish", "publish"},
     {"--http", "http"},
     {"--monitor", "monitor"},
+    {"--source-timeout", "source_timeout"},
     {"--latency-mode", "latency_mode"},
     {"--stages", "stages"},
     {"--cpus", "cpus"}};
@@ -400,6 +418,12 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--http", cli->http,
                   "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
                   "any free port, printed); its recapture button recaptures the reference");
+  cmd->add_option("--source-timeout", cli->source_timeout,
+                  "Live device source (tcp, tcp-listen, udp, serial, file URI): end with exit "
+                  "status 5 and the reason when no valid frame arrived in N s from the start, or "
+                  "only rejected frames for N s (0: never; a run that ends without one valid "
+                  "frame fails either way)")
+      ->capture_default_str();
   cmd->add_option("--monitor", cli->monitor,
                   "Also publish the images PUB (live: never waits, drops per slow subscriber) on "
                   "this endpoint, e.g. for viewers beside a lossless --push consumer");

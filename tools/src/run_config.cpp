@@ -45,6 +45,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("publish", c.publish);
   f("http", c.http);
   f("monitor", c.monitor);
+  f("source_timeout", c.source_timeout);
   f("latency_mode", c.latency_mode);
   f("stages", c.stages);
   f("cpus", c.cpus);
