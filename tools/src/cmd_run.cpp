@@ -35,6 +35,7 @@
 #include "run_report.hpp"
 #include "run_sources.hpp"
 #include "source_fingerprint.hpp"
+#include "network_exposure.hpp"
 #include "source_watchdog.hpp"
 #include "run_view.hpp"
 
@@ -192,6 +193,15 @@ int run(const RunConfig& c, const RunIndices& indices) {
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
+
+  // Loud warnings for anything reachable from other machines (network_exposure.hpp).
+  warn_if_beyond_loopback("the image publisher (--endpoint)", c.endpoint);
+  if (!c.monitor.empty()) warn_if_beyond_loopback("the monitor publisher (--monitor)", c.monitor);
+  if (!c.http.empty()) warn_if_beyond_loopback("the live view (--http)", c.http);
+  if (!indices.endpoint.empty())
+    warn_if_beyond_loopback("the indices publisher (--indices)", indices.endpoint);
+  if (c.source.starts_with("tcp-listen://") || c.source.starts_with("udp://"))
+    warn_if_beyond_loopback("the device source (--source)", c.source);
 
   sinks::ZmqPublisherOptions zo;
   zo.endpoint = c.endpoint;
