@@ -95,6 +95,9 @@ class TcpClientTransport final : public ByteTransport {
         loop_.run(completion_, deadline + std::chrono::seconds(1), [this] { timer_.cancel(); });
         continue;
       }
+      // A connect abandoned at the deadline still reaches the device's accept (and wastes its
+      // turn): start one only with a few milliseconds left; the next read() starts it otherwise.
+      if (deadline - now < std::chrono::milliseconds(5)) return TransportStatus::kTimeout;
       const tcp::endpoint& target = endpoints_[attempt_++ % endpoints_.size()];
       socket_.async_connect(target, completion_.handler());
       loop_.run(completion_, deadline, [this] {

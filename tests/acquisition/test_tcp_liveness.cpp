@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "eit/acquisition/ingest_frame.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/tcp_liveness.hpp"
+#include "eit/acquisition/transports.hpp"
 #include "live_test_support.hpp"
 
 using namespace eit::acquisition;
@@ -175,35 +177,39 @@ TEST_CASE("tcp client: a device that goes silent is detected and the client reco
 }
 
 TEST_CASE("tcp client: a device that accepts but never sends is retried with growing backoff") {
-  // Three silent connections in a row: 50, 100, 200 ms between them, then the device stops
-  // listening; the refused connects go on from 400 ms (the old client reset the backoff on
-  // every connect, and never closed a silent connection at all).
+  // Three silent connections closed by the idle timeout: 50, 100, 200 ms between them; then the
+  // device stops listening and the refused connects go on from 400 ms (the old client reset the
+  // backoff on every connect, and never closed a silent connection at all). Counted by the
+  // transport itself: a connect abandoned at a read deadline can reach the device's accept too.
   uint16_t port = 0;
   auto listener = std::make_unique<Fd>(listen_any(port));
-  std::atomic<int> accepted{0};
+  std::atomic<bool> stop_listening{false};
+  std::vector<std::unique_ptr<Fd>> silent;  // accepted and kept open, never written to
   std::thread device([&] {
-    for (int i = 0; i < 3; ++i) {
-      Fd c(accept_within(listener->fd, 10000));
-      if (c.fd < 0) return;
-      ++accepted;
-      if (!peer_closes_within(c.fd, 5000)) return;
+    while (!stop_listening) {
+      const int fd = accept_within(listener->fd, 20);
+      if (fd >= 0) silent.push_back(std::make_unique<Fd>(fd));
     }
     listener.reset();  // nothing listens any more: connects are refused
   });
-  LiveSourceOptions o;
-  o.reconnect = ReconnectPolicy{std::chrono::milliseconds(50), std::chrono::milliseconds(400), 2};
-  auto source = open_live_source("tcp://127.0.0.1:" + std::to_string(port) + "?idle=0.1", o,
-                                 eit::test::adjacent16());
-  eit::test::OwnedSlot s(kN);
+  TcpLiveness liveness;
+  liveness.idle = std::chrono::milliseconds(100);
+  auto t = make_tcp_client_transport(
+      "127.0.0.1", port,
+      ReconnectPolicy{std::chrono::milliseconds(50), std::chrono::milliseconds(400), 2}, liveness);
+  std::vector<uint8_t> buffer(4096);
   std::string error;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   while (std::chrono::steady_clock::now() < until) {
-    source->read(s.slot, std::chrono::milliseconds(50));
-    error = source->stats().last_error;
-    if (accepted == 3 && error.find("connect failed") != std::string::npos) break;
+    t->read(buffer, ByteTransport::Clock::now() + std::chrono::milliseconds(50));
+    const auto st = t->stats();
+    if (st.idle_timeouts >= 3) stop_listening = true;
+    error = st.last_error;
+    if (stop_listening && error.find("connect failed") != std::string::npos) break;
   }
+  stop_listening = true;
   device.join();
-  CHECK(accepted == 3);
+  CHECK(t->stats().idle_timeouts >= 3);
   CAPTURE(error);
   CHECK(error.find("connect failed") != std::string::npos);
   CHECK(error.find("retrying in 400 ms") != std::string::npos);
