@@ -62,8 +62,8 @@ TEST_CASE("run: a device/model mismatch ends with status 5, naming both value co
                          "tcp-listen://127.0.0.1:0", "--fps", "50"});
   const std::string receiver = device.line_after("receiver: ", 60s);
   REQUIRE_FALSE(receiver.empty());
-  Subprocess run({EITSTREAM_BIN, "run", "--source", receiver, "--source-timeout", "2",
-                  "--endpoint", "tcp://127.0.0.1:*", "--backend", "cpu"});
+  Subprocess run({EITSTREAM_BIN, "run", "--source", receiver, "--source-timeout", "2", "--endpoint",
+                  "tcp://127.0.0.1:*", "--backend", "cpu"});
   const int rc = run.wait(60s);
   CAPTURE(run.err());
   CHECK(rc == 5);
