@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz, one per codec) with clang into ./build-fuzz and runs
+# Builds the libFuzzer targets (tests/fuzz, one per codec and one per recon file reader) with clang into ./build-fuzz and runs
 # each for N seconds (default 10) on a small seed corpus: generated here, plus pieces cut from
 # ../shared/data/recordings when present. Fails when any target finds a crash, a leak or a hang.
 #   scripts/fuzz.sh [--seconds N] [--jobs J] [target ...]
@@ -96,7 +96,24 @@ def ingest(seq, stype, fmt, values):
 f1 = ingest(1, 1, "f", [float(i) for i in range(8)])
 f2 = ingest(2, 3, "h", list(range(-4, 4)))
 put("fuzz_ingest", "mixed", chunks + b"boot\r\nEI" + f1 + b"EITFxx" + ingest(3, 1, "f", [1.0] * 7) + f2)
+# recon's readers: .npy matrices, a .mat matrix named v, a 16-electrode disc in .msh 2.2.
+put("fuzz_recon_npy", "f8.npy", npy("<f8", "(3, 4)", struct.pack("<12d", *range(12))))
+put("fuzz_recon_npy", "i2.npy", npy(">i2", "(2, 3)", struct.pack(">6h", *range(6))))
+put("fuzz_recon_mat", "v.mat", hdr + matrix("v", 6, 9, "d", [float(i) for i in range(512)]))
+import math
+nodes = ["1 0 0 0"] + [f"{k + 2} {math.cos(2 * math.pi * k / 16):.12g} {math.sin(2 * math.pi * k / 16):.12g} 0"
+                       for k in range(16)]
+tris = [f"{k + 1} 2 2 1 1 1 {k + 2} {(k + 1) % 16 + 2}" for k in range(16)]
+msh = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n17\n" + "\n".join(nodes) + \
+      "\n$EndNodes\n$Elements\n16\n" + "\n".join(tris) + "\n$EndElements\n"
+put("fuzz_recon_msh", "disc.msh", msh.encode())
 PY
+# A small Model file (HDF5) when the normal build's eitstream is there (CI builds it first).
+mkdir -p "$seeds/fuzz_recon_model"
+if [ -x build/eitstream ]; then
+  ./build/eitstream model build --mesh circle --h0 0.5 --algorithm bp \
+    -o "$seeds/fuzz_recon_model/bp.h5" >/dev/null 2>&1 || true
+fi
 
 status=0
 summary=()

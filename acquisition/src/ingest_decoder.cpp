@@ -27,7 +27,6 @@ void IngestDecoder::reset() noexcept {
   state_ = State::kHeader;
   header_have_ = 0;
   payload_have_ = 0;
-  discard_left_ = 0;
   header_tail_left_ = 0;
 }
 
@@ -39,8 +38,10 @@ DecoderStats IngestDecoder::stats() const noexcept {
 std::string IngestDecoder::last_problem() const {
   switch (last_bad_kind_.load(std::memory_order_relaxed)) {
     case 1:
-      return fmt::format("ingest: frame of {} values rejected, the model has {}",
-                         last_bad_count_.load(std::memory_order_relaxed), n_values_);
+      return fmt::format(
+          "ingest: frame header claiming {} values rejected, the model has {} (resynchronised "
+          "on the next valid header)",
+          last_bad_count_.load(std::memory_order_relaxed), n_values_);
     case 2:
       return "ingest: frame rejected, payload CRC mismatch";
     default:
@@ -75,20 +76,22 @@ void IngestDecoder::resync_after_bad_header() noexcept {
 }
 
 void IngestDecoder::start_frame(const IngestHeader& h) noexcept {
+  if (h.value_count != n_values_) {
+    // The decoder knows the frame size it expects: a header that disagrees is not trusted as a
+    // length to skip (a forged one claiming 4 M values would swallow 32 MiB of good frames).
+    // It is counted, explained, and hunted past like garbage: the next valid header decodes,
+    // whether it follows a whole frame of another size or the forged header itself.
+    add(bad_frames_, 1);
+    last_bad_count_.store(h.value_count, std::memory_order_relaxed);
+    last_bad_kind_.store(1, std::memory_order_relaxed);
+    resync_after_bad_header();
+    return;
+  }
   current_ = h;
   header_have_ = 0;
   header_tail_left_ = h.header_len - kIngestHeaderSize;
   payload_have_ = 0;
-  if (h.value_count != n_values_) {
-    add(bad_frames_, 1);
-    last_bad_count_.store(h.value_count, std::memory_order_relaxed);
-    last_bad_kind_.store(1, std::memory_order_relaxed);
-    discard_left_ = header_tail_left_ + h.payload_size();
-    header_tail_left_ = 0;
-    state_ = State::kDiscard;
-  } else {
-    state_ = header_tail_left_ > 0 ? State::kSkipHeaderTail : State::kPayload;
-  }
+  state_ = header_tail_left_ > 0 ? State::kSkipHeaderTail : State::kPayload;
 }
 
 bool IngestDecoder::finish_payload(pipeline::FrameSlot& slot) noexcept {
@@ -175,13 +178,6 @@ DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
         payload_have_ += take;
         pos += take;
         if (payload_have_ == size && finish_payload(slot)) return {pos, true};
-        break;
-      }
-      case State::kDiscard: {
-        const size_t take = std::min(discard_left_, in.size() - pos);
-        discard_left_ -= take;
-        pos += take;
-        if (discard_left_ == 0) state_ = State::kHeader;
         break;
       }
     }

@@ -85,8 +85,8 @@ std::optional<IngestHeader> parse_ingest_header(std::span<const uint8_t> b) noex
   h.value_count = le::load<uint32_t>(&b[24]);
   h.flags = le::load<uint16_t>(&b[28]);
   h.payload_crc = le::load<uint32_t>(&b[32]);
-  if (h.version < 1 || h.header_len < kIngestHeaderSize || ingest_sample_size(h.sample_type) == 0 ||
-      h.value_count > kIngestMaxValues) {
+  if (h.version < 1 || h.header_len < kIngestHeaderSize || h.header_len > kIngestMaxHeaderLen ||
+      ingest_sample_size(h.sample_type) == 0 || h.value_count > kIngestMaxValues) {
     return std::nullopt;
   }
   return h;

@@ -2,6 +2,7 @@
 #include "eit/acquisition/live_source.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -33,10 +34,11 @@ std::string text_option(const LiveUri& uri, std::string_view key, std::string fa
 
 }  // namespace
 
-std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri,
-                                              const ReconnectPolicy& reconnect) {
-  if (uri.scheme == "tcp") return make_tcp_client_transport(uri.host, uri.port, reconnect);
-  if (uri.scheme == "tcp-listen") return make_tcp_server_transport(uri.host, uri.port);
+std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const ReconnectPolicy& reconnect,
+                                              const TcpLiveness& liveness) {
+  if (uri.scheme == "tcp")
+    return make_tcp_client_transport(uri.host, uri.port, reconnect, liveness);
+  if (uri.scheme == "tcp-listen") return make_tcp_server_transport(uri.host, uri.port, liveness);
   if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
   if (uri.scheme == "file") {
     const auto loop = text_option(uri, "loop", "0");
@@ -91,8 +93,22 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
   ingest.integer_scale = number_option<double>(uri, "scale", ingest.integer_scale);
   StreamSourceOptions source_options;
   source_options.nominal_rate_hz = number_option<double>(uri, "rate", options.nominal_rate_hz);
+  TcpLiveness liveness;
+  double idle_s = options.idle_s >= 0 ? options.idle_s : number_option<double>(uri, "idle", -1.0);
+  if (!std::isfinite(idle_s) || idle_s > 3600) {
+    throw std::invalid_argument(fmt::format("{}://{}: idle={} s; expected 0 (never) to 3600",
+                                            uri.scheme, uri.host, idle_s));
+  }
+  liveness.idle = idle_s < 0 ? default_idle_timeout(source_options.nominal_rate_hz)
+                             : std::chrono::milliseconds(static_cast<int64_t>(idle_s * 1000));
+  const auto keepalive = text_option(uri, "keepalive", "1");
+  if (keepalive != "0" && keepalive != "1") {
+    throw std::invalid_argument(
+        fmt::format("{}://{}: keepalive='{}'; expected 0 or 1", uri.scheme, uri.host, keepalive));
+  }
+  liveness.keepalive = keepalive == "1";
   auto decoder = make_stream_decoder(format, ingest, protocol);
-  auto transport = open_transport(uri, options.reconnect);
+  auto transport = open_transport(uri, options.reconnect, liveness);
   return std::make_unique<StreamSource>(std::move(transport), std::move(decoder), source_options);
 }
 

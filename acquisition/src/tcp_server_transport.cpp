@@ -1,5 +1,7 @@
-// TCP server transport: listens, accepts one device connection, reads it until it closes, then
-// accepts the next one (counted as a reconnect). Further devices wait in the listen backlog.
+// TCP server transport: listens, accepts one device connection, reads it until it closes or
+// stays silent for the idle timeout, then accepts the next one (counted as a reconnect). Further
+// devices wait in the listen backlog, so a silent first connection cannot starve the device
+// behind it for longer than the idle timeout.
 #include <fmt/format.h>
 #include <boost/asio/ip/tcp.hpp>
 
@@ -14,7 +16,8 @@ using asio::ip::tcp;
 
 class TcpServerTransport final : public ByteTransport {
  public:
-  TcpServerTransport(const std::string& host, uint16_t port) {
+  TcpServerTransport(const std::string& host, uint16_t port, TcpLiveness liveness)
+      : liveness_(liveness) {
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(host, ec);
     if (ec) {
@@ -63,6 +66,8 @@ class TcpServerTransport final : public ByteTransport {
         }
         boost::system::error_code ignored;
         socket_.set_option(tcp::no_delay(true), ignored);
+        apply_tcp_keepalive(socket_.native_handle(), liveness_);
+        last_bytes_ = Clock::now();
         if (ever_connected_) {
           count_reconnect();
           note_error(
@@ -72,20 +77,27 @@ class TcpServerTransport final : public ByteTransport {
         }
         ever_connected_ = connected_ = fresh_ = true;
       }
+      const bool idle_on = liveness_.idle.count() > 0;
+      const auto idle_at = idle_on ? last_bytes_ + liveness_.idle : Clock::time_point::max();
       socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
-      loop_.run(completion_, deadline, [this] {
+      loop_.run(completion_, std::min(deadline, idle_at), [this] {
         boost::system::error_code ignored;
         socket_.cancel(ignored);
       });
       if (completion_.ok()) {
+        last_bytes_ = Clock::now();
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
         return r;
       }
       if (completion_.ec == asio::error::operation_aborted) {
-        return {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout};
+        if (loop_.stopped()) return {TransportStatus::kStopped};
+        if (!idle_on || Clock::now() < idle_at) return {TransportStatus::kTimeout};
+        count_idle_timeout();
+        lost_reason_ = fmt::format("no bytes for {} ms, idle timeout", liveness_.idle.count());
+      } else {
+        lost_reason_ = completion_.ec.message();
       }
-      lost_reason_ = completion_.ec.message();
       note_error(
           fmt::format("tcp-listen://{}: device connection closed ({}); waiting for the "
                       "next one",
@@ -97,6 +109,8 @@ class TcpServerTransport final : public ByteTransport {
   }
 
  private:
+  TcpLiveness liveness_;
+  Clock::time_point last_bytes_{};
   detail::IoLoop loop_;
   tcp::acceptor acceptor_{loop_.io()};
   tcp::socket socket_{loop_.io()};
@@ -108,8 +122,9 @@ class TcpServerTransport final : public ByteTransport {
 
 }  // namespace
 
-std::unique_ptr<ByteTransport> make_tcp_server_transport(const std::string& host, uint16_t port) {
-  return std::make_unique<TcpServerTransport>(host, port);
+std::unique_ptr<ByteTransport> make_tcp_server_transport(const std::string& host, uint16_t port,
+                                                         TcpLiveness liveness) {
+  return std::make_unique<TcpServerTransport>(host, port, liveness);
 }
 
 }  // namespace eit::acquisition

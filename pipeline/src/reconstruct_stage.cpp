@@ -31,6 +31,12 @@ void ReconstructStage::drop(FrameSlot* f, bool lost) noexcept {
 }
 
 void ReconstructStage::emit(FrameSlot* f) noexcept {
+  // The output is checked as well as the input: finite values can still overflow float32 in
+  // H·(v − v_ref) (1e38 everywhere gives ±inf pixels), whatever the backend.
+  if (!(f->flags & kFlagNonFinite) && !all_finite(f->image, n_out_)) {
+    std::memset(f->image, 0, n_out_ * sizeof(float));
+    f->flags |= kFlagNonFinite | kFlagImageOverflow;
+  }
   f->dropped_before = static_cast<uint32_t>(f->dropped_before + pending_drops_);
   pending_drops_ = 0;
   deliver(s_, f);

@@ -16,6 +16,7 @@
 
 #include "eit/recon/mesh_generator.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
+#include "eit/recon/mesh_quality.hpp"
 #include "mesh_generator_module.hpp"
 
 namespace eit::recon {
@@ -112,11 +113,15 @@ Mesh call_module(Fn generate, const Options& options, const std::string& why) {
 }  // namespace
 
 Mesh generate_mesh(const MeshOptions& options) {
-  return call_module(module().generate, options, module().why);
+  Mesh mesh = call_module(module().generate, options, module().why);
+  require_mesh_quality(mesh, options.h0, "generated mesh");
+  return mesh;
 }
 
 Mesh generate_mesh_3d(const Mesh3dOptions& options) {
-  return call_module(module().generate_3d, options, module().why);
+  Mesh mesh = call_module(module().generate_3d, options, module().why);
+  require_mesh_quality(mesh, options.h0, "generated 3-D mesh");
+  return mesh;
 }
 
 }  // namespace eit::recon

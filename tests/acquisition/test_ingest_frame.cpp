@@ -223,7 +223,7 @@ TEST_CASE("a stream split at every byte boundary decodes the same frames and cou
   CHECK(r.stats.bytes_skipped == whole.stats.bytes_skipped);
 }
 
-TEST_CASE("a frame with the wrong value count is consumed whole, counted and explained") {
+TEST_CASE("a frame with the wrong value count is rejected, counted, explained and hunted past") {
   IngestDecoder d(208);
   std::vector<uint8_t> s;
   append(s, frame_bytes(IngestSampleType::kF32, 1, -1, eit::test::test_frame(1, 207)));
@@ -234,9 +234,50 @@ TEST_CASE("a frame with the wrong value count is consumed whole, counted and exp
   CHECK(r.seqs == std::vector<uint64_t>{2, 4});
   CHECK(r.values[1] == eit::test::test_frame(4, 208));
   CHECK(r.stats.bad_frames == 2);
-  CHECK(r.stats.bytes_skipped == 0);
+  // The rejected frames' bytes are garbage to the decoder: every one of them is counted.
+  CHECK(r.stats.bytes_skipped == (40 + 207 * 4) + (40 + 256 * 8));
   CHECK(d.last_problem().find("256 values") != std::string::npos);
   CHECK(d.last_problem().find("208") != std::string::npos);
+}
+
+TEST_CASE("a forged header claiming 4,194,304 values does not swallow the good frames after it") {
+  // Valid magic and header CRC, value_count 2^22 float64 (32 MiB), no payload: the old decoder
+  // skipped the next 32 MiB as that frame's payload and lost all 2,000 good frames.
+  IngestHeader forged;
+  forged.sample_type = IngestSampleType::kF64;
+  forged.seq = 99;
+  forged.value_count = kIngestMaxValues;
+  std::vector<uint8_t> s(kIngestHeaderSize);
+  const uint8_t nothing = 0;
+  encode_ingest_header(std::span<uint8_t, kIngestHeaderSize>(s.data(), kIngestHeaderSize), forged,
+                       std::span<const uint8_t>(&nothing, 0));
+  REQUIRE(parse_ingest_header(s).has_value());
+  for (uint64_t k = 0; k < 2000; ++k)
+    append(s, frame_bytes(IngestSampleType::kF32, 100 + k, -1, eit::test::test_frame(k, 208)));
+  IngestDecoder d(208);
+  const auto r = decode_all(d, s, {1000, 100000});
+  CHECK(r.seqs.size() >= 1998);  // at most a frame or two lost
+  CHECK(r.seqs.size() == 2000);  // in fact none: the next header follows the forged one
+  CHECK(r.stats.bad_frames == 1);
+  CHECK(r.stats.bytes_skipped == kIngestHeaderSize);
+  CHECK(d.last_problem().find("4194304 values") != std::string::npos);
+}
+
+TEST_CASE("a forged header length is garbage too, not a length to skip") {
+  // header_len 65,535 with a valid CRC would skip 64 KiB (75 frames of 208 f32) as header tail.
+  auto f = frame_bytes(IngestSampleType::kF32, 1, -1, eit::test::test_frame(1, 208));
+  IngestHeader h = *parse_ingest_header(f);
+  h.header_len = 65535;
+  std::vector<uint8_t> s(kIngestHeaderSize);
+  encode_ingest_header(std::span<uint8_t, kIngestHeaderSize>(s.data(), kIngestHeaderSize), h,
+                       std::span(f).subspan(40));
+  CHECK_FALSE(parse_ingest_header(s).has_value());
+  for (uint64_t k = 0; k < 100; ++k)
+    append(s, frame_bytes(IngestSampleType::kF32, 2 + k, -1, eit::test::test_frame(k, 208)));
+  IngestDecoder d(208);
+  const auto r = decode_all(d, s);
+  CHECK(r.seqs.size() == 100);
+  CHECK(r.stats.bytes_skipped == kIngestHeaderSize);
 }
 
 TEST_CASE("a corrupted payload fails its CRC, is counted, and the next frame still decodes") {

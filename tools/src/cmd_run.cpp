@@ -35,6 +35,8 @@
 #include "run_report.hpp"
 #include "run_sources.hpp"
 #include "source_fingerprint.hpp"
+#include "network_exposure.hpp"
+#include "source_watchdog.hpp"
 #include "run_view.hpp"
 
 namespace eit::cli {
@@ -201,6 +203,15 @@ int run(const RunConfig& c, const RunIndices& indices) {
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
 
+  // Loud warnings for anything reachable from other machines (network_exposure.hpp).
+  warn_if_beyond_loopback("the image publisher (--endpoint)", c.endpoint);
+  if (!c.monitor.empty()) warn_if_beyond_loopback("the monitor publisher (--monitor)", c.monitor);
+  if (!c.http.empty()) warn_if_beyond_loopback("the live view (--http)", c.http);
+  if (!indices.endpoint.empty())
+    warn_if_beyond_loopback("the indices publisher (--indices)", indices.endpoint);
+  if (c.source.starts_with("tcp-listen://") || c.source.starts_with("udp://"))
+    warn_if_beyond_loopback("the device source (--source)", c.source);
+
   sinks::ZmqPublisherOptions zo;
   zo.endpoint = c.endpoint;
   zo.pattern = c.push ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
@@ -215,6 +226,16 @@ int run(const RunConfig& c, const RunIndices& indices) {
   view_series.policy = c.policy;
   RunView live_view = open_run_view(c.http, model, view_series);
   std::vector<pipeline::ImageSink*> sinks{&publisher};
+  std::unique_ptr<sinks::ZmqPublisher> monitor;
+  if (!c.monitor.empty()) {
+    sinks::ZmqPublisherOptions mo = zo;
+    mo.endpoint = c.monitor;
+    mo.pattern = sinks::ZmqPattern::kPub;
+    mo.lossless = false;
+    monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
+    sinks.push_back(monitor.get());
+    fmt::print(stderr, "eitstream: also publishing PUB (live) on {}\n", monitor->endpoint());
+  }
   std::unique_ptr<pipeline::ImageSink> nats_sink;
   if (!c.publish.empty()) {
     auto series = zo.series;
@@ -259,6 +280,10 @@ int run(const RunConfig& c, const RunIndices& indices) {
   StatusLine status(pipe);
   const int64_t t0 = pipeline::now_ns();
   int64_t next_status = t0 + 500'000'000;
+  const bool device_source = dynamic_cast<const acquisition::StreamSource*>(source.get());
+  SourceWatchdog watchdog(c.source, device_source ? c.source_timeout : 0, t0);
+  std::string source_failure;
+  int64_t next_watch = t0;
   bool stopping = false, aborted = false;
   while (!pipe.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -268,6 +293,15 @@ int run(const RunConfig& c, const RunIndices& indices) {
       stopping = true;
       pipe.request_stop();
     }
+    if (device_source && !stopping && now >= next_watch) {
+      const auto st = pipe.stats();
+      if (auto why = watchdog.check(st.source, st.frames_in, now)) {
+        source_failure = *why;
+        stopping = true;
+        pipe.request_stop();
+      }
+      next_watch = now + 100'000'000;
+    }
     if (!aborted && g_interrupts > 1) {
       aborted = true;
       pipe.abort();
@@ -275,6 +309,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
     if (!c.quiet && now >= next_status) {
       std::string line = fmt::format("{} | {}", status.next(), publisher.health_line());
       if (nats_sink) line += " | " + nats_status(*nats_sink);
+      if (monitor) line += " | monitor " + monitor->health_line();
       if (tty)
         fmt::print(stderr, "\r{}\x1b[K", line);
       else
@@ -290,6 +325,7 @@ int run(const RunConfig& c, const RunIndices& indices) {
   const auto stats = pipe.stats();
   fmt::print("{}", final_summary(stats));
   fmt::print("publisher: {}\n", publisher.health_line());
+  if (monitor) fmt::print("monitor publisher: {}\n", monitor->health_line());
   if (recorders.images)
     fmt::print("{}", sink_line("images", c.record, stats.sinks.at(images_at),
                                stats.sink_queues.at(images_at)));
@@ -300,6 +336,9 @@ int run(const RunConfig& c, const RunIndices& indices) {
   if (nats_sink) fmt::print("{}\n", nats_status(*nats_sink));
   std::fflush(stdout);
   if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
+  if (device_source && source_failure.empty())
+    source_failure = watchdog.at_end(stats.source, stats.frames_in).value_or("");
+  if (!source_failure.empty()) throw CommandError("source failed: " + source_failure, 5);
   // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
   const auto health = publisher.health();
   if (zo.lossless && (health.undelivered > 0 || !health.series_end_delivered)) {
@@ -339,6 +378,8 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--record-chunk", "record_chunk"},
     {"--publish", "publish"},
     {"--http", "http"},
+    {"--monitor", "monitor"},
+    {"--source-timeout", "source_timeout"},
     {"--latency-mode", "latency_mode"},
     {"--stages", "stages"},
     {"--cpus", "cpus"}};
@@ -401,6 +442,15 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--http", cli->http,
                   "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
                   "any free port, printed); its recapture button recaptures the reference");
+  cmd->add_option("--source-timeout", cli->source_timeout,
+                  "Live device source (tcp, tcp-listen, udp, serial, file URI): end with exit "
+                  "status 5 and the reason when no valid frame arrived in N s from the start, or "
+                  "only rejected frames for N s (0: never; a run that ends without one valid "
+                  "frame fails either way)")
+      ->capture_default_str();
+  cmd->add_option("--monitor", cli->monitor,
+                  "Also publish the images PUB (live: never waits, drops per slow subscriber) on "
+                  "this endpoint, e.g. for viewers beside a lossless --push consumer");
   cmd->add_option("--latency-mode", cli->latency_mode,
                   "How stages wait for work: spin (busy-poll, a core per stage), balanced (poll "
                   "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")

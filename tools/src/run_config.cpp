@@ -44,6 +44,8 @@ void for_each_field(RunConfig& c, F&& f) {
   f("record_chunk", c.record_chunk);
   f("publish", c.publish);
   f("http", c.http);
+  f("monitor", c.monitor);
+  f("source_timeout", c.source_timeout);
   f("latency_mode", c.latency_mode);
   f("stages", c.stages);
   f("cpus", c.cpus);

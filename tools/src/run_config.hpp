@@ -36,6 +36,8 @@ struct RunConfig {
   uint64_t record_chunk = 64;    // frames per HDF5 chunk
   std::string publish;      // also publish to NATS JetStream: nats://host:port?site=S&bed=B
   std::string http;         // live view address (HOST:PORT); empty: none
+  double source_timeout = 10;  // live source: fail after N s without a valid frame (0: never)
+  std::string monitor;      // also publish images PUB/live here (beside a lossless PUSH); "" = no
   std::string latency_mode = "balanced";  // spin | balanced | idle (how stages wait for work)
   std::string stages = "auto";            // auto | pipelined | run-to-completion
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no

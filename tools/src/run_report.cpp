@@ -52,6 +52,8 @@ std::string StatusLine::next() {
       s.dropped(), per_sink_drops(s), s.backend, s.layout, s.latency_mode);
   if (s.non_finite) line += fmt::format(" | non-finite {}", s.non_finite);
   if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
+  if (s.source.reconnects) line += fmt::format(" | reconnects {}", s.source.reconnects);
+  if (s.source.bad_frames) line += fmt::format(" | rejected frames {}", s.source.bad_frames);
   if (!s.source.last_error.empty()) line += fmt::format(" | source: {}", s.source.last_error);
   return line;
 }
@@ -75,6 +77,7 @@ std::string final_summary(const pipeline::PipelineStats& s) {
   if (s.source.bad_frames || s.source.seq_gaps || s.source.bytes_skipped)
     out += fmt::format("source: {} bad frames, {} frames missing by seq, {} bytes skipped\n",
                        s.source.bad_frames, s.source.seq_gaps, s.source.bytes_skipped);
+  if (s.source.reconnects) out += fmt::format("source: {} reconnects\n", s.source.reconnects);
   if (!s.source.last_error.empty())
     out += fmt::format("source: last problem: {}\n", s.source.last_error);
   out += fmt::format("{:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}   (µs)\n", "latency", "p50", "p90",

@@ -32,7 +32,8 @@ struct TransportRead {
 struct TransportStats {
   uint64_t reconnects = 0;  // connections made or accepted after the first one
   uint64_t datagrams_truncated = 0;
-  std::string last_error;  // most recent problem, with what was done about it
+  uint64_t idle_timeouts = 0;  // connections closed because the peer sent nothing for too long
+  std::string last_error;      // most recent problem, with what was done about it
 };
 
 // How a transport that lost its peer tries again: waits initial, then ×factor up to max.
@@ -60,6 +61,7 @@ class ByteTransport {
     TransportStats s;
     s.reconnects = reconnects_.load(std::memory_order_relaxed);
     s.datagrams_truncated = truncated_.load(std::memory_order_relaxed);
+    s.idle_timeouts = idle_timeouts_.load(std::memory_order_relaxed);
     std::lock_guard lock(error_mutex_);  // only ever held to copy or replace the string
     s.last_error = last_error_;
     return s;
@@ -74,12 +76,16 @@ class ByteTransport {
   void count_reconnect() noexcept {
     reconnects_.store(reconnects_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  void count_idle_timeout() noexcept {
+    idle_timeouts_.store(idle_timeouts_.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_relaxed);
+  }
   void count_truncated() noexcept {
     truncated_.store(truncated_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
  private:
-  std::atomic<uint64_t> reconnects_{0}, truncated_{0};
+  std::atomic<uint64_t> reconnects_{0}, truncated_{0}, idle_timeouts_{0};
   mutable std::mutex error_mutex_;
   std::string last_error_;
 };

@@ -3,8 +3,11 @@
 // exactly n_values values (the model's measurement count, in the model's order) are converted to
 // float32 into the slot with the device's seq and time. Anything else is counted, never thrown:
 // bytes before a valid header (hunting for the magic; a header whose CRC fails is garbage too)
-// go to bytes_skipped; a well-formed frame with the wrong value count or a payload CRC mismatch
-// is consumed whole and goes to bad_frames.
+// go to bytes_skipped. A header (valid CRC) whose value count is not n_values counts as a bad
+// frame and is then treated as garbage: the decoder hunts for the next header from the byte
+// after its magic and never trusts its length (a forged count cannot swallow good frames), so
+// its payload, if any, goes to bytes_skipped too. A payload CRC mismatch on a frame of the
+// expected size consumes that size and goes to bad_frames.
 //
 // Owns a buffer of n_values × 8 bytes allocated at construction; decode() never allocates.
 // One thread decodes; stats() and last_problem() may be called from another.
@@ -36,7 +39,7 @@ class IngestDecoder final : public StreamDecoder {
   std::string last_problem() const override;
 
  private:
-  enum class State { kHeader, kSkipHeaderTail, kPayload, kDiscard };
+  enum class State { kHeader, kSkipHeaderTail, kPayload };
 
   void push_header_byte(uint8_t b) noexcept;
   void resync_after_bad_header() noexcept;
@@ -54,7 +57,6 @@ class IngestDecoder final : public StreamDecoder {
   IngestHeader current_;
   size_t header_tail_left_ = 0;  // header bytes beyond version 1's, skipped
   size_t payload_have_ = 0;
-  size_t discard_left_ = 0;       // payload bytes of a rejected frame still to skip
   std::vector<uint8_t> payload_;  // n_values × 8 bytes
 
   std::atomic<uint64_t> frames_{0}, bad_frames_{0}, bytes_skipped_{0};

@@ -29,6 +29,7 @@ inline constexpr uint8_t kIngestMagic[4] = {'E', 'I', 'T', 'F'};
 inline constexpr uint8_t kIngestVersion = 1;
 inline constexpr size_t kIngestHeaderSize = 40;         // version 1; later versions may be longer
 inline constexpr uint32_t kIngestMaxValues = 1u << 22;  // sanity bound on value_count
+inline constexpr uint16_t kIngestMaxHeaderLen = 256;    // sanity bound on header_len
 inline constexpr uint16_t kIngestFlagDeviceTime = 1u << 0;
 
 enum class IngestSampleType : uint8_t {
@@ -61,7 +62,8 @@ struct IngestHeader {
 };
 
 // Parses and checks the first kIngestHeaderSize bytes: magic, header CRC, a known sample type,
-// version >= 1, header_len >= 40, value_count <= kIngestMaxValues. nullopt when any check fails.
+// version >= 1, 40 <= header_len <= kIngestMaxHeaderLen, value_count <= kIngestMaxValues. nullopt
+// when any check fails.
 std::optional<IngestHeader> parse_ingest_header(std::span<const uint8_t> bytes) noexcept;
 
 // Bytes of a whole version-1 frame of n values.

@@ -9,6 +9,9 @@
 //
 // Query options for every scheme: format=ingest|openeit (default: ingest; openeit for serial),
 // complex=real|magnitude and scale=<x> (ingest sample conversion), rate=<Hz> (nominal rate).
+// TCP (tcp://, tcp-listen://): idle=<seconds> closes a connection that sent nothing for that long
+// (0: never; default: five frame periods at rate=, at least 0.25 s, or 2 s when the rate is
+// unknown; see tcp_liveness.hpp), keepalive=0|1 (TCP keepalive probes, default 1).
 // Set-up only: allocates and throws std::invalid_argument / std::runtime_error naming the URI,
 // the option, the value found and the values expected.
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include "eit/acquisition/byte_transport.hpp"
 #include "eit/acquisition/ingest_decoder.hpp"
 #include "eit/acquisition/stream_source.hpp"
+#include "eit/acquisition/tcp_liveness.hpp"
 #include "eit/recon/protocol.hpp"
 
 namespace eit::acquisition {
@@ -38,9 +42,11 @@ struct LiveSourceOptions {
   IngestDecoderOptions ingest;
   ReconnectPolicy reconnect;
   double nominal_rate_hz = 0.0;
+  double idle_s = -1;  // TCP idle timeout in s (0: never); < 0: the URI's idle= or the default
 };
 
-std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const ReconnectPolicy& reconnect);
+std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const ReconnectPolicy& reconnect,
+                                              const TcpLiveness& liveness = {});
 
 // The decoder named `format` ("ingest", "openeit") for frames of the protocol's measurements.
 std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,

@@ -10,16 +10,21 @@
 #include <string>
 
 #include "eit/acquisition/byte_transport.hpp"
+#include "eit/acquisition/tcp_liveness.hpp"
 
 namespace eit::acquisition {
 
-// Connects to a device that listens (tcp://host:port); reconnects after a loss with backoff.
+// Connects to a device that listens (tcp://host:port); reconnects after a loss, and after
+// liveness.idle of silence, with backoff (reset once bytes flow again).
 std::unique_ptr<ByteTransport> make_tcp_client_transport(const std::string& host, uint16_t port,
-                                                         ReconnectPolicy reconnect = {});
+                                                         ReconnectPolicy reconnect = {},
+                                                         TcpLiveness liveness = {});
 
 // Listens on host:port (port 0: an ephemeral port, see endpoint()) and accepts one device
-// connection at a time; after it closes, accepts the next.
-std::unique_ptr<ByteTransport> make_tcp_server_transport(const std::string& host, uint16_t port);
+// connection at a time; after it closes, or has sent nothing for liveness.idle, accepts the next
+// (so a newer connection takes over from a silent one).
+std::unique_ptr<ByteTransport> make_tcp_server_transport(const std::string& host, uint16_t port,
+                                                         TcpLiveness liveness = {});
 
 // Receives datagrams on host:port (port 0: ephemeral). Each read is one datagram.
 std::unique_ptr<ByteTransport> make_udp_transport(const std::string& host, uint16_t port);

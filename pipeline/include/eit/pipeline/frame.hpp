@@ -31,6 +31,8 @@ enum FrameFlag : uint32_t {
   kFlagGapBefore = 1u << 2,     // the source saw a sequence gap before this frame
   kFlagBackendFallback = 1u << 3,  // computed by the fallback backend after a backend fault
   kFlagDiverged = 1u << 4,  // absolute imaging: the iteration diverged (NaN, σ ≤ 0, singular)
+  kFlagImageOverflow = 1u << 5,  // finite input, non-finite image (float32 overflow, e.g. 1e38
+                                 // values): the image is zeroed and kFlagNonFinite set as well
 };
 
 struct FrameSlot {

@@ -1,0 +1,49 @@
+#pragma once
+// The one hardened MATLAB .mat reader (libmatio underneath, when built with it: EIT_HAVE_MATIO),
+// used by recon's read_mat_variable (matrices to import) and acquisition's .mat recordings
+// (frame matrices). libmatio trusts the lengths in a file's element tags and allocates what they
+// claim, so before libmatio sees a MATLAB v5 file its tags are walked and any element longer than
+// what encloses it is refused; a variable must claim no more bytes than the file can hold
+// (uncompressed: the file's size; compressed: zlib's 1032:1 limit; at most 4 GiB); and what
+// libmatio read must match what the header claimed. v7.3 files are HDF5 and checked by the HDF5
+// library. Set-up only: allocates; throws std::runtime_error naming the file (`name`), the
+// variable, what was found and what was expected.
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace eit::recon {
+
+struct MatVariableInfo {
+  std::string name;
+  size_t rows = 0, cols = 0;  // of a 2-D variable (0 otherwise)
+  int rank = 0;
+  bool numeric = false;  // a 2-D numeric, non-logical matrix
+  bool complex = false;
+  bool compressed = false;
+  size_t element_bytes = 0;
+};
+
+// A 2-D numeric variable as doubles in MATLAB's column-major order: element (r, c) at r + c·rows.
+struct MatMatrix {
+  size_t rows = 0, cols = 0;
+  std::vector<double> re, im;  // im empty unless complex
+};
+
+// Every variable's header (at most 100,000), after the tag walk.
+std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& path,
+                                                std::string_view name);
+
+// Reads `var` (from list_mat_variables of the same file) after the size checks.
+MatMatrix read_mat_matrix(const std::filesystem::path& path, const MatVariableInfo& var,
+                          std::string_view name);
+
+// "v (208×10 complex), h (1×1)" for messages.
+std::string describe_mat_variables(const std::vector<MatVariableInfo>& vars);
+
+// True when this build reads .mat files.
+bool mat_reader_available() noexcept;
+
+}  // namespace eit::recon
