@@ -203,6 +203,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   apply_run_security(security, c, indices.endpoint, zo);
   sinks::ZmqPublisher publisher(model, zo);
+  check_publisher_exposure(security, zo, publisher.endpoint());
   sinks::SeriesInfo view_series = zo.series;
   view_series.series_id = publisher.series_id();
   view_series.policy = c.policy;

@@ -43,9 +43,6 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
       throw CommandError(e.what());
     }
   }
-  const bool curve = !zo.curve_server.secret_z85.empty();
-  check_bind_exposure("--endpoint", c.endpoint, is_local_zmq_endpoint(c.endpoint), curve,
-                      s.insecure, "--curve-secret with --curve-allow");
   if (!indices_endpoint.empty())
     check_bind_exposure("--indices", indices_endpoint, is_local_zmq_endpoint(indices_endpoint),
                         false, s.insecure, "(the indices publisher has no CURVE yet)");
@@ -75,6 +72,13 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
     else if (uri.scheme == "udp")
       warn_bind_exposure("--source", c.source, is_loopback_host(uri.host));
   }
+}
+
+void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
+                              const std::string& bound) {
+  check_bind_exposure("--endpoint", bound, is_local_zmq_endpoint(bound),
+                      !zo.curve_server.secret_z85.empty(), s.insecure,
+                      "--curve-secret with --curve-allow");
 }
 
 void add_curve_client_options(CLI::App& cmd, CurveClientOptions& o) {

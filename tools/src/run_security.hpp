@@ -26,10 +26,15 @@ struct RunSecurity {
 
 void add_security_options(CLI::App& cmd, RunSecurity& s);
 
-// Loads the CURVE keys into `zo` and checks the publisher's endpoint, the indices endpoint, the
-// live view's HTTP address and a listening ingest source against the loopback rule.
+// Loads the CURVE keys into `zo` and checks the indices endpoint, the live view's HTTP address
+// and a listening ingest source against the loopback rule.
 void apply_run_security(const RunSecurity& s, const RunConfig& c,
                         const std::string& indices_endpoint, sinks::ZmqPublisherOptions& zo);
+
+// The loopback rule for the publisher, on the endpoint it bound (ZeroMQ resolves "*" and
+// interface names there; nothing is sent before the pipeline starts).
+void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
+                              const std::string& bound);
 
 // The client side (listen, view, python): the server's public key and the client's own pair.
 struct CurveClientOptions {
