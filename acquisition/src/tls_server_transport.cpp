@@ -38,8 +38,9 @@ class TlsServer final : public TlsServerTransport {
                      ssl::context::single_dh_use);
     load("cert", files.cert,
          [&](const std::string& p, auto& ec) { ssl_.use_certificate_chain_file(p, ec); });
-    load("key", files.key,
-         [&](const std::string& p, auto& ec) { ssl_.use_private_key_file(p, ssl::context::pem, ec); });
+    load("key", files.key, [&](const std::string& p, auto& ec) {
+      ssl_.use_private_key_file(p, ssl::context::pem, ec);
+    });
     load("ca", files.ca, [&](const std::string& p, auto& ec) { ssl_.load_verify_file(p, ec); });
     ssl_.set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
 
@@ -121,21 +122,22 @@ class TlsServer final : public TlsServerTransport {
     });
     if (!completion_.ok()) {
       refused_.fetch_add(1, std::memory_order_relaxed);
-      note_error(fmt::format(
-          "tls-listen://{}: refused {}:{} ({}); {} refused in all (expected a client "
-          "certificate signed by the ca= file)",
-          endpoint_, peer.address().to_string(), peer.port(),
-          completion_.ec == asio::error::operation_aborted ? "no handshake in time"
-                                                            : completion_.ec.message(),
-          refused()));
+      note_error(
+          fmt::format("tls-listen://{}: refused {}:{} ({}); {} refused in all (expected a client "
+                      "certificate signed by the ca= file)",
+                      endpoint_, peer.address().to_string(), peer.port(),
+                      completion_.ec == asio::error::operation_aborted ? "no handshake in time"
+                                                                       : completion_.ec.message(),
+                      refused()));
       close();
       return false;
     }
     if (ever_connected_) {
       count_reconnect();
-      note_error(fmt::format("tls-listen://{}: accepted a new device after the previous one "
-                             "closed ({})",
-                             endpoint_, lost_reason_));
+      note_error(
+          fmt::format("tls-listen://{}: accepted a new device after the previous one "
+                      "closed ({})",
+                      endpoint_, lost_reason_));
     }
     ever_connected_ = fresh_ = true;
     return true;

@@ -45,9 +45,10 @@ std::optional<std::string> zpl_value(const std::string& line, std::string_view n
 std::string read_text(const fs::path& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw std::runtime_error(fmt::format("{} '{}': cannot read ({}); expected a ZeroMQ CURVE "
-                                         "certificate (eitstream keygen writes them)",
-                                         what, path.string(), std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("{} '{}': cannot read ({}); expected a ZeroMQ CURVE "
+                    "certificate (eitstream keygen writes them)",
+                    what, path.string(), std::strerror(errno)));
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -90,10 +91,10 @@ void add_keys_from(const fs::path& path, std::vector<std::string>& keys) {
     } else {
       const std::string t = trim(line);
       if (zpl_value(line, "secret-key"))
-        throw std::runtime_error(fmt::format(
-            "--curve-allow '{}': line {} holds a secret key; expected public keys only "
-            "(give the client's public certificate, not NAME_secret)",
-            path.string(), n));
+        throw std::runtime_error(
+            fmt::format("--curve-allow '{}': line {} holds a secret key; expected public keys only "
+                        "(give the client's public certificate, not NAME_secret)",
+                        path.string(), n));
       // Comments and certificate structure (sections, other metadata `name = value`); a bare
       // key is one word of 40 characters.
       const bool word = t.find_first_of(" \t") == std::string::npos;
@@ -137,8 +138,8 @@ CurveKeyPair generate_curve_keypair() {
   require_curve_support();
   char pub[41], sec[41];
   if (zmq_curve_keypair(pub, sec) != 0)
-    throw std::runtime_error(fmt::format("keygen: zmq_curve_keypair failed ({})",
-                                         zmq_strerror(zmq_errno())));
+    throw std::runtime_error(
+        fmt::format("keygen: zmq_curve_keypair failed ({})", zmq_strerror(zmq_errno())));
   return {pub, sec};
 }
 
@@ -149,8 +150,8 @@ void write_curve_certificates(const fs::path& public_path, const CurveKeyPair& k
              header("ZeroMQ CURVE **Secret** Certificate") +
                  "#   DO NOT PROVIDE THIS FILE TO OTHER USERS nor change its permissions.\n\n"
                  "metadata\ncurve\n" +
-                 fmt::format("    public-key = \"{}\"\n    secret-key = \"{}\"\n",
-                             keys.public_z85, keys.secret_z85),
+                 fmt::format("    public-key = \"{}\"\n    secret-key = \"{}\"\n", keys.public_z85,
+                             keys.secret_z85),
              0600, overwrite);
   write_file(public_path,
              header("ZeroMQ CURVE Public Certificate") +
@@ -166,10 +167,10 @@ CurveKeyPair read_curve_certificate(const fs::path& path, bool need_secret) {
   if (need_secret) {
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0)
-      throw std::runtime_error(fmt::format(
-          "{} '{}': mode {:o} lets other users read the secret key; expected 0600 "
-          "(chmod 600 '{}')",
-          what, path.string(), st.st_mode & 0777, path.string()));
+      throw std::runtime_error(
+          fmt::format("{} '{}': mode {:o} lets other users read the secret key; expected 0600 "
+                      "(chmod 600 '{}')",
+                      what, path.string(), st.st_mode & 0777, path.string()));
   }
   CurveKeyPair keys;
   std::istringstream lines(text);
@@ -179,9 +180,9 @@ CurveKeyPair read_curve_certificate(const fs::path& path, bool need_secret) {
     if (auto v = zpl_value(line, "secret-key")) keys.secret_z85 = *v;
   }
   if (!is_z85_key(keys.public_z85))
-    throw std::runtime_error(fmt::format(
-        "{} '{}': field public-key is '{}'; expected 40 z85 characters", what, path.string(),
-        keys.public_z85));
+    throw std::runtime_error(
+        fmt::format("{} '{}': field public-key is '{}'; expected 40 z85 characters", what,
+                    path.string(), keys.public_z85));
   if (need_secret && !is_z85_key(keys.secret_z85))
     throw std::runtime_error(fmt::format(
         "{} '{}': field secret-key is {}; expected 40 z85 characters (the NAME_secret file "

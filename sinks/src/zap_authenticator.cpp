@@ -57,10 +57,12 @@ void ZapAuthenticator::run() {
       (ok ? accepted_ : refused_).fetch_add(1, std::memory_order_relaxed);
       const std::string id = request.size() > 1 ? request[1].to_string() : std::string();
       std::vector<zmq::const_buffer> reply = {
-          zmq::str_buffer("1.0"),     zmq::buffer(id),
+          zmq::str_buffer("1.0"),
+          zmq::buffer(id),
           ok ? zmq::str_buffer("200") : zmq::str_buffer("400"),
           ok ? zmq::str_buffer("OK") : zmq::str_buffer("key not on the allow list"),
-          zmq::str_buffer(""),        zmq::str_buffer("")};
+          zmq::str_buffer(""),
+          zmq::str_buffer("")};
       zmq::send_multipart(socket_, reply);
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) return;

@@ -38,12 +38,14 @@ fs::path make_certificates() {
   fs::create_directories(d);
   const std::string in = "cd '" + d.string() + "' && ";
   auto ca = [&](const char* name) {
-    return sh(in + fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN={0} "
+    return sh(in + fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+                               "-nodes -days 2 -subj /CN={0} "
                                "-keyout {0}.key -out {0}.pem",
                                name));
   };
   auto leaf = [&](const char* name, const char* by) {
-    return sh(in + fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN={0} -keyout {0}.key "
+    return sh(in + fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+                               "-nodes -subj /CN={0} -keyout {0}.key "
                                "-out {0}.csr && openssl x509 -req -in {0}.csr -CA {1}.pem -CAkey "
                                "{1}.key -CAcreateserial -days 2 -out {0}.pem",
                                name, by));

@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include <zmq.hpp>
-#include <zmq_addon.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
 
 #include "../pipeline/pipeline_test_support.hpp"
 #include "eit/pipeline/clock.hpp"
@@ -86,8 +86,8 @@ TEST_CASE("keygen's certificates round-trip; the secret file is 0600 and refused
   CHECK_THROWS_WITH_AS(read_curve_certificate(d / "public_only", true),
                        doctest::Contains("secret-key is missing"), std::runtime_error);
   fs::remove(d / "public_only");
-  CHECK_THROWS_WITH_AS(write_curve_certificates(d / "server", keys),
-                       doctest::Contains("--force"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(write_curve_certificates(d / "server", keys), doctest::Contains("--force"),
+                       std::runtime_error);
   chmod((d / "server_secret").c_str(), 0644);
   CHECK_THROWS_WITH_AS(read_curve_certificate(d / "server_secret", true),
                        doctest::Contains("chmod 600"), std::runtime_error);
@@ -101,8 +101,8 @@ TEST_CASE("keygen's certificates round-trip; the secret file is 0600 and refused
   std::ofstream(d / "bad.txt") << "not-a-key\n";
   CHECK_THROWS_WITH_AS(read_curve_allow_list(d / "bad.txt"), doctest::Contains("line 1"),
                        std::runtime_error);
-  CHECK_THROWS_WITH_AS(read_curve_allow_list(d / "server_secret"),
-                       doctest::Contains("secret key"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(read_curve_allow_list(d / "server_secret"), doctest::Contains("secret key"),
+                       std::runtime_error);
   fs::remove_all(d);
 }
 
@@ -163,6 +163,5 @@ TEST_CASE("CURVE publisher: a secret key without an allow list is refused at set
   ZmqPublisherOptions o;
   o.endpoint = "tcp://127.0.0.1:*";
   o.curve_server = generate_curve_keypair();
-  CHECK_THROWS_WITH_AS(ZmqPublisher(m, o), doctest::Contains("--curve-allow"),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(ZmqPublisher(m, o), doctest::Contains("--curve-allow"), std::runtime_error);
 }

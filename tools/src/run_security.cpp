@@ -92,10 +92,10 @@ void add_curve_client_options(CLI::App& cmd, CurveClientOptions& o) {
 void apply_curve_client_options(const CurveClientOptions& o, zmq::socket_t& socket) {
   if (o.server_key.empty() && o.secret.empty()) return;
   if (o.server_key.empty() || o.secret.empty())
-    throw CommandError(fmt::format(
-        "{} given without {}; expected both for CURVE (docs/security.md)",
-        o.server_key.empty() ? "--curve-secret" : "--curve-server-key",
-        o.server_key.empty() ? "--curve-server-key" : "--curve-secret"));
+    throw CommandError(
+        fmt::format("{} given without {}; expected both for CURVE (docs/security.md)",
+                    o.server_key.empty() ? "--curve-secret" : "--curve-server-key",
+                    o.server_key.empty() ? "--curve-server-key" : "--curve-secret"));
   try {
     const auto server = sinks::read_curve_certificate(o.server_key, false);
     const auto client = sinks::read_curve_certificate(o.secret, true);
