@@ -9,6 +9,7 @@ debs=(
   libboost-dev libzmq3-dev cppzmq-dev libeigen3-dev libfmt-dev doctest-dev
   libhdf5-dev libcli11-dev libmatio-dev libgmsh-dev nlohmann-json3-dev
   libsuitesparse-dev libssl-dev libsodium-dev
+  openssl  # the TLS ingest test makes its certificates with it
   nats-server libnats-dev
   chromium chromium-driver
   python3-numpy

@@ -1,5 +1,6 @@
 // open_live_source: URI → transport + decoder → StreamSource.
 #include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/tls_transport.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -39,6 +40,10 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
   if (uri.scheme == "tcp")
     return make_tcp_client_transport(uri.host, uri.port, reconnect, liveness);
   if (uri.scheme == "tcp-listen") return make_tcp_server_transport(uri.host, uri.port, liveness);
+  if (uri.scheme == "tls-listen")
+    return make_tls_server_transport(
+        uri.host, uri.port,
+        {text_option(uri, "cert", ""), text_option(uri, "key", ""), text_option(uri, "ca", "")});
   if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
   if (uri.scheme == "file") {
     const auto loop = text_option(uri, "loop", "0");

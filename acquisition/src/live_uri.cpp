@@ -9,7 +9,8 @@
 namespace eit::acquisition {
 namespace {
 
-constexpr std::string_view kSchemes = "tcp://, tcp-listen://, udp://, serial://, file://";
+constexpr std::string_view kSchemes =
+    "tcp://, tcp-listen://, tls-listen://, udp://, serial://, file://";
 
 }  // namespace
 
@@ -46,7 +47,8 @@ LiveUri parse_live_uri(std::string_view text) {
     uri.path = std::string(rest);
     return uri;
   }
-  if (uri.scheme != "tcp" && uri.scheme != "tcp-listen" && uri.scheme != "udp") {
+  if (uri.scheme != "tcp" && uri.scheme != "tcp-listen" && uri.scheme != "tls-listen" &&
+      uri.scheme != "udp") {
     throw std::invalid_argument(fmt::format("source '{}': scheme '{}' unknown; expected one of {}",
                                             text, uri.scheme, kSchemes));
   }

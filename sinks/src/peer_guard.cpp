@@ -23,13 +23,20 @@ bool tcp_info_of(int fd, tcp_info& info) noexcept {
   return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0;
 }
 
+// A peer whose security handshake failed: wrong mechanism (plaintext against CURVE), refused by
+// the ZAP handler, or a malformed handshake.
+constexpr int kHandshakeFailed = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
 }  // namespace
 
 PeerGuard::PeerGuard(zmq::context_t& context, zmq::socket_t& socket, PeerGuardOptions options)
     : options_(options) {
   const std::string endpoint = fmt::format("inproc://eit-peer-guard-{}", fmt::ptr(this));
   if (zmq_socket_monitor(socket.handle(), endpoint.c_str(),
-                         ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED) != 0)
+                         ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
+                             kHandshakeFailed) != 0)
     throw std::runtime_error(
         fmt::format("cannot monitor the publisher's socket: {}", zmq_strerror(zmq_errno())));
   monitor_ = zmq::socket_t(context, zmq::socket_type::pair);
@@ -78,6 +85,8 @@ void PeerGuard::read_events(int64_t now_ns) noexcept {
       add_peer(fd, now_ns);
     else if (id == ZMQ_EVENT_DISCONNECTED || id == ZMQ_EVENT_CLOSED)
       remove_peer(fd);
+    else if (id & kHandshakeFailed)
+      bump(handshakes_failed_);
   }
 }
 
@@ -128,7 +137,7 @@ bool PeerGuard::drained() noexcept {
 PeerGuardStats PeerGuard::stats() const noexcept {
   auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
   return {r(n_peers_), r(n_stalled_), r(accepted_),
-          r(abusers_), r(refused_),   r(frames_while_stalled_)};
+          r(abusers_), r(refused_),   r(frames_while_stalled_), r(handshakes_failed_)};
 }
 
 }  // namespace eit::sinks

@@ -40,6 +40,7 @@ struct PeerGuardStats {
   uint64_t abusers = 0;               // disconnected for exceeding the inbound byte budget
   uint64_t refused = 0;               // disconnected for exceeding max_peers
   uint64_t frames_while_stalled = 0;  // per stalled peer, frames published while it was stalled
+  uint64_t handshakes_failed = 0;     // security handshakes failed (CURVE: refused peers)
 };
 
 class PeerGuard {
@@ -71,6 +72,7 @@ class PeerGuard {
   uint64_t last_frames_ = 0;
   std::atomic<uint64_t> n_peers_{0}, n_stalled_{0}, accepted_{0}, abusers_{0}, refused_{0},
       frames_while_stalled_{0};
+  std::atomic<uint64_t> handshakes_failed_{0};
 };
 
 }  // namespace eit::sinks

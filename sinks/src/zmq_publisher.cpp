@@ -11,6 +11,7 @@
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "frame_buffer_pool.hpp"
+#include "eit/sinks/zap_authenticator.hpp"
 #include "peer_guard.hpp"
 
 namespace eit::sinks {
@@ -18,6 +19,7 @@ namespace {
 
 constexpr int64_t kGuardIntervalNs = 10'000'000;  // peers checked every 10 ms
 constexpr size_t kPoolBytesMax = size_t{64} << 20;
+constexpr int64_t kCurveHandshakeBytes = 512;
 
 void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept {
   c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
@@ -55,6 +57,19 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
     socket_.set(zmq::sockopt::sndtimeo, 100);
     // Peers send subscriptions (PUB) or nothing (PUSH): no message of theirs needs to be large.
     socket_.set(zmq::sockopt::maxmsgsize, options_.max_inbound_bytes);
+    if (!options_.curve_server.secret_z85.empty()) {
+      if (options_.curve_allowed.empty())
+        throw std::runtime_error(fmt::format(
+            "{} '{}': CURVE without client keys would admit anyone holding the server's public "
+            "key; expected an allow list (--curve-allow)",
+            kind, options_.endpoint));
+      zap_ = std::make_unique<ZapAuthenticator>(*context_, options_.curve_allowed);
+      apply_curve_server(socket_, options_.curve_server);
+      // ZMQ_MAXMSGSIZE also bounds the handshake's commands: CURVE's INITIATE (vouch, metadata)
+      // is about 300 bytes, above the plaintext bound for subscriptions.
+      socket_.set(zmq::sockopt::maxmsgsize,
+                  std::max<int64_t>(options_.max_inbound_bytes, kCurveHandshakeBytes));
+    }
     PeerGuardOptions go;
     go.max_peers = options_.max_peers;
     go.inbound_budget_bytes = options_.peer_inbound_budget;
@@ -81,6 +96,7 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
 ZmqPublisher::~ZmqPublisher() {
   guard_.reset();
   socket_.close();  // lingers (linger_ms) in libzmq's I/O thread
+  zap_.reset();
   // Every message pointing into the pool must be gone before the pool is: wait for libzmq to
   // send or discard them; if a peer still holds some past the linger, leak the pool.
   const auto deadline = std::chrono::steady_clock::now() +
@@ -262,6 +278,11 @@ PublisherHealth ZmqPublisher::health() const noexcept {
   h.undelivered = undelivered_.load(std::memory_order_relaxed);
   h.series_end_delivered = end_delivered_.load(std::memory_order_relaxed);
   h.consumers_lingering = lingering_.load(std::memory_order_relaxed);
+  if (zap_) {
+    h.curve_accepted = zap_->accepted();
+    h.curve_unknown_keys = zap_->refused();
+    h.curve_refused = g.handshakes_failed;
+  }
   return h;
 }
 
@@ -274,6 +295,9 @@ std::string ZmqPublisher::health_line() const {
                         h.frames_while_stalled);
   if (h.abusers) line += fmt::format(" | cut {} peers over their inbound budget", h.abusers);
   if (h.refused) line += fmt::format(" | refused {} peers over {}", h.refused, options_.max_peers);
+  if (zap_)
+    line += fmt::format(" | CURVE admitted {}, refused {} ({} unknown keys)", h.curve_accepted,
+                        h.curve_refused, h.curve_unknown_keys);
   if (h.copied_sends) line += fmt::format(" | {} copied sends (pool full)", h.copied_sends);
   return line;
 }

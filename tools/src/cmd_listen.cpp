@@ -19,9 +19,13 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/sinks/image_header.hpp"
+#include "run_security.hpp"
 
 namespace eit::cli {
 namespace {
+
+// The largest image listen accepts by default: 1024×1024 pixels (a model's n_out is far below).
+constexpr size_t kMaxImageFloats = size_t{1} << 20;
 
 std::atomic<bool> g_listen_stop{false};
 extern "C" void on_listen_interrupt(int) { g_listen_stop.store(true); }
@@ -36,6 +40,8 @@ struct ListenOptions {
   std::string topic = "eit/";
   bool exit_on_end = false;
   double timeout_s = 0;
+  CurveClientOptions curve;
+  int64_t max_message_bytes = 0;  // 0: kMaxImageFloats floats (4 MiB)
 };
 
 void save_image(const ListenOptions& o, const sinks::ImageHeader& h,
@@ -72,6 +78,12 @@ int listen(const ListenOptions& o) {
   zmq::socket_t socket(ctx, o.pull ? zmq::socket_type::pull : zmq::socket_type::sub);
   socket.set(zmq::sockopt::rcvtimeo, 200);
   socket.set(zmq::sockopt::linger, 0);
+  // A publisher (or anyone in its place) cannot make this process allocate more than the largest
+  // legitimate message: an image payload of kMaxImageFloats floats (or --max-message-bytes).
+  socket.set(zmq::sockopt::maxmsgsize, o.max_message_bytes > 0
+                                           ? o.max_message_bytes
+                                           : static_cast<int64_t>(kMaxImageFloats * sizeof(float)));
+  apply_curve_client_options(o.curve, socket);
   if (!o.pull) socket.set(zmq::sockopt::subscribe, o.topic);
   try {
     socket.connect(o.endpoint);
@@ -168,6 +180,10 @@ const RegisterCommand kListen{
       cmd->add_option("--topic", o->topic, "Subscription prefix")->capture_default_str();
       cmd->add_flag("--exit-on-end", o->exit_on_end, "Stop at the series-end message");
       cmd->add_option("--timeout", o->timeout_s, "Stop after N seconds");
+      cmd->add_option("--max-message-bytes", o->max_message_bytes,
+                      "Largest message accepted (ZMQ_MAXMSGSIZE; default 4 MiB, an image of "
+                      "1024×1024 floats); a peer sending more is disconnected");
+      add_curve_client_options(*cmd, o->curve);
       cmd->callback([o] { listen(*o); });
     }};
 

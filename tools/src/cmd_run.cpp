@@ -33,6 +33,7 @@
 #include "run_indices.hpp"
 #include "run_nats.hpp"
 #include "run_report.hpp"
+#include "run_security.hpp"
 #include "run_sources.hpp"
 #include "source_fingerprint.hpp"
 #include "network_exposure.hpp"
@@ -157,7 +158,7 @@ std::string sink_line(const char* what, const std::string& path, const pipeline:
       s.errors || behind ? " — THE RECORDING IS INCOMPLETE" : "");
 }
 
-int run(const RunConfig& c, const RunIndices& indices) {
+int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& security) {
   if (c.policy != "live" && c.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected live or lossless", c.policy));
 
@@ -220,7 +221,9 @@ int run(const RunConfig& c, const RunIndices& indices) {
   zo.series.source = source->describe();
   zo.series.rate_hz = source->nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
+  apply_run_security(security, c, indices.endpoint, zo);
   sinks::ZmqPublisher publisher(model, zo);
+  check_publisher_exposure(security, zo, publisher.endpoint());
   sinks::SeriesInfo view_series = zo.series;
   view_series.series_id = publisher.series_id();
   view_series.policy = c.policy;
@@ -264,6 +267,9 @@ int run(const RunConfig& c, const RunIndices& indices) {
              publisher.endpoint(), c.stream, c.policy, pipeline::layout_name(pipe.layout()),
              c.latency_mode);
   fmt::print(stderr, "eitstream: reference {}\n", ref.description);
+  if (!zo.curve_server.secret_z85.empty())
+    fmt::print(stderr, "eitstream: CURVE on: server key {}, {} client keys admitted\n",
+               zo.curve_server.public_z85, zo.curve_allowed.size());
   if (recorders.images) fmt::print(stderr, "eitstream: recording images to {}\n", c.record);
   if (recorders.frames) fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
 
@@ -468,14 +474,16 @@ void attach_run(CLI::App& app) {
                   "Also compute clinical indices and publish them (PUB) on this endpoint: "
                   "eit/<stream>/global per frame, eit/<stream>/breath per breath (docs/indices.md)");
   add_indices_options(*cmd, indices->options, "indices-");
-  cmd->callback([cmd, cli, config_file, indices] {
+  auto security = std::make_shared<RunSecurity>();
+  add_security_options(*cmd, *security);
+  cmd->callback([cmd, cli, config_file, indices, security] {
     RunConfig c;
     if (!config_file->empty()) apply_config_file(*config_file, c);
     for (const auto& [option, key] : kOptionKeys)
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
     for (const auto& [option, key] : recording_option_keys())
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
-    const int rc = run(c, *indices);
+    const int rc = run(c, *indices, *security);
     if (rc == 4) throw CommandError("lossless delivery incomplete", rc);
     if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
   });

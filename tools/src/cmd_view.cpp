@@ -13,6 +13,9 @@
 #include "command_registry.hpp"
 #include "eit/view/view_server.hpp"
 #include "eit/view/zmq_view_feed.hpp"
+#include "bind_exposure.hpp"
+#include "eit/sinks/curve_keys.hpp"
+#include "run_security.hpp"
 #include "view_banner.hpp"
 
 namespace eit::cli {
@@ -25,6 +28,8 @@ struct ViewOptions {
   std::vector<std::string> endpoints{"tcp://127.0.0.1:5555"};
   std::string http = "127.0.0.1:8080";
   double duration = 0;
+  CurveClientOptions curve;
+  bool insecure = false;
 };
 
 void view(const ViewOptions& o) {
@@ -34,8 +39,22 @@ void view(const ViewOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw CommandError(e.what());
   }
+  check_bind_exposure("--http", o.http, is_loopback_host(so.address), false, o.insecure,
+                      "(the live view serves plain HTTP: put it behind an authenticating TLS "
+                      "proxy on the same host)");
+  view::ZmqViewCurve curve;
+  if (!o.curve.server_key.empty() || !o.curve.secret.empty()) {
+    if (o.curve.server_key.empty() || o.curve.secret.empty())
+      throw CommandError("--curve-server-key and --curve-secret go together (docs/security.md)");
+    try {
+      curve.server_public_z85 = sinks::read_curve_certificate(o.curve.server_key, false).public_z85;
+      curve.client = sinks::read_curve_certificate(o.curve.secret, true);
+    } catch (const std::runtime_error& e) {
+      throw CommandError(e.what());
+    }
+  }
   view::ViewServer server(so);
-  view::ZmqViewFeed feed(server, o.endpoints);
+  view::ZmqViewFeed feed(server, o.endpoints, curve);
   server.set_status_provider([&feed] { return feed.status_json(); });
   server.start();
   feed.start();
@@ -75,6 +94,10 @@ const RegisterCommand kView{
                       "loopback by default: anything else exposes the images to the network")
           ->capture_default_str();
       cmd->add_option("--duration", o->duration, "Stop after N seconds (0 = until Ctrl-C)");
+      add_curve_client_options(*cmd, o->curve);
+      cmd->add_flag("--insecure", o->insecure,
+                    "Allow --http on a non-loopback address (plain HTTP: anyone who can reach it "
+                    "sees the images)");
       cmd->callback([o] { view(*o); });
     }};
 

@@ -63,7 +63,8 @@ struct ZmqViewFeed::Impl {
   }
 };
 
-ZmqViewFeed::ZmqViewFeed(ViewServer& server, std::vector<std::string> addresses)
+ZmqViewFeed::ZmqViewFeed(ViewServer& server, std::vector<std::string> addresses,
+                         ZmqViewCurve curve)
     : impl_(std::make_unique<Impl>(server)) {
   if (addresses.empty()) throw std::invalid_argument("view: no publisher endpoint given");
   int n = 0;
@@ -78,6 +79,10 @@ ZmqViewFeed::ZmqViewFeed(ViewServer& server, std::vector<std::string> addresses)
       // Reconnect quickly after a publisher restart (ZeroMQ's default is 100 ms, doubling off).
       e->socket.set(zmq::sockopt::reconnect_ivl, 100);
       e->socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
+      // Nothing larger than an image of 1024×1024 floats plus its header is legitimate.
+      e->socket.set(zmq::sockopt::maxmsgsize, int64_t{4} << 20);
+      if (!curve.server_public_z85.empty())
+        sinks::apply_curve_client(e->socket, curve.server_public_z85, curve.client);
       const std::string inproc = fmt::format("inproc://eit-view-monitor-{}", n++);
       if (zmq_socket_monitor(e->socket.handle(), inproc.c_str(), ZMQ_EVENT_ALL) != 0)
         throw zmq::error_t();

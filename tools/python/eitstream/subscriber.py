@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import zmq
 
+from .curve import apply_client
 from .header import decode_header, decode_image
+
+# The largest message accepted (ZMQ_MAXMSGSIZE): an image of 1024×1024 floats.
+MAX_MESSAGE_BYTES = 4 << 20
 
 
 @dataclass
@@ -32,10 +36,17 @@ class Image:
 
 class Subscriber:
     def __init__(self, endpoint="tcp://127.0.0.1:5555", stream=None, conflate=True,
-                 context=None, rcvhwm=10000):
+                 context=None, rcvhwm=10000, curve_server_key=None, curve_secret=None):
+        """curve_server_key / curve_secret: certificate files (eitstream keygen) to connect to a
+        CURVE publisher (docs/security.md): the server's public one and this client's secret one."""
+        if (curve_server_key is None) != (curve_secret is None):
+            raise ValueError("curve_server_key and curve_secret go together")
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.SUB)
         self.socket.setsockopt(zmq.RCVHWM, rcvhwm)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        if curve_server_key is not None:
+            apply_client(self.socket, curve_server_key, curve_secret)
         self.socket.connect(endpoint)
         prefix = f"eit/{stream}/" if stream else "eit/"
         self.socket.setsockopt_string(zmq.SUBSCRIBE, prefix)

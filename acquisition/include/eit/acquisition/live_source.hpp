@@ -3,6 +3,9 @@
 //
 //   tcp://host:port                    connect to a device that listens (reconnects with backoff)
 //   tcp-listen://127.0.0.1:port        listen for the device (port 0 or *: ephemeral)
+//   tls-listen://host:port?cert=server.pem&key=server.key&ca=devices-ca.pem
+//                                      the same over TLS; the device must present a certificate
+//                                      signed by ca (tls_transport.hpp, docs/security.md)
 //   udp://127.0.0.1:port               receive datagrams (port 0 or *: ephemeral)
 //   serial:///dev/ttyUSB0?baud=115200&bits=8&parity=n&stop=1&flow=none
 //   file:///path/capture.eitf?loop=1   a byte-stream capture, decoded like the live link

@@ -19,6 +19,11 @@
 // PeerGuard disconnects a peer over its inbound byte budget (subscription floods) and refuses
 // connections beyond max_peers.
 //
+// Security (docs/security.md): with curve_server set the socket is a CURVE server (encrypted,
+// the server authenticated by its key) and a ZapAuthenticator on the publisher's context admits
+// only clients whose public key is in curve_allowed; refused handshakes are counted in
+// health().curve_refused. Needs a context no other ZAP handler is bound on.
+//
 // Zero-copy: header and image of each frame are written into a slot of a preallocated
 // FrameBufferPool and handed to libzmq with zmq_msg_init_data; the free callback returns the slot.
 // publish() allocates nothing itself (libzmq allocates a 40-byte refcount block per zero-copy
@@ -38,6 +43,7 @@
 
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/recon/model.hpp"
+#include "eit/sinks/curve_keys.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/series_message.hpp"
 
@@ -45,6 +51,7 @@ namespace eit::sinks {
 
 class FrameBufferPool;
 class PeerGuard;
+class ZapAuthenticator;
 struct PeerGuardStats;
 
 // What the status line shows about the publisher's peers (see PeerGuard).
@@ -56,6 +63,9 @@ struct PublisherHealth {
   bool series_end_delivered = false;  // lossless: the series-end left before end() returned
   uint64_t consumers_lingering = 0;   // lossless: consumers still connected when end() gave up
                                       // waiting for them (everything was TCP-acknowledged)
+  uint64_t curve_accepted = 0;        // CURVE handshakes the allow list admitted
+  uint64_t curve_refused = 0;         // CURVE: handshakes refused (unknown key, plaintext…)
+  uint64_t curve_unknown_keys = 0;    // of those, CURVE clients whose key is not allowed
 };
 
 enum class ZmqPattern { kPub, kPush };
@@ -72,6 +82,9 @@ struct ZmqPublisherOptions {
   uint64_t peer_inbound_budget = 16384;  // bytes a peer may send (+256 B/s) before it is cut
   size_t pool_slots = 0;  // zero-copy slots; 0: 2·send_hwm + 64, at most 64 MiB in all
   SeriesInfo series;      // stream name, series id (0: random), description, interval
+  // CURVE server keys (secret_z85 empty: plaintext) and the client public keys (z85) admitted.
+  CurveKeyPair curve_server;
+  std::vector<std::string> curve_allowed;
 };
 
 class ZmqPublisher final : public pipeline::ImageSink {
@@ -116,6 +129,7 @@ class ZmqPublisher final : public pipeline::ImageSink {
   bool end_taken_ = false;  // libzmq took the series-end
   std::unique_ptr<FrameBufferPool> pool_;
   std::unique_ptr<PeerGuard> guard_;
+  std::unique_ptr<ZapAuthenticator> zap_;
   std::atomic<bool> aborted_{false}, end_delivered_{false};
   std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0}, copied_{0}, undelivered_{0},
       lingering_{0};

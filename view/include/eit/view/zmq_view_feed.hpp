@@ -12,13 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "eit/sinks/curve_keys.hpp"
 #include "eit/view/view_server.hpp"
 
 namespace eit::view {
 
+// CURVE for the upstream subscriptions (docs/security.md): the publisher's public key and this
+// viewer's own key pair (on the publisher's allow list). Empty server key: plaintext.
+struct ZmqViewCurve {
+  std::string server_public_z85;
+  sinks::CurveKeyPair client;
+};
+
 class ZmqViewFeed {
  public:
-  ZmqViewFeed(ViewServer& server, std::vector<std::string> endpoints);
+  ZmqViewFeed(ViewServer& server, std::vector<std::string> endpoints, ZmqViewCurve curve = {});
   ~ZmqViewFeed();  // stop()
   ZmqViewFeed(const ZmqViewFeed&) = delete;
   ZmqViewFeed& operator=(const ZmqViewFeed&) = delete;

@@ -1,0 +1,40 @@
+#pragma once
+// TLS ingest (docs/security.md): a device link over TCP with mutual certificate authentication,
+// so a device on the ward network cannot be impersonated and its frames cannot be read.
+//
+//   tls-listen://HOST:PORT?cert=server.pem&key=server.key&ca=devices-ca.pem
+//
+// The server presents `cert` (PEM chain) / `key` (PEM) and admits a client only if it presents a
+// certificate signed by `ca` (verify_peer | fail_if_no_peer_cert, TLS 1.2 or newer). A client
+// without a certificate, with one from another CA, or that fails the handshake (or does not
+// finish it within handshake_timeout) is closed and counted in refused(); the next is accepted.
+// One device connection at a time, as tcp-listen://.
+//
+// Threads: read() on one thread; stop(), stats(), refused() from any thread. Set-up (reading
+// the certificate files, binding) throws std::runtime_error naming the URI, the file and what
+// was expected.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "eit/acquisition/byte_transport.hpp"
+
+namespace eit::acquisition {
+
+struct TlsFiles {
+  std::string cert, key, ca;  // PEM files
+};
+
+class TlsServerTransport : public ByteTransport {
+ public:
+  // Peers closed without delivering a byte: no or untrusted certificate, failed handshake.
+  virtual uint64_t refused() const noexcept = 0;
+};
+
+std::unique_ptr<TlsServerTransport> make_tls_server_transport(
+    const std::string& host, uint16_t port, const TlsFiles& files,
+    std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5));
+
+}  // namespace eit::acquisition

@@ -1,0 +1,172 @@
+// TLS server transport with client certificates (see tls_transport.hpp).
+#include <optional>
+
+#include <fmt/format.h>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+
+#include "asio_loop.hpp"
+#include "eit/acquisition/tls_transport.hpp"
+
+namespace eit::acquisition {
+namespace {
+
+namespace asio = boost::asio;
+namespace ssl = asio::ssl;
+using asio::ip::tcp;
+
+class TlsServer final : public TlsServerTransport {
+ public:
+  TlsServer(const std::string& host, uint16_t port, const TlsFiles& files,
+            std::chrono::milliseconds handshake_timeout)
+      : handshake_timeout_(handshake_timeout) {
+    const std::string uri = fmt::format("tls-listen://{}:{}", host, port);
+    auto load = [&](const char* field, const std::string& path, auto&& fn) {
+      if (path.empty())
+        throw std::runtime_error(fmt::format(
+            "{}: option {}= missing; expected {}=FILE.pem (server certificate, its key and the "
+            "CA that signs the devices' certificates)",
+            uri, field, field));
+      boost::system::error_code ec;
+      fn(path, ec);
+      if (ec)
+        throw std::runtime_error(fmt::format("{}: {}='{}' cannot be used ({}); expected a PEM file",
+                                             uri, field, path, ec.message()));
+    };
+    ssl_.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                     ssl::context::single_dh_use);
+    load("cert", files.cert,
+         [&](const std::string& p, auto& ec) { ssl_.use_certificate_chain_file(p, ec); });
+    load("key", files.key, [&](const std::string& p, auto& ec) {
+      ssl_.use_private_key_file(p, ssl::context::pem, ec);
+    });
+    load("ca", files.ca, [&](const std::string& p, auto& ec) { ssl_.load_verify_file(p, ec); });
+    ssl_.set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(host, ec);
+    if (ec)
+      throw std::runtime_error(fmt::format(
+          "{}: '{}' is not an IP address ({}); expected e.g. 127.0.0.1", uri, host, ec.message()));
+    const tcp::endpoint where(address, port);
+    acceptor_.open(where.protocol(), ec);
+    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(where, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec)
+      throw std::runtime_error(
+          fmt::format("{}: cannot listen ({}); expected a free local port", uri, ec.message()));
+    const auto bound = acceptor_.local_endpoint();
+    endpoint_ = fmt::format("{}:{}", bound.address().to_string(), bound.port());
+  }
+
+  std::string describe() const override { return "tls-listen://" + endpoint_ + " (server)"; }
+  std::string endpoint() const override { return endpoint_; }
+  void stop() noexcept override { loop_.stop(); }
+  uint64_t refused() const noexcept override { return refused_.load(std::memory_order_relaxed); }
+
+  TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
+    for (;;) {
+      if (loop_.stopped()) return {TransportStatus::kStopped};
+      if (!stream_) {
+        if (!accept(deadline)) {
+          if (loop_.stopped()) return {TransportStatus::kStopped};
+          if (Clock::now() >= deadline) return {TransportStatus::kTimeout};
+          continue;
+        }
+      }
+      stream_->async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
+      loop_.run(completion_, deadline, [this] {
+        boost::system::error_code ignored;
+        stream_->next_layer().cancel(ignored);
+      });
+      if (completion_.ok()) {
+        TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
+        fresh_ = false;
+        return r;
+      }
+      if (completion_.ec == asio::error::operation_aborted)
+        return {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout};
+      lost_reason_ = completion_.ec.message();
+      note_error(fmt::format("tls-listen://{}: device connection closed ({}); waiting for the next",
+                             endpoint_, lost_reason_));
+      close();
+    }
+  }
+
+ private:
+  // Accepts one connection and completes its TLS handshake; false on timeout, stop or refusal.
+  bool accept(Clock::time_point deadline) {
+    stream_.emplace(loop_.io(), ssl_);
+    acceptor_.async_accept(stream_->next_layer(), completion_.handler());
+    loop_.run(completion_, deadline, [this] {
+      boost::system::error_code ignored;
+      acceptor_.cancel(ignored);
+    });
+    if (!completion_.ok()) {
+      if (completion_.ec != asio::error::operation_aborted)
+        note_error(fmt::format("tls-listen://{}: accept failed ({})", endpoint_,
+                               completion_.ec.message()));
+      stream_.reset();
+      return false;
+    }
+    boost::system::error_code ignored;
+    stream_->next_layer().set_option(tcp::no_delay(true), ignored);
+    const auto peer = stream_->next_layer().remote_endpoint(ignored);
+    // The handshake has its own bound: a peer that connects and stays silent is cut.
+    stream_->async_handshake(ssl::stream_base::server, completion_.handler());
+    loop_.run(completion_, Clock::now() + handshake_timeout_, [this] {
+      boost::system::error_code e;
+      stream_->next_layer().cancel(e);
+    });
+    if (!completion_.ok()) {
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      note_error(
+          fmt::format("tls-listen://{}: refused {}:{} ({}); {} refused in all (expected a client "
+                      "certificate signed by the ca= file)",
+                      endpoint_, peer.address().to_string(), peer.port(),
+                      completion_.ec == asio::error::operation_aborted ? "no handshake in time"
+                                                                       : completion_.ec.message(),
+                      refused()));
+      close();
+      return false;
+    }
+    if (ever_connected_) {
+      count_reconnect();
+      note_error(
+          fmt::format("tls-listen://{}: accepted a new device after the previous one "
+                      "closed ({})",
+                      endpoint_, lost_reason_));
+    }
+    ever_connected_ = fresh_ = true;
+    return true;
+  }
+
+  void close() {
+    if (!stream_) return;
+    boost::system::error_code ignored;
+    stream_->next_layer().close(ignored);
+    stream_.reset();
+  }
+
+  std::chrono::milliseconds handshake_timeout_;
+  detail::IoLoop loop_;
+  ssl::context ssl_{ssl::context::tls_server};
+  tcp::acceptor acceptor_{loop_.io()};
+  std::optional<ssl::stream<tcp::socket>> stream_;
+  detail::Completion completion_;
+  std::string endpoint_, lost_reason_;
+  bool ever_connected_ = false, fresh_ = false;
+  std::atomic<uint64_t> refused_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<TlsServerTransport> make_tls_server_transport(
+    const std::string& host, uint16_t port, const TlsFiles& files,
+    std::chrono::milliseconds handshake_timeout) {
+  return std::make_unique<TlsServer>(host, port, files, handshake_timeout);
+}
+
+}  // namespace eit::acquisition

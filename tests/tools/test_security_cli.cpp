@@ -1,0 +1,120 @@
+// docs/security.md through the real binary on loopback: keygen's files, run with CURVE and an
+// allow list, listen with an allowed key, an unknown key and no key, and the loopback rule
+// (a non-loopback bind without CURVE is refused; --insecure allows it with a warning).
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "subprocess.hpp"
+
+using eit::test::Subprocess;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string bound_endpoint(const std::string& err) {
+  std::smatch m;
+  if (std::regex_search(err, m, std::regex(R"(on (tcp://[0-9.]+:\d+))"))) return m[1];
+  return {};
+}
+
+uint64_t images_of(const std::string& out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"(images (\d+),)"))) return UINT64_MAX;
+  return std::stoull(m[1]);
+}
+
+fs::path keys_dir() {
+  const fs::path d = fs::path(EIT_BINARY_DIR) / fmt::format("test-security-keys-{}", getpid());
+  fs::remove_all(d);
+  fs::create_directories(d / "allow");
+  for (const char* who : {"server", "alice", "mallory"}) {
+    Subprocess k({EITSTREAM_BIN, "keygen", (d / who).string()});
+    REQUIRE(k.wait(30s) == 0);
+  }
+  fs::copy_file(d / "alice", d / "allow" / "alice");
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("keygen writes NAME and NAME_secret (0600) and refuses to overwrite without --force") {
+  const fs::path d = keys_dir();
+  struct stat st {};
+  REQUIRE(stat((d / "server_secret").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  Subprocess again({EITSTREAM_BIN, "keygen", (d / "server").string()});
+  CHECK(again.wait(30s) != 0);
+  CHECK(again.err().find("--force") != std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST_CASE("run with CURVE: an allowed listen receives, an unknown key and plaintext get nothing") {
+  const fs::path d = keys_dir();
+  Subprocess run({EITSTREAM_BIN, "run", "--endpoint", "tcp://127.0.0.1:*", "--fps", "200",
+                  "--duration", "8", "--curve-secret", (d / "server_secret").string(),
+                  "--curve-allow", (d / "allow").string()});
+  REQUIRE(run.wait_for_stderr("CURVE on", 120s));
+  const std::string endpoint = bound_endpoint(run.err());
+  REQUIRE_FALSE(endpoint.empty());
+  const std::string server = (d / "server").string();
+  Subprocess alice({EITSTREAM_BIN, "listen", endpoint, "--summary", "--count", "50", "--timeout",
+                    "5", "--curve-server-key", server, "--curve-secret",
+                    (d / "alice_secret").string()});
+  Subprocess mallory({EITSTREAM_BIN, "listen", endpoint, "--summary", "--timeout", "3",
+                      "--curve-server-key", server, "--curve-secret",
+                      (d / "mallory_secret").string()});
+  Subprocess plain({EITSTREAM_BIN, "listen", endpoint, "--summary", "--timeout", "3"});
+  REQUIRE(alice.wait(30s) == 0);
+  REQUIRE(mallory.wait(30s) == 0);
+  REQUIRE(plain.wait(30s) == 0);
+  REQUIRE(run.wait(60s) == 0);
+  INFO(run.out());
+  CHECK(images_of(alice.out()) == 50);
+  CHECK(images_of(mallory.out()) == 0);
+  CHECK(images_of(plain.out()) == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(run.out(), m,
+                            std::regex(R"(CURVE admitted (\d+), refused (\d+) \((\d+) unknown)")));
+  CHECK(std::stoull(m[1]) >= 1);
+  CHECK(std::stoull(m[2]) >= 2);
+  CHECK(std::stoull(m[3]) >= 1);
+  fs::remove_all(d);
+}
+
+TEST_CASE("a non-loopback bind without CURVE is refused; --insecure allows it with a warning") {
+  Subprocess refused({EITSTREAM_BIN, "run", "--endpoint", "tcp://0.0.0.0:*", "--frames", "1"});
+  CHECK(refused.wait(120s) != 0);
+  CHECK(refused.err().find("reachable from the network and not secured") != std::string::npos);
+  CHECK(refused.err().find("--insecure") != std::string::npos);
+
+  Subprocess http({EITSTREAM_BIN, "run", "--http", "0.0.0.0:0", "--frames", "1"});
+  CHECK(http.wait(120s) != 0);
+  CHECK(http.err().find("--http '0.0.0.0:0'") != std::string::npos);
+
+  Subprocess ingest({EITSTREAM_BIN, "run", "--source", "tcp-listen://0.0.0.0:0", "--frames", "1"});
+  CHECK(ingest.wait(120s) != 0);
+  CHECK(ingest.err().find("tls-listen://") != std::string::npos);
+
+  Subprocess insecure({EITSTREAM_BIN, "run", "--endpoint", "tcp://0.0.0.0:*", "--frames", "20",
+                       "--fps", "0", "--insecure", "--quiet"});
+  CHECK(insecure.wait(120s) == 0);
+  CHECK(insecure.err().find("WARNING") != std::string::npos);
+  CHECK(insecure.out().find("frames: in 20, published 20") != std::string::npos);
+}
+
+TEST_CASE("CURVE options come in pairs") {
+  Subprocess run({EITSTREAM_BIN, "run", "--curve-secret", "x", "--frames", "1"});
+  CHECK(run.wait(60s) != 0);
+  CHECK(run.err().find("--curve-allow") != std::string::npos);
+  Subprocess listen({EITSTREAM_BIN, "listen", "tcp://127.0.0.1:1", "--curve-server-key", "x"});
+  CHECK(listen.wait(60s) != 0);
+  CHECK(listen.err().find("--curve-secret") != std::string::npos);
+}

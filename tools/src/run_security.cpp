@@ -1,0 +1,108 @@
+// CURVE options and the loopback rule for `eitstream run`, `listen` and `view` (run_security.hpp).
+#include "run_security.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "bind_exposure.hpp"
+#include "command_registry.hpp"
+#include "eit/acquisition/live_source.hpp"
+#include "eit/sinks/curve_keys.hpp"
+#include "eit/view/view_server.hpp"
+
+namespace eit::cli {
+
+void add_security_options(CLI::App& cmd, RunSecurity& s) {
+  cmd.add_option("--curve-secret", s.curve_secret,
+                 "Encrypt and authenticate the image publisher with ZeroMQ CURVE: the server's "
+                 "secret certificate (eitstream keygen's NAME_secret, mode 0600)");
+  cmd.add_option("--curve-allow", s.curve_allow,
+                 "With --curve-secret: the client public keys admitted, a certificate, a file of "
+                 "z85 keys (one a line) or a folder of public certificates; others are refused "
+                 "and counted");
+  cmd.add_flag("--insecure", s.insecure,
+               "Allow binding non-loopback addresses without CURVE (publisher) or TLS (TCP "
+               "ingest), and the live view/indices off loopback; patient data then travels in "
+               "plaintext");
+}
+
+void apply_run_security(const RunSecurity& s, const RunConfig& c,
+                        const std::string& indices_endpoint, sinks::ZmqPublisherOptions& zo) {
+  if (s.curve_secret.empty() != s.curve_allow.empty())
+    throw CommandError(fmt::format(
+        "{} given without {}; expected both: the server's secret certificate and the client "
+        "keys to admit (docs/security.md)",
+        s.curve_secret.empty() ? "--curve-allow" : "--curve-secret",
+        s.curve_secret.empty() ? "--curve-secret" : "--curve-allow"));
+  if (!s.curve_secret.empty()) {
+    try {
+      zo.curve_server = sinks::read_curve_certificate(s.curve_secret, true);
+      zo.curve_allowed = sinks::read_curve_allow_list(s.curve_allow);
+    } catch (const std::runtime_error& e) {
+      throw CommandError(e.what());
+    }
+  }
+  if (!indices_endpoint.empty())
+    check_bind_exposure("--indices", indices_endpoint, is_local_zmq_endpoint(indices_endpoint),
+                        false, s.insecure, "(the indices publisher has no CURVE yet)");
+  if (!c.http.empty()) {
+    std::string host;
+    try {
+      host = view::parse_http_address(c.http).address;
+    } catch (const std::invalid_argument&) {
+      host.clear();  // reported by the live view's own set-up
+    }
+    if (!host.empty())
+      check_bind_exposure("--http", c.http, is_loopback_host(host), false, s.insecure,
+                          "(the live view serves plain HTTP: put it behind an authenticating "
+                          "TLS proxy on the same host)");
+  }
+  if (c.source.find("://") != std::string::npos) {
+    acquisition::LiveUri uri;
+    try {
+      uri = acquisition::parse_live_uri(c.source);
+    } catch (const std::invalid_argument&) {
+      return;  // reported by open_source
+    }
+    if (uri.scheme == "tcp-listen")
+      check_bind_exposure("--source", c.source, is_loopback_host(uri.host), false, s.insecure,
+                          "tls-listen://HOST:PORT?cert=…&key=…&ca=… (TLS with client "
+                          "certificates)");
+    else if (uri.scheme == "udp")
+      warn_bind_exposure("--source", c.source, is_loopback_host(uri.host));
+  }
+}
+
+void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
+                              const std::string& bound) {
+  check_bind_exposure("--endpoint", bound, is_local_zmq_endpoint(bound),
+                      !zo.curve_server.secret_z85.empty(), s.insecure,
+                      "--curve-secret with --curve-allow");
+}
+
+void add_curve_client_options(CLI::App& cmd, CurveClientOptions& o) {
+  cmd.add_option("--curve-server-key", o.server_key,
+                 "Connect with ZeroMQ CURVE: the server's public certificate (eitstream keygen)");
+  cmd.add_option("--curve-secret", o.secret,
+                 "With --curve-server-key: this client's secret certificate (its public key must "
+                 "be on the server's --curve-allow list)");
+}
+
+void apply_curve_client_options(const CurveClientOptions& o, zmq::socket_t& socket) {
+  if (o.server_key.empty() && o.secret.empty()) return;
+  if (o.server_key.empty() || o.secret.empty())
+    throw CommandError(
+        fmt::format("{} given without {}; expected both for CURVE (docs/security.md)",
+                    o.server_key.empty() ? "--curve-secret" : "--curve-server-key",
+                    o.server_key.empty() ? "--curve-server-key" : "--curve-secret"));
+  try {
+    const auto server = sinks::read_curve_certificate(o.server_key, false);
+    const auto client = sinks::read_curve_certificate(o.secret, true);
+    sinks::apply_curve_client(socket, server.public_z85, client);
+  } catch (const std::runtime_error& e) {
+    throw CommandError(e.what());
+  }
+}
+
+}  // namespace eit::cli
