@@ -57,6 +57,7 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   std::map<std::string, StreamState> streams;  // by name
   std::string first_stream;                    // the default choice
   std::set<std::shared_ptr<WsSession>> sessions;
+  std::vector<std::shared_ptr<const ImageBuffer>> batch;  // drain_channels' images of one wake-up
   std::function<std::string(size_t)> recapture;
   std::function<std::string()> status_provider;
 

@@ -70,14 +70,18 @@ void WsSession::on_message(const std::string& text) {
   }
 }
 
-void WsSession::send_image(std::shared_ptr<const ImageBuffer> image) {
-  if (!open_) return;
-  if (pending_image_) {
-    ++images_skipped;
+void WsSession::send_images(std::span<const std::shared_ptr<const ImageBuffer>> images) {
+  if (!open_ || images.empty()) return;
+  // Images left from an earlier wake-up are older than all of these: this browser is slow, so it
+  // gets the newest ones only.
+  const uint64_t skipped = pending_images_.size();
+  pending_images_.clear();
+  pending_images_.insert(pending_images_.end(), images.begin(), images.end());
+  if (skipped) {
+    images_skipped += skipped;
     if (auto server = server_.lock())
-      server->counters.images_skipped.fetch_add(1, std::memory_order_relaxed);
+      server->counters.images_skipped.fetch_add(skipped, std::memory_order_relaxed);
   }
-  pending_image_ = std::move(image);
   if (!writing_) write_next();
 }
 
@@ -108,9 +112,9 @@ void WsSession::write_next() {
     writing_ = true;
     ws_.text(true);
     ws_.async_write(boost::asio::buffer(writing_text_), std::move(done));
-  } else if (pending_image_ && (window == 0 || in_flight < window)) {
-    writing_image_ = std::move(pending_image_);
-    pending_image_.reset();
+  } else if (!pending_images_.empty() && (window == 0 || in_flight < window)) {
+    writing_image_ = std::move(pending_images_.front());
+    pending_images_.pop_front();
     writing_ = true;
     ++images_sent;
     if (window) ++in_flight;

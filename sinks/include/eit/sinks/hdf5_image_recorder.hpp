@@ -10,7 +10,8 @@
 // only when a chunk is full (tick() also writes a partial chunk every flush_interval_ns so SWMR
 // readers keep up); it blocks for that write (policy kBlock: nothing is dropped for speed). A
 // failed write is counted in stats().errors and its frames in stats().dropped; it never throws.
-// end() writes the rest and closes the file.
+// end() writes the rest and closes the file. An optional RecordingAnnex (e.g. the clinical
+// indices) writes its own objects into the same file, on the same thread, after each image.
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/recon/model.hpp"
 #include "eit/sinks/hdf5_recorder_options.hpp"
+#include "eit/sinks/recording_annex.hpp"
 
 namespace eit::sinks {
 namespace detail {
@@ -27,7 +29,8 @@ class H5FrameTable;
 class Hdf5ImageRecorder final : public pipeline::ImageSink {
  public:
   Hdf5ImageRecorder(const std::filesystem::path& path, const recon::Model& model,
-                    const Hdf5RecorderOptions& options);
+                    const Hdf5RecorderOptions& options,
+                    std::unique_ptr<RecordingAnnex> annex = nullptr);
   ~Hdf5ImageRecorder() override;
 
   std::string_view name() const noexcept override { return "hdf5-images"; }
@@ -39,6 +42,7 @@ class Hdf5ImageRecorder final : public pipeline::ImageSink {
 
  private:
   std::unique_ptr<detail::H5FrameTable> table_;
+  std::unique_ptr<RecordingAnnex> annex_;
   int64_t flush_interval_ns_, last_flush_ns_ = 0;
   std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0};
 };
