@@ -100,7 +100,7 @@ void ViewServer::Impl::drain_channels() {
       st.acquired_wall[h->seq % StreamState::kSeqRing] = {
           h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns)};
       ++st.images;
-      batch.push_back(std::move(buffer));
+      batch.push_back({std::move(buffer), h->t_acquired_ns});
     }
     if (batch.empty()) continue;
     st.last_image_wall_ns = pipeline::wall_ns();

@@ -70,13 +70,18 @@ void WsSession::on_message(const std::string& text) {
   }
 }
 
-void WsSession::send_images(std::span<const std::shared_ptr<const ImageBuffer>> images) {
+void WsSession::send_images(std::span<const QueuedImage> images) {
   if (!open_ || images.empty()) return;
-  // Images left from an earlier wake-up are older than all of these: this browser is slow, so it
-  // gets the newest ones only.
-  const uint64_t skipped = pending_images_.size();
-  pending_images_.clear();
   pending_images_.insert(pending_images_.end(), images.begin(), images.end());
+  // Newest wins: drop what is too many or too old behind the newest image waiting.
+  const int64_t newest = pending_images_.back().t_acquired_ns;
+  uint64_t skipped = 0;
+  while (pending_images_.size() > kMaxWaitingImages ||
+         (pending_images_.size() > 1 &&
+          newest - pending_images_.front().t_acquired_ns > kMaxWaitingLagNs)) {
+    pending_images_.pop_front();
+    ++skipped;
+  }
   if (skipped) {
     images_skipped += skipped;
     if (auto server = server_.lock())
@@ -113,7 +118,7 @@ void WsSession::write_next() {
     ws_.text(true);
     ws_.async_write(boost::asio::buffer(writing_text_), std::move(done));
   } else if (!pending_images_.empty() && (window == 0 || in_flight < window)) {
-    writing_image_ = std::move(pending_images_.front());
+    writing_image_ = std::move(pending_images_.front().bytes);
     pending_images_.pop_front();
     writing_ = true;
     ++images_sent;

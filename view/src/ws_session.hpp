@@ -1,8 +1,10 @@
 #pragma once
-// WsSession: one browser's WebSocket. At most one write in flight; behind it the images of the
-// server's latest wake-up (send_images: they replace any images still waiting from an earlier one,
-// each replaced image counts a skip) and a short queue of text messages (series, status; the
-// oldest is dropped when it is full). Reads the page's messages: "select"
+// WsSession: one browser's WebSocket. At most one write in flight; behind it a short queue of
+// images (send_images appends each server wake-up's images, oldest first) bounded by count
+// (kMaxWaitingImages) and by age: an image acquired more than kMaxWaitingLagNs before the newest
+// waiting one is skipped (counted), so a page whose browser was held up for a moment still gets
+// the frames of that moment, while a page that stays slow shows fewer frames, never older ones;
+// and a short queue of text messages (series, status; the oldest is dropped when it is full). Reads the page's messages: "select"
 // (which stream to show), "painted" (seq + paint time, for the display-latency measurement) and
 // the flow control: after {"type": "flow", "window": W} at most W images are unacknowledged
 // ({"type": "ack"} per image the page has taken), so that a page whose script falls behind cannot
@@ -32,8 +34,10 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   // Completes the WebSocket handshake for `request`, then starts reading.
   void accept(boost::beast::http::request<boost::beast::http::string_body> request);
 
-  // The images of one server wake-up, oldest first (at most RecentFrameRing::kDefaultSlots).
-  void send_images(std::span<const std::shared_ptr<const ImageBuffer>> images);
+  // The images of one server wake-up, oldest first.
+  void send_images(std::span<const QueuedImage> images);
+  static constexpr size_t kMaxWaitingImages = 16;
+  static constexpr int64_t kMaxWaitingLagNs = 200'000'000;
   void send_text(std::string text);
   void close();
 
@@ -58,7 +62,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   uint64_t id_;
   bool open_ = false, writing_ = false;
   std::deque<std::string> texts_;
-  std::deque<std::shared_ptr<const ImageBuffer>> pending_images_;
+  std::deque<QueuedImage> pending_images_;
   std::shared_ptr<const ImageBuffer> writing_image_;
   std::string writing_text_;
   static constexpr size_t kMaxTexts = 8;

@@ -77,7 +77,7 @@ def test_indices_of_the_breathing_phantom_report_its_programmed_breathing(tmp_pa
     assert np.isfinite(large["gi"][1:-1]).all()
     lag = lag_s(regions["left"], regions["right"])
     print(f"right lung lags the left by {lag:.2f} s (programmed {DELAY_S} s)")
-    assert abs(lag - DELAY_S) <= 0.06
+    assert abs(lag - DELAY_S) <= 0.1  # region sums of a blurred image: ±5 frames
 
 
 import numpy as np  # noqa: E402  (used above; imported late so a missing numpy skips via h5py)
