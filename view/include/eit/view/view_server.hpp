@@ -4,10 +4,10 @@
 // WebSocket message (the 112-byte ImageHeader then the float32 payload, docs/protocol.md), and
 // forwards the stream's JSON messages (series, series-end, …) as text messages.
 //
-// Never behind: each browser has at most one image being written and, waiting behind it, only the
-// images of the server's latest wake-up (a wake-up takes every image that arrived since the last
-// one, at most RecentFrameRing::kDefaultSlots); images still waiting from an earlier wake-up are
-// skipped (counted for that browser). So a slow browser shows fewer frames, never older ones, and
+// Never behind: each browser has at most one image being written and, waiting behind it, at most
+// 16 images acquired no more than 200 ms before the newest waiting one (a wake-up takes every image
+// that arrived since the last one, at most RecentFrameRing::kDefaultSlots); older or surplus ones
+// are skipped (counted for that browser). So a slow browser shows fewer frames, never older ones, and
 // a browser that stops reading holds up nobody else, while a server thread the machine delayed
 // catches up without losing the frames of the delay. The kernel's send buffer per connection is
 // kept small (64 KiB) so it cannot hide a backlog either.
