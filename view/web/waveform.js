@@ -66,6 +66,7 @@ class Waveform {
       ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(right, y); ctx.stroke();
       ctx.fillText(v.toPrecision(3), right + 6, y);
     }
+    let labelEnd = -Infinity;  // labels never overlap: one that would is left out
     for (const m of this.marks) {
       if (m.t < t0) continue;
       const x = X(m.t);
@@ -76,7 +77,10 @@ class Waveform {
       }
       ctx.strokeStyle = m.kind === "valley" ? "rgba(79,179,255,0.22)" : "rgba(79,179,255,0.5)";
       ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke();
-      if (m.label) { ctx.fillStyle = "#4fb3ff"; ctx.fillText(m.label, x + 3, top + 14); }
+      if (m.label && x + 3 > labelEnd) {
+        ctx.fillStyle = "#4fb3ff"; ctx.fillText(m.label, x + 3, top + 14);
+        labelEnd = x + 3 + ctx.measureText(m.label).width + 4;
+      }
     }
     // The trace; a gap of more than 0.5 s breaks the line (no frames then).
     ctx.strokeStyle = "#f2f5f8"; ctx.lineWidth = 1.6; ctx.lineJoin = "round";
