@@ -17,13 +17,13 @@ size_t history_frames(const IndicesOptions& o) {
 }  // namespace
 
 IndicesEngine::IndicesEngine(BodyLayout layout, IndicesOptions options)
-    : layout_(std::move(layout)),
+    : layout_(std::make_unique<const BodyLayout>(std::move(layout))),
       options_(options),
       detector_(options.rate_hz, options.breath),
-      history_(history_frames(options), layout_.n_out()),
-      analyzer_(layout_, options.rate_hz, options.per_breath),
-      regions_(layout_.n_regions(), 0.0),
-      cells_(4 * static_cast<size_t>(layout_.layers()), 0.0),
+      history_(history_frames(options), layout_->n_out()),
+      analyzer_(*layout_, options.rate_hz, options.per_breath),
+      regions_(layout_->n_regions(), 0.0),
+      cells_(4 * static_cast<size_t>(layout_->layers()), 0.0),
       result_(analyzer_.make_result()) {
   if (options_.sign != 1.0 && options_.sign != -1.0)
     throw std::invalid_argument("indices: sign must be +1 or −1");
@@ -34,7 +34,7 @@ const BreathIndices* IndicesEngine::push(std::span<const float> image, uint64_t 
   float* z = history_.next_image();
   const float s = static_cast<float>(options_.sign);
   for (size_t i = 0; i < image.size(); ++i) z[i] = s * image[i];
-  sum_regions(layout_, {z, image.size()}, 1.0, cells_, regions_);
+  sum_regions(*layout_, {z, image.size()}, 1.0, cells_, regions_);
   history_.commit(regions_[0], seq, t_ns);
   const auto breath = detector_.push(regions_[0], valid && std::isfinite(regions_[0]));
   if (!breath) return nullptr;

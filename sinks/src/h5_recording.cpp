@@ -39,10 +39,11 @@ void H5Recording::append(const float* row, const pipeline::FrameSlot& frame) noe
                        frame.flags, frame.dropped_before});
 }
 
-void H5Recording::tick(int64_t now_ns) noexcept {
-  if (now_ns - last_flush_ns_ < flush_interval_ns_) return;
+bool H5Recording::tick(int64_t now_ns) noexcept {
+  if (now_ns - last_flush_ns_ < flush_interval_ns_) return false;
   last_flush_ns_ = now_ns;
   table_->flush();
+  return true;
 }
 
 void H5Recording::close() noexcept { table_->close(); }

@@ -43,7 +43,8 @@ class H5Recording {
 
   // One row (width floats) with the frame's seq, acquisition/publish stamps, flags and drops.
   void append(const float* row, const pipeline::FrameSlot& frame) noexcept;
-  void tick(int64_t now_ns) noexcept;
+  // Writes a partial chunk every flush_interval_ns; true when it did (so annexes flush alongside).
+  bool tick(int64_t now_ns) noexcept;
   void close() noexcept;
   // Rows still in the chunk buffer count as sent: they are written at the next flush or close().
   pipeline::SinkStats stats() const noexcept;

@@ -140,3 +140,28 @@ def wait_for_pill(driver, text, timeout=10):
         assert time.monotonic() < deadline, (
             f"the page's state is {driver.find_element('id', 'link').text!r}, expected {text!r}")
         time.sleep(0.1)
+
+
+def test_page_shows_breath_marks_and_numbers_of_the_indices(chromium):
+    """`run --http --indices` on the breathing phantom: the page draws the published global
+    impedance, marks breaths on the waveform and shows the last breath's numbers."""
+    run = Process([eitstream_bin(), "run", "--source", "phantom:breathing?rate=60&tidal=0.3",
+                   "--fps", "50", "--duration", "40", "--http", "127.0.0.1:0", "--endpoint",
+                   "tcp://127.0.0.1:*", "--indices", "tcp://127.0.0.1:*", "--quiet"])
+    try:
+        driver = chromium(f"http://127.0.0.1:{view_port(run)}/")
+        deadline = time.monotonic() + 30
+        while driver.execute_script("return window.eitView.breaths") < 3:
+            assert time.monotonic() < deadline, "no breath messages reached the page"
+            time.sleep(0.2)
+        st = driver.execute_script(
+            "const s = window.eitView; return {points: s.globalPoints, published: s.publishedGlobal,"
+            " rate: s.lastBreath.rate_per_min}")
+        assert st["published"] and st["points"] > 100
+        assert abs(st["rate"] - 60) < 6
+        numbers = driver.find_element("id", "breath-numbers").text
+        assert "Rate" in numbers and "TIV" in numbers and "GI" in numbers, numbers
+        assert "published global impedance" in driver.find_element("id", "wave-info").text
+        driver.save_screenshot(str(artifact_dir() / "live-view-indices.png"))
+    finally:
+        run.stop()

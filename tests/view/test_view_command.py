@@ -84,3 +84,37 @@ def test_view_follows_a_publisher_through_a_restart():
             if p:
                 p.stop()
         view.stop()
+
+
+def test_run_http_with_indices_sends_the_page_global_batches_and_breaths():
+    """`run --http … --indices …`: the page's socket carries the indices stage's per-frame global
+    values (batched JSON, seq matching the images) and the breath messages of the breathing
+    phantom (its programmed 60 breaths/min)."""
+    run = Process([eitstream_bin(), "run", "--source", "phantom:breathing?rate=60&tidal=0.3",
+                   "--fps", "50", "--duration", "30", "--http", "127.0.0.1:0", "--endpoint",
+                   "tcp://127.0.0.1:*", "--indices", "tcp://127.0.0.1:*", "--quiet"])
+    try:
+        ws = RawWebSocket(view_port(run))
+        globals_seen, breaths, image_seqs = 0, [], set()
+        deadline = time.monotonic() + 25
+        while len(breaths) < 3 and time.monotonic() < deadline:
+            op, payload = ws.receive()
+            if op == 2:
+                image_seqs.add(decode_header(payload)["seq"])
+                continue
+            m = json.loads(payload)
+            if m.get("type") == "global":
+                assert len(m["seq"]) == len(m["value"]) == len(m["t_wall_ms"]) > 0
+                globals_seen += len(m["seq"])
+                if image_seqs:
+                    assert min(m["seq"]) <= max(image_seqs) + 50  # the same frames' seq numbers
+            elif m.get("type") == "breath":
+                breaths.append(m)
+        ws.close()
+        assert globals_seen > 100, "no global values reached the page"
+        assert len(breaths) >= 3, f"{len(breaths)} breath messages in 25 s"
+        rates = [b["rate_per_min"] for b in breaths[1:]]
+        assert all(abs(r - 60) < 6 for r in rates), rates
+        assert breaths[-1]["pixel_data"] is True and breaths[-1]["gi"] is not None
+    finally:
+        run.stop()

@@ -18,6 +18,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/recon/model_file.hpp"
 #include "emulate_feed.hpp"
+#include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_nats.hpp"
 
@@ -85,7 +86,7 @@ void run_emulate(EmulateArgs a) {
   say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
                   a.unpaced ? std::string("unpaced") : fmt::format("{:.6g} frames/s", rate),
-                  total == 0 ? std::string(a.loop || a.from == "synthetic" ? "endless" : "all")
+                  total == 0 ? std::string(a.loop || a.from == "synthetic" || a.from.starts_with("phantom:") ? "endless" : "all")
                              : std::to_string(total),
                   a.loop ? " (looping)" : ""));
   const auto wait_step = std::chrono::milliseconds(200);
@@ -155,7 +156,10 @@ const RegisterCommand kEmulate{
                                      "Play a recording or the synthetic phantom out as a device: "
                                      "over TCP, UDP or a pty serial "
                                      "port, in ingest framing or OpenEIT lines");
-      cmd->add_option("--from", args->from, "Recording file, or 'synthetic' for the FEM phantom")
+      cmd->add_option("--from", args->from,
+                      std::string("Recording file, 'synthetic' for the FEM phantom (an orbiting "
+                                  "anomaly), or ") +
+                          kBreathingSourceHelp)
           ->required();
       cmd->add_option(
              "--to", args->to,

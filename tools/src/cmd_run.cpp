@@ -27,6 +27,7 @@
 #include "eit/sinks/hdf5_frame_recorder.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
+#include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "reference_choice.hpp"
 #include "run_config.hpp"
@@ -97,6 +98,9 @@ std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::M
     const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
     return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
   }
+  if (const auto breathing = parse_breathing_source(c.source))
+    return open_breathing_phantom(*breathing, c.fps < 0 ? 50.0 : c.fps, c.snr_db, model.protocol,
+                                  builtin_mesh ? *builtin_mesh : phantom_mesh_for(model));
   if (c.source.find("://") != std::string::npos) return open_live(c.source, c.fps, model.protocol);
   acquisition::ReplayOptions o;
   o.recording = to_recording_options(c.recording);
@@ -108,7 +112,8 @@ std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::M
 }
 
 bool is_recording(const RunConfig& c) {
-  return c.source != "synthetic" && c.source.find("://") == std::string::npos;
+  return c.source != "synthetic" && !c.source.starts_with("phantom:") &&
+         c.source.find("://") == std::string::npos;
 }
 
 // The optional HDF5 recorders of --record and --record-raw.
@@ -118,7 +123,8 @@ struct Recorders {
 };
 
 Recorders open_recorders(const RunConfig& c, const recon::Model& model,
-                         const pipeline::Source& source, const ReferenceChoice& ref) {
+                         const pipeline::Source& source, const ReferenceChoice& ref,
+                         std::unique_ptr<sinks::RecordingAnnex> annex = nullptr) {
   Recorders r;
   if (c.record.empty() && c.record_raw.empty()) return r;
   sinks::Hdf5RecorderOptions o;
@@ -132,7 +138,7 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
     throw CommandError(fmt::format("--record-compress {}: expected 0 to 9", c.record_compress));
   if (!c.record.empty()) {
     o.deflate = static_cast<int>(c.record_compress);
-    r.images = std::make_unique<sinks::Hdf5ImageRecorder>(c.record, model, o);
+    r.images = std::make_unique<sinks::Hdf5ImageRecorder>(c.record, model, o, std::move(annex));
   }
   if (!c.record_raw.empty()) {
     o.deflate = 0;
@@ -248,10 +254,13 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: also publishing to NATS {}\n", c.publish);
   }
 
-  const auto indices_sink = make_indices_sink(
-      indices, model, c.stream, c.fps > 0 ? c.fps : source->nominal_rate_hz());
-  Recorders recorders = open_recorders(c, model, *source, ref);
+  const double indices_rate = c.fps > 0 ? c.fps : source->nominal_rate_hz();
+  const auto indices_sink = make_indices_sink(indices, model, c.stream, indices_rate);
+  Recorders recorders = open_recorders(
+      c, model, *source, ref,
+      c.record.empty() ? nullptr : make_indices_annex(indices, model, indices_rate));
   if (indices_sink) sinks.push_back(indices_sink.get());
+  attach_indices_to_view(live_view, indices_sink.get());
   if (live_view.sink) sinks.push_back(live_view.sink.get());
   // Where the recorders' counters will be in PipelineStats::sinks (same order as `sinks`).
   const size_t images_at = sinks.size(), frames_at = sinks.size() + (recorders.images ? 1 : 0);
@@ -399,9 +408,11 @@ void attach_run(CLI::App& app) {
   auto config_file = std::make_shared<std::string>();
   cmd->add_option("--model", cli->model, "Model file (HDF5); default: the built-in model");
   cmd->add_option("--source", cli->source,
-                  "synthetic | recording file (any format of docs/formats.md, incl. eitstream raw "
-                  ".h5) | device URI (tcp://, tcp-listen://, udp://, serial://, file://, "
-                  "nats://HOST:PORT?site=S&bed=B)")
+                  std::string("synthetic (an anomaly orbiting in the body) | ") +
+                      kBreathingSourceHelp +
+                      " | recording file (any format of docs/formats.md, incl. eitstream raw "
+                      ".h5) | device URI (tcp://, tcp-listen://, udp://, serial://, file://, "
+                      "nats://HOST:PORT?site=S&bed=B)")
       ->capture_default_str();
   cmd->add_option("--backend", cli->backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli->endpoint, "ZeroMQ endpoint to bind")->capture_default_str();

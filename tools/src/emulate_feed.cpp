@@ -12,6 +12,7 @@
 #include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/recon/mesh_generator.hpp"
+#include "phantom_source.hpp"
 
 namespace eit::cli {
 namespace {
@@ -48,6 +49,15 @@ class SourceFeed final : public FrameFeed {
   pipeline::FrameSlot slot_;
 };
 
+// Without Gmsh (the GPU machine), the structured ring mesh stands in, as for `run`.
+recon::Mesh phantom_mesh(const recon::Protocol& protocol, const SyntheticFeedOptions& o) {
+  return recon::mesh_generator_available()
+             ? recon::generate_mesh({.outline = recon::CircleOutline{},
+                                     .n_electrodes = protocol.n_electrodes,
+                                     .h0 = o.h0})
+             : recon::layered_circle_mesh(protocol.n_electrodes, 8);
+}
+
 std::unique_ptr<pipeline::Source> synthetic_source(const recon::Protocol& protocol,
                                                       const SyntheticFeedOptions& o,
                                                       double rate_hz) {
@@ -56,14 +66,8 @@ std::unique_ptr<pipeline::Source> synthetic_source(const recon::Protocol& protoc
   p.snr_db = o.snr_db;
   p.seed = o.seed;
   p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate_hz)));
-  // Without Gmsh (the GPU machine), the structured ring mesh stands in, as for `run`.
-  const auto mesh =
-      recon::mesh_generator_available()
-          ? recon::generate_mesh({.outline = recon::CircleOutline{},
-                                  .n_electrodes = protocol.n_electrodes,
-                                  .h0 = o.h0})
-          : recon::layered_circle_mesh(protocol.n_electrodes, 8);
-  return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, protocol, p);
+  return std::make_unique<acquisition::SyntheticPhantomSource>(phantom_mesh(protocol, o), protocol,
+                                                                p);
 }
 
 }  // namespace
@@ -75,6 +79,13 @@ std::unique_ptr<FrameFeed> open_frame_feed(const std::string& from,
   if (from == "synthetic") {
     const double rate = played_rate_hz > 0 ? played_rate_hz : 50.0;
     return std::make_unique<SourceFeed>(synthetic_source(protocol, synthetic, rate), 0.0);
+  }
+  if (const auto breathing = parse_breathing_source(from)) {
+    const double rate = played_rate_hz > 0 ? played_rate_hz : 50.0;
+    return std::make_unique<SourceFeed>(
+        open_breathing_phantom(*breathing, rate, synthetic.snr_db, protocol,
+                               phantom_mesh(protocol, synthetic), /*paced=*/false),
+        0.0);
   }
   acquisition::ReplayOptions unpaced = replay;
   unpaced.unpaced = true;

@@ -1,7 +1,8 @@
 #pragma once
 // Frame feeds for `eitstream emulate`: where the frames it plays out come from — a recording
 // (any format open_replay knows, mapped to the chosen protocol, read unpaced: emulate paces) or
-// the synthetic phantom (a FEM-simulated anomaly on a circle). Set-up throws naming the file or
+// the synthetic phantom (a FEM-simulated anomaly on a circle), or the breathing phantom
+// (phantom:breathing?…, phantom_source.hpp). Set-up throws naming the file or
 // option; next() is the per-frame call (no allocation).
 #include <cstddef>
 #include <memory>

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "eit/indices/hdf5_indices_annex.hpp"
 #include "eit/indices/indices_publisher.hpp"
 
 namespace eit::cli {
@@ -23,6 +24,15 @@ std::unique_ptr<pipeline::ImageSink> make_indices_sink(const RunIndices& r,
   fmt::print(stderr, "eitstream: indices on {} (eit/{}/global, eit/{}/breath)\n", sink->endpoint(),
              stream, stream);
   return sink;
+}
+
+std::unique_ptr<sinks::RecordingAnnex> make_indices_annex(const RunIndices& r,
+                                                          const recon::Model& model,
+                                                          double rate_hz) {
+  if (r.endpoint.empty() || !(rate_hz > 0)) return nullptr;  // make_indices_sink names the error
+  return std::make_unique<indices::Hdf5IndicesAnnex>(
+      indices::IndicesEngine(make_layout(model.geometry, model.n_out(), r.options),
+                             make_engine_options(rate_hz, r.options)));
 }
 
 }  // namespace eit::cli

@@ -5,6 +5,7 @@
 
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/recon/model.hpp"
+#include "eit/sinks/recording_annex.hpp"
 #include "indices_options.hpp"
 
 namespace eit::cli {
@@ -18,5 +19,11 @@ struct RunIndices {
 std::unique_ptr<pipeline::ImageSink> make_indices_sink(const RunIndices& r,
                                                        const recon::Model& model,
                                                        const std::string& stream, double rate_hz);
+
+// With --indices and --record: the annex that writes the indices into the image file (/indices,
+// docs/formats.md); nullptr without --indices.
+std::unique_ptr<sinks::RecordingAnnex> make_indices_annex(const RunIndices& r,
+                                                          const recon::Model& model,
+                                                          double rate_hz);
 
 }  // namespace eit::cli

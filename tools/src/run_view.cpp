@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command_registry.hpp"
+#include "eit/indices/indices_publisher.hpp"
 #include "view_banner.hpp"
 
 namespace eit::cli {
@@ -21,6 +22,20 @@ RunView open_run_view(const std::string& http, const recon::Model& model,
   }
   v.sink = std::make_unique<view::ViewSink>(model, *v.server, series);
   return v;
+}
+
+void attach_indices_to_view(RunView& v, pipeline::ImageSink* indices_sink) {
+  const auto* publisher = dynamic_cast<const indices::IndicesPublisher*>(indices_sink);
+  if (!v.server || !publisher) return;
+  std::string endpoint = publisher->endpoint();
+  // A publisher bound to all interfaces is reached on loopback from inside its own process.
+  for (const std::string any : {"tcp://0.0.0.0:", "tcp://*:"})
+    if (endpoint.starts_with(any)) endpoint = "tcp://127.0.0.1:" + endpoint.substr(any.size());
+  try {
+    v.indices = std::make_unique<view::ZmqViewFeed>(*v.server, std::vector{endpoint});
+  } catch (const std::exception& e) {
+    throw CommandError(e.what());
+  }
 }
 
 RunViewStopper::~RunViewStopper() {
@@ -58,6 +73,7 @@ RunViewStopper start_run_view(RunView& v, pipeline::Pipeline& pipe) {
     return j.dump();
   });
   v.server->start();
+  if (v.indices) v.indices->start();
   print_view_banner(*v.server, "this run's images");
   return RunViewStopper(v.server.get());
 }

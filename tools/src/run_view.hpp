@@ -2,7 +2,9 @@
 // `eitstream run --http ADDR`: the live view inside the pipeline's process. The ViewServer and
 // its ViewSink are made before the pipeline (the sink joins the pipeline's sinks); once the
 // pipeline exists, the page's recapture button is wired to Pipeline::recapture_reference and its
-// status to the pipeline's counters, and the server starts.
+// status to the pipeline's counters, and the server starts. With `run --indices` as well, the
+// page gets the indices too: a ZmqViewFeed subscribes to the indices publisher's own socket and
+// forwards its global / breath messages into the view's stream.
 #include <memory>
 #include <string>
 
@@ -11,17 +13,22 @@
 #include "eit/sinks/series_message.hpp"
 #include "eit/view/view_server.hpp"
 #include "eit/view/view_sink.hpp"
+#include "eit/view/zmq_view_feed.hpp"
 
 namespace eit::cli {
 
 struct RunView {
   std::unique_ptr<view::ViewServer> server;  // declared first: outlives the sink
   std::unique_ptr<view::ViewSink> sink;
+  std::unique_ptr<view::ZmqViewFeed> indices;  // declared after the server: stops before it
 };
 
 // Empty `http`: no view (both null). Throws CommandError for a bad address or a busy port.
 RunView open_run_view(const std::string& http, const recon::Model& model,
                       const sinks::SeriesInfo& series);
+// With an indices sink (`run --indices`) and a view: subscribes the view to the indices' socket.
+// Nothing when either is absent.
+void attach_indices_to_view(RunView& view, pipeline::ImageSink* indices_sink);
 // Stops the server (its callbacks use the pipeline) when it goes out of scope: declare it after
 // the pipeline so that it goes first.
 class RunViewStopper {

@@ -40,12 +40,11 @@ ViewServerOptions parse_http_address(const std::string& text) {
   return o;
 }
 
-StreamChannel::StreamChannel(size_t capacity, int wake_fd)
-    : mailbox_(capacity), wake_fd_(wake_fd) {}
+StreamChannel::StreamChannel(size_t capacity, int wake_fd) : ring_(capacity), wake_fd_(wake_fd) {}
 
 bool StreamChannel::publish(std::span<const std::byte> head,
                             std::span<const std::byte> body) noexcept {
-  if (!mailbox_.write(head, body)) return false;
+  if (!ring_.write(head, body)) return false;
   const uint64_t one = 1;
   // Non-blocking eventfd: a failed write means the counter is already huge, i.e. the server has
   // been woken anyway.
@@ -91,18 +90,23 @@ void ViewServer::Impl::arm_wake() {
 
 void ViewServer::Impl::drain_channels() {
   for (auto& [name, st] : streams) {
-    if (!st.channel || !st.channel->mailbox().take()) continue;
-    const auto bytes = st.channel->mailbox().latest();
-    const auto h = sinks::decode_image_header(bytes);
-    if (!h) continue;  // only ViewServer's own feeders write here, and they validate
-    auto buffer = st.acquire_buffer();
-    buffer->assign(bytes.begin(), bytes.end());
-    st.acquired_wall[h->seq % StreamState::kSeqRing] = {
-        h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns)};
-    ++st.images;
+    if (!st.channel) continue;
+    batch.clear();
+    while (true) {
+      auto buffer = st.acquire_buffer();
+      if (!st.channel->ring().take(*buffer)) break;
+      const auto h = sinks::decode_image_header(*buffer);
+      if (!h) continue;  // only ViewServer's own feeders write here, and they validate
+      st.acquired_wall[h->seq % StreamState::kSeqRing] = {
+          h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns)};
+      ++st.images;
+      batch.push_back({std::move(buffer), h->t_acquired_ns});
+    }
+    if (batch.empty()) continue;
     st.last_image_wall_ns = pipeline::wall_ns();
     for (const auto& s : sessions)
-      if (s->stream() == name) s->send_image(buffer);
+      if (s->stream() == name) s->send_images(batch);
+    batch.clear();  // the buffers a session did not keep are free again
   }
 }
 
@@ -134,7 +138,7 @@ void ViewServer::Impl::arm_status() {
               {"last_image_age_ms", st->last_image_wall_ns
                                         ? static_cast<double>(wall - st->last_image_wall_ns) / 1e6
                                         : -1.0},
-              {"overwritten", st->channel ? st->channel->mailbox().overwritten() : 0}};
+              {"overwritten", st->channel ? st->channel->ring().overwritten() : 0}};
         s->send_text(msg.dump());
       }
     }
@@ -215,7 +219,7 @@ std::string ViewServer::Impl::stats_json() const {
   for (const auto& [name, st] : streams)
     streams_json.push_back({{"name", name},
                             {"images", st.images},
-                            {"overwritten", st.channel ? st.channel->mailbox().overwritten() : 0}});
+                            {"overwritten", st.channel ? st.channel->ring().overwritten() : 0}});
   return json{{"browsers", browsers},
               {"streams", streams_json},
               {"display_latency_ms",

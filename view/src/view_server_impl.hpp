@@ -21,6 +21,12 @@ namespace eit::view {
 
 class WsSession;
 using ImageBuffer = std::vector<std::byte>;
+// One image message as the sessions queue it: its bytes (shared by all pages of the stream) and
+// its acquisition time (the header's t_acquired_ns), which bounds how far behind a page may be.
+struct QueuedImage {
+  std::shared_ptr<const ImageBuffer> bytes;
+  int64_t t_acquired_ns = 0;
+};
 
 // One stream as the server thread sees it.
 struct StreamState {
@@ -57,6 +63,7 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   std::map<std::string, StreamState> streams;  // by name
   std::string first_stream;                    // the default choice
   std::set<std::shared_ptr<WsSession>> sessions;
+  std::vector<QueuedImage> batch;  // drain_channels' images of one wake-up
   std::function<std::string(size_t)> recapture;
   std::function<std::string()> status_provider;
 

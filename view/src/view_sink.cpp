@@ -56,7 +56,7 @@ void ViewSink::end() noexcept {
 }
 
 pipeline::SinkStats ViewSink::stats() const noexcept {
-  return {sent_.load(std::memory_order_relaxed), channel_->mailbox().overwritten(),
+  return {sent_.load(std::memory_order_relaxed), channel_->ring().overwritten(),
           errors_.load(std::memory_order_relaxed)};
 }
 

@@ -70,14 +70,23 @@ void WsSession::on_message(const std::string& text) {
   }
 }
 
-void WsSession::send_image(std::shared_ptr<const ImageBuffer> image) {
-  if (!open_) return;
-  if (pending_image_) {
-    ++images_skipped;
-    if (auto server = server_.lock())
-      server->counters.images_skipped.fetch_add(1, std::memory_order_relaxed);
+void WsSession::send_images(std::span<const QueuedImage> images) {
+  if (!open_ || images.empty()) return;
+  pending_images_.insert(pending_images_.end(), images.begin(), images.end());
+  // Newest wins: drop what is too many or too old behind the newest image waiting.
+  const int64_t newest = pending_images_.back().t_acquired_ns;
+  uint64_t skipped = 0;
+  while (pending_images_.size() > kMaxWaitingImages ||
+         (pending_images_.size() > 1 &&
+          newest - pending_images_.front().t_acquired_ns > kMaxWaitingLagNs)) {
+    pending_images_.pop_front();
+    ++skipped;
   }
-  pending_image_ = std::move(image);
+  if (skipped) {
+    images_skipped += skipped;
+    if (auto server = server_.lock())
+      server->counters.images_skipped.fetch_add(skipped, std::memory_order_relaxed);
+  }
   if (!writing_) write_next();
 }
 
@@ -108,9 +117,9 @@ void WsSession::write_next() {
     writing_ = true;
     ws_.text(true);
     ws_.async_write(boost::asio::buffer(writing_text_), std::move(done));
-  } else if (pending_image_ && (window == 0 || in_flight < window)) {
-    writing_image_ = std::move(pending_image_);
-    pending_image_.reset();
+  } else if (!pending_images_.empty() && (window == 0 || in_flight < window)) {
+    writing_image_ = std::move(pending_images_.front().bytes);
+    pending_images_.pop_front();
     writing_ = true;
     ++images_sent;
     if (window) ++in_flight;

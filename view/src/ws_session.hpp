@@ -1,7 +1,10 @@
 #pragma once
-// WsSession: one browser's WebSocket. At most one write in flight; behind it at most one image
-// waiting (a newer one replaces it and counts a skip) and a short queue of text messages (series,
-// status; the oldest status is dropped when it is full). Reads the page's messages: "select"
+// WsSession: one browser's WebSocket. At most one write in flight; behind it a short queue of
+// images (send_images appends each server wake-up's images, oldest first) bounded by count
+// (kMaxWaitingImages) and by age: an image acquired more than kMaxWaitingLagNs before the newest
+// waiting one is skipped (counted), so a page whose browser was held up for a moment still gets
+// the frames of that moment, while a page that stays slow shows fewer frames, never older ones;
+// and a short queue of text messages (series, status; the oldest is dropped when it is full). Reads the page's messages: "select"
 // (which stream to show), "painted" (seq + paint time, for the display-latency measurement) and
 // the flow control: after {"type": "flow", "window": W} at most W images are unacknowledged
 // ({"type": "ack"} per image the page has taken), so that a page whose script falls behind cannot
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>  // before Boost: 1.74's asio uses std::exchange
 
@@ -30,7 +34,10 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   // Completes the WebSocket handshake for `request`, then starts reading.
   void accept(boost::beast::http::request<boost::beast::http::string_body> request);
 
-  void send_image(std::shared_ptr<const ImageBuffer> image);
+  // The images of one server wake-up, oldest first.
+  void send_images(std::span<const QueuedImage> images);
+  static constexpr size_t kMaxWaitingImages = 16;
+  static constexpr int64_t kMaxWaitingLagNs = 200'000'000;
   void send_text(std::string text);
   void close();
 
@@ -55,7 +62,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   uint64_t id_;
   bool open_ = false, writing_ = false;
   std::deque<std::string> texts_;
-  std::shared_ptr<const ImageBuffer> pending_image_, writing_image_;
+  std::deque<QueuedImage> pending_images_;
+  std::shared_ptr<const ImageBuffer> writing_image_;
   std::string writing_text_;
   static constexpr size_t kMaxTexts = 8;
 };

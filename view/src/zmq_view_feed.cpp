@@ -11,7 +11,9 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "eit/pipeline/clock.hpp"
 #include "eit/sinks/image_header.hpp"
+#include "eit/view/global_batch.hpp"
 
 namespace eit::view {
 namespace {
@@ -48,7 +50,8 @@ struct ZmqViewFeed::Impl {
   ViewServer& server;
   zmq::context_t context{1};
   std::vector<std::unique_ptr<Endpoint>> endpoints;
-  std::map<std::string, Channel> channels;  // receiving thread only
+  std::map<std::string, Channel> channels;     // receiving thread only
+  std::map<std::string, GlobalBatch> globals;  // receiving thread only: binary `global` → JSON
   std::atomic<bool> stop{false};
   std::thread thread;
   mutable std::mutex error_mutex;
@@ -57,6 +60,7 @@ struct ZmqViewFeed::Impl {
   void run();
   void on_message(Endpoint& e, std::vector<zmq::message_t>& parts);
   void on_event(Endpoint& e);
+  void flush_globals(bool all);
   void set_error(Endpoint& e, std::string text) {
     std::lock_guard lock(error_mutex);
     e.last_error = std::move(text);
@@ -119,15 +123,16 @@ void ZmqViewFeed::Impl::run() {
   std::vector<zmq::message_t> parts;
   while (!stop.load(std::memory_order_relaxed)) {
     try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
     } catch (const zmq::error_t&) {
       continue;  // EINTR
     }
+    flush_globals(false);
     for (size_t i = 0; i < endpoints.size(); ++i) {
       Endpoint& e = *endpoints[i];
       if (items[2 * i + 1].revents & ZMQ_POLLIN) on_event(e);
       if (!(items[2 * i].revents & ZMQ_POLLIN)) continue;
-      // Drain what is queued, newest wins in the server's mailbox anyway.
+      // Drain what is queued; the server's ring keeps the newest images anyway.
       for (int k = 0; k < 256; ++k) {
         parts.clear();
         if (!zmq::recv_multipart(e.socket, std::back_inserter(parts), zmq::recv_flags::dontwait))
@@ -136,6 +141,13 @@ void ZmqViewFeed::Impl::run() {
       }
     }
   }
+}
+
+void ZmqViewFeed::Impl::flush_globals(bool all) {
+  const int64_t now = pipeline::now_ns();
+  for (auto& [stream, batch] : globals)
+    if (all ? !batch.empty() : batch.due(now))
+      server.post_json(stream, batch.take_json(stream, pipeline::wall_ns() - pipeline::now_ns()));
 }
 
 void ZmqViewFeed::Impl::on_event(Endpoint& e) {
@@ -195,6 +207,16 @@ void ZmqViewFeed::Impl::on_message(Endpoint& e, std::vector<zmq::message_t>& par
   }
   if (parts.size() != 2) {
     e.malformed.fetch_add(1);
+    return;
+  }
+  if (kind == "global") {  // the indices stage's binary per-frame message
+    const auto p = decode_global({static_cast<const std::byte*>(parts[1].data()), parts[1].size()});
+    if (!p) {
+      e.malformed.fetch_add(1);
+      set_error(e, fmt::format("malformed global message on {}", topic));
+      return;
+    }
+    globals[stream].add(*p, pipeline::now_ns());
     return;
   }
   auto j = nlohmann::json::parse(parts[1].to_string(), nullptr, false);

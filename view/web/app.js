@@ -16,6 +16,7 @@
     lastFrameWall: 0, startedWall: Wire.nowWallMs(), recvTimes: [], drawTimes: [], latencyMs: [],
     seqWall: new Map(), waveDrawn: 0,  // seq → acquisition wall time of recent frames (breath marks)
     scale: 0, scaleLowSince: 0, publishedGlobal: false, status: null, lastError: "",
+    globalPoints: 0, breaths: 0, lastBreath: null,
   };
   window.eitView = st;  // for tests and for curious people at the console
   window.eitImageView = view;
@@ -94,24 +95,64 @@
         break;
       case "series-end": st.ended = true; break;
       case "status": onStatus(m); break;
-      case "global":  // eit/<stream>/global from the indices stage: one value per frame
-        if (typeof m.value === "number") {
-          st.publishedGlobal = true;
-          wave.push(typeof m.t_wall_ms === "number" ? m.t_wall_ms : Wire.nowWallMs(), m.value);
-          $("wave-info").textContent = "published global impedance · last 30 s";
-        }
+      case "global":  // eit/<stream>/global from the indices stage, batched by the server
+        onGlobal(m);
         break;
-      case "breath": {  // eit/<stream>/breath: one message per breath with its indices
-        const seq = Array.isArray(m.seq) ? m.seq[m.seq.length - 1] : null;
-        const t = seq !== null && st.seqWall.has(seq) ? st.seqWall.get(seq) : Wire.nowWallMs();
-        wave.mark(t, typeof m.tiv === "number" ? `TIV ${m.tiv.toPrecision(3)}` : "");
-        const names = { rate_per_min: "RR /min", tiv: "TIV", eeli_change: "ΔEELI", gi: "GI",
-                        cov_vertical_pct: "CoV %", silent_dependent_pct: "silent dep. %" };
-        $("breath-info").textContent = Object.entries(names)
-          .filter(([k]) => typeof m[k] === "number")
-          .map(([k, label]) => `${label} ${m[k].toPrecision(3)}`).join(" · ");
-        break;
+      case "breath": onBreath(m); break;
+    }
+  }
+
+  // {seq: [...], frame: [...], value: [...], t_wall_ms: [...]}: one point per frame. The time of
+  // a point is its image's acquisition time when the page got that image (the image header's
+  // clocks work across hosts), else the server's estimate.
+  function onGlobal(m) {
+    if (!Array.isArray(m.value) || !Array.isArray(m.seq)) return;
+    if (!st.publishedGlobal) {
+      st.publishedGlobal = true; wave.clear();
+      $("wave-info").textContent = "published global impedance (indices) · last 30 s";
+    }
+    for (let i = 0; i < m.value.length; i++) {
+      const seq = m.seq[i];
+      let t = st.seqWall.get(seq);
+      if (t === undefined) {
+        t = Array.isArray(m.t_wall_ms) ? m.t_wall_ms[i] : Wire.nowWallMs();
+        st.seqWall.set(seq, t);
+        if (st.seqWall.size > 4096) st.seqWall.delete(st.seqWall.keys().next().value);
       }
+      if (typeof m.value[i] === "number") { wave.push(t, m.value[i]); st.globalPoints++; }
+    }
+  }
+
+  // eit/<stream>/breath: one message per completed breath with its indices. The waveform gets a
+  // mark at the breath's start (valley), its end-inspiratory peak, and a labelled end; the side
+  // panel shows the numbers.
+  const BREATH_FIELDS = [
+    ["rate_per_min", "Rate", "/min"], ["tiv", "TIV", ""], ["eeli", "EELI", ""],
+    ["eeli_change", "ΔEELI", ""], ["cov_vertical_pct", "CoV vert.", "%"],
+    ["cov_horizontal_pct", "CoV horiz.", "%"], ["gi", "GI", ""], ["rvd_index_pct", "RVDI", "%"],
+    ["silent_dependent_pct", "Silent dep.", "%"], ["silent_nondependent_pct", "Silent non-dep.", "%"],
+  ];
+  function onBreath(m) {
+    const when = (seq) => (st.seqWall.has(seq) ? st.seqWall.get(seq) : null);
+    const seqs = Array.isArray(m.seq) ? m.seq : [];
+    const [tStart, tPeak, tEnd] = seqs.map(when);
+    if (tStart !== null && tStart !== undefined) wave.mark(tStart, "", "valley");
+    if (tPeak !== null && tPeak !== undefined) wave.mark(tPeak, "", "peak");
+    const label = [typeof m.rate_per_min === "number" ? `${m.rate_per_min.toFixed(0)}/min` : "",
+                   typeof m.tiv === "number" ? `TIV ${m.tiv.toPrecision(3)}` : ""].filter(Boolean).join(" ");
+    wave.mark(tEnd !== null && tEnd !== undefined ? tEnd : Wire.nowWallMs(), label, "end");
+    st.breaths++; st.lastBreath = m;
+    const shown = BREATH_FIELDS.filter(([k]) => typeof m[k] === "number");
+    $("breath-info").textContent = shown.slice(0, 4)
+      .map(([k, label, unit]) => `${label} ${m[k].toPrecision(3)}${unit}`).join(" · ");
+    $("breath-tile").hidden = false;
+    $("breath-number").textContent = `#${m.number ?? st.breaths}`;
+    $("breath-numbers").innerHTML = "";
+    for (const [k, label, unit] of shown) {
+      const row = document.createElement("div");
+      row.dataset.key = k;
+      row.textContent = `${label}  ${m[k].toPrecision(3)}${unit ? " " + unit : ""}`;
+      $("breath-numbers").appendChild(row);
     }
   }
 

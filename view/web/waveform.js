@@ -20,8 +20,10 @@ class Waveform {
     this.t[this.head] = tMs; this.v[this.head] = value;
     this.head = (this.head + 1) % this.cap; this.size = Math.min(this.size + 1, this.cap);
   }
-  mark(tMs, label) {
-    this.marks.push({ t: tMs, label });
+  // kind: "end" (a line and a label: the breath's end), "valley" (a faint line: its start),
+  // "peak" (a small triangle at the top: its end-inspiratory peak).
+  mark(tMs, label, kind = "end") {
+    this.marks.push({ t: tMs, label, kind });
     if (this.marks.length > 200) this.marks.shift();
   }
   draw(nowMs) {
@@ -64,12 +66,21 @@ class Waveform {
       ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(right, y); ctx.stroke();
       ctx.fillText(v.toPrecision(3), right + 6, y);
     }
+    let labelEnd = -Infinity;  // labels never overlap: one that would is left out
     for (const m of this.marks) {
       if (m.t < t0) continue;
       const x = X(m.t);
-      ctx.strokeStyle = "rgba(79,179,255,0.5)";
+      if (m.kind === "peak") {
+        ctx.fillStyle = "#4fb3ff";
+        ctx.beginPath(); ctx.moveTo(x - 4, top); ctx.lineTo(x + 4, top); ctx.lineTo(x, top + 7); ctx.fill();
+        continue;
+      }
+      ctx.strokeStyle = m.kind === "valley" ? "rgba(79,179,255,0.22)" : "rgba(79,179,255,0.5)";
       ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke();
-      if (m.label) { ctx.fillStyle = "#4fb3ff"; ctx.fillText(m.label, x + 3, top + 6); }
+      if (m.label && x + 3 > labelEnd) {
+        ctx.fillStyle = "#4fb3ff"; ctx.fillText(m.label, x + 3, top + 14);
+        labelEnd = x + 3 + ctx.measureText(m.label).width + 4;
+      }
     }
     // The trace; a gap of more than 0.5 s breaks the line (no frames then).
     ctx.strokeStyle = "#f2f5f8"; ctx.lineWidth = 1.6; ctx.lineJoin = "round";

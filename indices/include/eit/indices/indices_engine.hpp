@@ -8,6 +8,7 @@
 // or logs (measured in tests/indices/test_allocation_free.cpp).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -46,13 +47,14 @@ class IndicesEngine {
   double global() const noexcept { return regions_[0]; }
   uint64_t frames() const noexcept { return history_.count(); }
   uint64_t breaths() const noexcept { return breaths_; }
-  const BodyLayout& layout() const noexcept { return layout_; }
+  const BodyLayout& layout() const noexcept { return *layout_; }
   const IndicesOptions& options() const noexcept { return options_; }
   const OnlineBreathDetector& detector() const noexcept { return detector_; }
   const BreathAnalyzer& analyzer() const noexcept { return analyzer_; }
 
  private:
-  BodyLayout layout_;
+  // On the heap: the analyzer keeps a reference to it, which must survive moving the engine.
+  std::unique_ptr<const BodyLayout> layout_;
   IndicesOptions options_;
   OnlineBreathDetector detector_;
   FrameHistory history_;

@@ -11,13 +11,15 @@
 // readers keep up); it blocks for that write. Policy kBlock (a lossless run waits for the disk),
 // or kDropNewest with drop_when_behind (a live run: the recorder's own queue drops, counted). A
 // failed write is counted in stats().errors and its frames in stats().dropped; it never throws.
-// end() writes the rest and closes the file.
+// end() writes the rest and closes the file. An optional RecordingAnnex (e.g. the clinical
+// indices) writes its own objects into the same file, on the same thread, after each image.
 #include <filesystem>
 #include <memory>
 
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/recon/model.hpp"
 #include "eit/sinks/hdf5_recorder_options.hpp"
+#include "eit/sinks/recording_annex.hpp"
 
 namespace eit::sinks {
 namespace detail {
@@ -27,7 +29,8 @@ class H5Recording;
 class Hdf5ImageRecorder final : public pipeline::ImageSink {
  public:
   Hdf5ImageRecorder(const std::filesystem::path& path, const recon::Model& model,
-                    const Hdf5RecorderOptions& options);
+                    const Hdf5RecorderOptions& options,
+                    std::unique_ptr<RecordingAnnex> annex = nullptr);
   ~Hdf5ImageRecorder() override;
 
   std::string_view name() const noexcept override { return "hdf5-images"; }
@@ -40,6 +43,7 @@ class Hdf5ImageRecorder final : public pipeline::ImageSink {
 
  private:
   std::unique_ptr<detail::H5Recording> file_;  // the table, common metadata, tick/stats
+  std::unique_ptr<RecordingAnnex> annex_;
 };
 
 }  // namespace eit::sinks

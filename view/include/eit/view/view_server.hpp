@@ -4,14 +4,17 @@
 // WebSocket message (the 112-byte ImageHeader then the float32 payload, docs/protocol.md), and
 // forwards the stream's JSON messages (series, series-end, …) as text messages.
 //
-// Never behind: each browser has at most one image being written and one waiting; a newer image
-// replaces the waiting one (counted as skipped for that browser), so a slow browser shows fewer
-// frames, never older ones, and a browser that stops reading holds up nobody else. The kernel's
-// send buffer per connection is kept small (64 KiB) so it cannot hide a backlog either.
+// Never behind: each browser has at most one image being written and, waiting behind it, at most
+// 16 images acquired no more than 200 ms before the newest waiting one (a wake-up takes every image
+// that arrived since the last one, at most RecentFrameRing::kDefaultSlots); older or surplus ones
+// are skipped (counted for that browser). So a slow browser shows fewer frames, never older ones, and
+// a browser that stops reading holds up nobody else, while a server thread the machine delayed
+// catches up without losing the frames of the delay. The kernel's send buffer per connection is
+// kept small (64 KiB) so it cannot hide a backlog either.
 //
 // Feeding it: add_stream() returns a StreamChannel; one producer thread per channel calls
-// publish(), which copies into the channel's LatestFrameMailbox and wakes the server (an eventfd):
-// no allocation, no lock, no blocking. The server thread takes the newest image of every channel.
+// publish(), which copies into the channel's RecentFrameRing and wakes the server (an eventfd):
+// no allocation, no lock, no blocking. The server thread takes every image still in the ring.
 //
 // Threads: one server thread (start()/stop()). add_stream, set_series, post_json and the
 // set_* callbacks may be called from any thread; they allocate (set-up, not per frame). The
@@ -23,7 +26,7 @@
 #include <span>
 #include <string>
 
-#include "eit/view/latest_frame_mailbox.hpp"
+#include "eit/view/recent_frame_ring.hpp"
 
 namespace eit::view {
 
@@ -43,12 +46,12 @@ class StreamChannel {
  public:
   StreamChannel(size_t capacity, int wake_fd);
   // Copies head + body as one message and wakes the server. Never blocks, allocates or locks.
-  // False when the message exceeds the capacity (counted by the mailbox).
+  // False when the message exceeds the capacity (counted by the ring).
   bool publish(std::span<const std::byte> head, std::span<const std::byte> body) noexcept;
-  LatestFrameMailbox& mailbox() noexcept { return mailbox_; }
+  RecentFrameRing& ring() noexcept { return ring_; }
 
  private:
-  LatestFrameMailbox mailbox_;
+  RecentFrameRing ring_;
   int wake_fd_;
 };
 

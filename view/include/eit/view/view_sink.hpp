@@ -2,8 +2,8 @@
 // ViewSink: the ImageSink of `eitstream run --http`. Sends every image to a ViewServer stream in
 // the published wire format (ImageHeader + float32 payload), the series message at begin() and
 // the series-end message at end(). Its policy is kDropNewest: publish() copies into the stream's
-// LatestFrameMailbox and returns; an image the server had not taken before the next one replaced
-// it counts as dropped (the server's own per-browser skips are counted there).
+// RecentFrameRing and returns; an image the server had not taken before the ring overwrote it
+// counts as dropped (the server's own per-browser skips are counted there).
 //
 // Threads: publish-stage thread for begin/publish/end; stats from any thread. publish() never
 // blocks, allocates, locks or logs. The server must outlive the sink.
