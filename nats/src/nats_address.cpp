@@ -60,6 +60,9 @@ NatsAddress parse_nats_address(std::string_view uri) {
     if (key == "site") a.site = value;
     else if (key == "bed") a.bed = value;
     else if (key == "creds") a.creds_file = value;
+    else if (key == "nkey") a.nkey = value;
+    else if (key == "seed") a.nkey_seed_file = value;
+    else if (key == "model") a.model = value;
     else if (key == "tls-ca") a.tls_ca = value;
     else if (key == "tls-cert") a.tls_cert = value;
     else if (key == "tls-key") a.tls_key = value;
@@ -67,20 +70,29 @@ NatsAddress parse_nats_address(std::string_view uri) {
     else if (key == "since") continue;  // read by the consumers that replay history
     else
       throw std::invalid_argument(fmt::format(
-          "'{}': option '{}' unknown; expected site, bed, creds, tls-ca, tls-cert, tls-key, "
-          "insecure, since",
+          "'{}': option '{}' unknown; expected site, bed, creds, nkey, seed, model, tls-ca, "
+          "tls-cert, tls-key, insecure, since",
           uri, key));
   }
-  for (auto [name, token] : {std::pair{"site", &a.site}, std::pair{"bed", &a.bed}}) {
+  if (a.nkey.empty() != a.nkey_seed_file.empty())
+    throw std::invalid_argument(fmt::format(
+        "'{}': nkey= and seed= go together (the user's public nkey and its seed file)", uri));
+  if (!a.creds_file.empty() && !a.nkey.empty())
+    throw std::invalid_argument(
+        fmt::format("'{}': creds= and nkey= exclude each other (a .creds file holds its own nkey)", uri));
+  for (auto [name, token] : {std::pair{"site", &a.site}, std::pair{"bed", &a.bed},
+                             std::pair{"model", &a.model}}) {
+    if (name == std::string_view("model") && token->empty()) continue;
     if (!valid_token(*token))
       throw std::invalid_argument(fmt::format(
           "'{}': {} '{}' is not one subject token (letters, digits, '-', '_')", uri, name, *token));
   }
   const bool tls_scheme = uri.starts_with("tls://") || a.tls();
   a.server_url = fmt::format("{}://{}:{}", tls_scheme ? "tls" : "nats", a.host, port);
-  if (!a.loopback() && !a.insecure && (a.creds_file.empty() || !tls_scheme)) {
+  const bool credentials = !a.creds_file.empty() || !a.nkey.empty();
+  if (!a.loopback() && !a.insecure && (!credentials || !tls_scheme)) {
     throw std::invalid_argument(fmt::format(
-        "'{}': a NATS server off this host needs credentials (creds=FILE) and TLS (tls-ca=FILE): "
+        "'{}': a NATS server off this host needs credentials (creds=FILE, or nkey=PUB&seed=FILE) and TLS (tls-ca=FILE): "
         "patient data; add insecure=1 to connect without them anyway",
         uri));
   }
