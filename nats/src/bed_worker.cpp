@@ -96,12 +96,10 @@ void on_image_ack(jsCtx*, natsMsg* msg, jsPubAck*, jsPubAckErr* pae, void* closu
 
 }  // namespace
 
-BedWorker::BedWorker(const BedContext& context, std::string site, std::string bed,
-                     int64_t lease_valid_until_ns)
+BedWorker::BedWorker(const BedContext& context, std::string site, std::string bed)
     : context_(context),
       site_(std::move(site)),
       bed_(std::move(bed)),
-      valid_until_ns_(lease_valid_until_ns),
       state_(std::make_unique<State>()) {
   jsOptions jo;
   jsOptions_Init(&jo);
@@ -303,7 +301,7 @@ void BedWorker::loop() noexcept {
       reopen();
       continue;
     }
-    if (pipeline::now_ns() >= valid_until_ns_.load(std::memory_order_acquire)) {
+    if (pipeline::now_ns() >= context_.valid_until_ns->load(std::memory_order_acquire)) {
       // The lease may have passed to another worker: acknowledge nothing, leave the bed.
       natsMsgList_Destroy(&list);
       break;

@@ -9,7 +9,7 @@
 //
 // ModelShelf: the models of a --model-dir, loaded once each on first use (a mutex; set-up only).
 //
-// Threads: the constructor starts the bed's thread; renew()/stop()/finished() from the manager's
+// Threads: the constructor starts the bed's thread; stop()/finished() from the manager's
 // thread. The destructor stops and joins. Counters are shared atomics (WorkerCounters).
 #include <atomic>
 #include <cstdint>
@@ -54,20 +54,18 @@ struct BedContext {
   WorkerCounters* counters = nullptr;
   int fetch_batch = 64;
   int64_t since_ns = 0;
+  // Acknowledgements are allowed until this CLOCK_MONOTONIC time (the worker's heartbeat thread
+  // moves it on after each heartbeat it stored).
+  const std::atomic<int64_t>* valid_until_ns = nullptr;
 };
 
 class BedWorker {
  public:
-  BedWorker(const BedContext& context, std::string site, std::string bed,
-            int64_t lease_valid_until_ns);
+  BedWorker(const BedContext& context, std::string site, std::string bed);
   ~BedWorker();
   BedWorker(const BedWorker&) = delete;
   BedWorker& operator=(const BedWorker&) = delete;
 
-  // The lease was renewed: acknowledgements are allowed until this CLOCK_MONOTONIC time.
-  void renew(int64_t valid_until_ns) noexcept {
-    valid_until_ns_.store(valid_until_ns, std::memory_order_release);
-  }
   void stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
   // The thread ended by itself (its lease ran out before it could acknowledge).
   bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
@@ -80,7 +78,6 @@ class BedWorker {
 
   BedContext context_;
   std::string site_, bed_;
-  std::atomic<int64_t> valid_until_ns_;
   std::atomic<bool> stop_{false}, finished_{false};
   std::unique_ptr<State> state_;
   std::thread thread_;

@@ -122,7 +122,8 @@ class NatsTransport final : public acquisition::ByteTransport {
       }
       natsMsgList_Destroy(&list_);
       next_ = 0;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return {TransportStatus::kTimeout, 0, false};
       // Short fetches so stop() is noticed promptly.
       const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
@@ -158,8 +159,8 @@ int64_t parse_since(std::string_view uri) {
   double seconds = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
   if (ec != std::errc{} || end != v.data() + v.size() || seconds <= 0)
-    throw std::invalid_argument(fmt::format(
-        "'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
+    throw std::invalid_argument(
+        fmt::format("'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
   return static_cast<int64_t>(seconds * 1e9);
 }
 

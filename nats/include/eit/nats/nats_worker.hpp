@@ -3,11 +3,13 @@
 // every bed whose raw frames are in JetStream (eit.<site>.<bed>.raw, stream EIT_RAW).
 //
 // How the beds are shared (docs/scale-out.md, "Workers"):
-//  - Leases. A key-value bucket EIT_WORKERS (a JetStream stream whose keys expire after
-//    lease_s) holds `w.<worker>` heartbeats and `b.<site>.<bed>` leases. A worker takes a bed by
-//    creating its lease key (atomic: only one creator wins), keeps it by updating it with the
-//    revision it holds (compare-and-set) every lease_s/3, and gives it back by deleting it. A
-//    worker killed outright stops renewing; its leases expire and the others take its beds.
+//  - Leases. Each worker puts a heartbeat `w.<worker>` into the key-value bucket EIT_WORKERS
+//    (keys expire after lease_s) every lease_s/4; the bucket EIT_BEDS maps `b.<site>.<bed>` to
+//    the worker holding the bed. A worker takes a bed that nobody holds, or whose holder's
+//    heartbeat is gone, by a compare-and-set on that key (of several trying, one wins), and
+//    gives it back by deleting the key. A worker killed outright stops its heartbeat; within
+//    lease_s the others see it gone and take its beds. One heartbeat renews all of a worker's
+//    beds, so a worker holds hundreds at the cost of one request per tick.
 //  - Fair share. Each worker holds at most ceil(beds / live workers): a worker that starts makes
 //    the others give back beds above their new share, which it then takes.
 //  - Order and no loss. A bed is read through one durable pull consumer, `eitworker-<site>-<bed>`,
@@ -18,8 +20,9 @@
 //  - Exactly once. Each image is published with Nats-Msg-Id `<site>.<bed>.<raw stream sequence>`:
 //    a frame reconstructed again after a takeover is dropped by JetStream's duplicate window
 //    (EIT_IMAGES keeps 2 minutes of ids), so every raw frame has one image.
-//  - Fencing by time: a bed thread acknowledges only while its lease is surely valid
-//    (renewed less than lease_s − margin ago); past that it stops and leaves the bed.
+//  - Fencing by time: a bed thread acknowledges only within 2/3 lease_s of its worker's last
+//    stored heartbeat; past that it stops and leaves the bed, and a worker whose heartbeat lapsed
+//    that long gives up all its beds and starts over.
 //
 // Which model: the first raw message's header Eit-Model: NAME picks DIR/NAME.h5; without the
 // header, DIR/default.h5. The model must carry a v_ref (every worker then computes the same image
@@ -37,7 +40,8 @@
 
 namespace eit::nats {
 
-inline constexpr const char* kWorkerBucket = "EIT_WORKERS";
+inline constexpr const char* kWorkerBucket = "EIT_WORKERS";  // heartbeats
+inline constexpr const char* kBedBucket = "EIT_BEDS";        // who holds which bed
 
 struct WorkerOptions {
   std::string model_dir;  // NAME.h5 per Eit-Model header, default.h5 otherwise
