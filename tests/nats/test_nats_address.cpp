@@ -36,7 +36,8 @@ TEST_CASE("bad NATS URIs are refused naming the option") {
   CHECK_THROWS_AS(parse_nats_address("http://127.0.0.1"), std::invalid_argument);
 }
 
-TEST_CASE("an nkey user (public key and seed file) counts as credentials; model= names the model") {
+TEST_CASE(
+    "an nkey user (public key and seed file) counts as credentials, and model= names the model") {
   const auto a =
       parse_nats_address("nats://10.1.2.3:4222?nkey=UABC&seed=/s.nk&tls-ca=/ca.pem&model=adult_32");
   CHECK(a.nkey == "UABC");

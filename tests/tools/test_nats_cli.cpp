@@ -37,7 +37,7 @@ uint64_t acked(const std::string& out) {
 }  // namespace
 
 TEST_CASE("emulate → NATS → run --source nats:// reconstructs every raw frame, in order, and "
-          "--publish stores every image; a second run resumes after the first") {
+          "--publish stores every image, and a second run resumes after the first") {
   eit::test::NatsServer server;
   if (!server.available()) {
     MESSAGE("SKIPPED: nats-server is not installed");

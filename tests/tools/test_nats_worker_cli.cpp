@@ -41,7 +41,7 @@ struct TempDir {
 }  // namespace
 
 TEST_CASE(
-    "three workers share three beds; one killed mid-stream: every frame of every bed is "
+    "three workers share three beds, one is killed mid-stream: every frame of every bed is "
     "reconstructed exactly once and in order") {
   eit::test::NatsServer server;
   if (!server.available()) {
