@@ -19,6 +19,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/sinks/image_header.hpp"
+#include "listen_nats.hpp"
 
 namespace eit::cli {
 namespace {
@@ -68,13 +69,16 @@ int listen(const ListenOptions& o) {
   if (o.format != "npy" && o.format != "raw")
     throw CommandError(fmt::format("--format '{}': expected npy or raw", o.format));
   if (!o.save_dir.empty()) std::filesystem::create_directories(o.save_dir);
+  // nats://…?site=S&bed=B[&since=…]: the bed's images from JetStream, as ZeroMQ-shaped parts.
+  std::unique_ptr<NatsListenFeed> nats_feed =
+      is_nats_listen_uri(o.endpoint) ? open_nats_listen_feed(o.endpoint) : nullptr;
   zmq::context_t ctx(1);
   zmq::socket_t socket(ctx, o.pull ? zmq::socket_type::pull : zmq::socket_type::sub);
   socket.set(zmq::sockopt::rcvtimeo, 200);
   socket.set(zmq::sockopt::linger, 0);
   if (!o.pull) socket.set(zmq::sockopt::subscribe, o.topic);
   try {
-    socket.connect(o.endpoint);
+    if (!nats_feed) socket.connect(o.endpoint);
   } catch (const zmq::error_t& e) {
     throw CommandError(fmt::format("cannot connect to '{}': {}", o.endpoint, e.what()));
   }
@@ -93,7 +97,9 @@ int listen(const ListenOptions& o) {
   while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
     if (deadline && pipeline::now_ns() > deadline) break;
     parts.clear();
-    if (!zmq::recv_multipart(socket, std::back_inserter(parts))) continue;  // timeout: re-check
+    if (nats_feed ? !nats_feed->next(parts, 200)
+                  : !zmq::recv_multipart(socket, std::back_inserter(parts)))
+      continue;  // timeout: re-check
     const int64_t now = pipeline::now_ns();
     const std::string topic = parts[0].to_string();
     if (topic.ends_with("/series") && parts.size() == 2) {
@@ -159,7 +165,10 @@ const RegisterCommand kListen{
     40, [](CLI::App& app) {
       auto o = std::make_shared<ListenOptions>();
       auto* cmd = app.add_subcommand("listen", "Subscribe to published images and report on them");
-      cmd->add_option("endpoint", o->endpoint, "e.g. tcp://127.0.0.1:5555")->required();
+      cmd->add_option("endpoint", o->endpoint,
+                      "e.g. tcp://127.0.0.1:5555, or nats://HOST:4222?site=S&bed=B[&since=new|all|"
+                      "EPOCH_SECONDS] (one bed's images from JetStream; since= replays history)")
+          ->required();
       cmd->add_flag("--pull", o->pull, "PULL (from a --push publisher) instead of SUB");
       cmd->add_flag("--summary", o->summary, "Only the final summary, no line per image");
       cmd->add_option("--count", o->count, "Stop after N images");
