@@ -48,7 +48,8 @@ NatsAddress parse_nats_address(std::string_view uri) {
   if (rest.empty()) throw std::invalid_argument(fmt::format("'{}': no host", uri));
   const auto colon = rest.rfind(':');
   a.host = std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
-  const std::string port = colon == std::string_view::npos ? "4222" : std::string(rest.substr(colon + 1));
+  const std::string port =
+      colon == std::string_view::npos ? "4222" : std::string(rest.substr(colon + 1));
   while (!query.empty()) {
     const auto amp = query.find('&');
     const std::string_view item = query.substr(0, amp);
@@ -57,32 +58,56 @@ NatsAddress parse_nats_address(std::string_view uri) {
     if (eq == std::string_view::npos)
       throw std::invalid_argument(fmt::format("'{}': option '{}' has no value", uri, item));
     const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key == "site") a.site = value;
-    else if (key == "bed") a.bed = value;
-    else if (key == "creds") a.creds_file = value;
-    else if (key == "tls-ca") a.tls_ca = value;
-    else if (key == "tls-cert") a.tls_cert = value;
-    else if (key == "tls-key") a.tls_key = value;
-    else if (key == "insecure") a.insecure = value == "1" || value == "true";
-    else if (key == "since") continue;  // read by the consumers that replay history
+    if (key == "site")
+      a.site = value;
+    else if (key == "bed")
+      a.bed = value;
+    else if (key == "creds")
+      a.creds_file = value;
+    else if (key == "nkey")
+      a.nkey = value;
+    else if (key == "seed")
+      a.nkey_seed_file = value;
+    else if (key == "model")
+      a.model = value;
+    else if (key == "tls-ca")
+      a.tls_ca = value;
+    else if (key == "tls-cert")
+      a.tls_cert = value;
+    else if (key == "tls-key")
+      a.tls_key = value;
+    else if (key == "insecure")
+      a.insecure = value == "1" || value == "true";
+    else if (key == "since")
+      continue;  // read by the consumers that replay history
     else
       throw std::invalid_argument(fmt::format(
-          "'{}': option '{}' unknown; expected site, bed, creds, tls-ca, tls-cert, tls-key, "
-          "insecure, since",
+          "'{}': option '{}' unknown; expected site, bed, creds, nkey, seed, model, tls-ca, "
+          "tls-cert, tls-key, insecure, since",
           uri, key));
   }
-  for (auto [name, token] : {std::pair{"site", &a.site}, std::pair{"bed", &a.bed}}) {
+  if (a.nkey.empty() != a.nkey_seed_file.empty())
+    throw std::invalid_argument(fmt::format(
+        "'{}': nkey= and seed= go together (the user's public nkey and its seed file)", uri));
+  if (!a.creds_file.empty() && !a.nkey.empty())
+    throw std::invalid_argument(fmt::format(
+        "'{}': creds= and nkey= exclude each other (a .creds file holds its own nkey)", uri));
+  for (auto [name, token] :
+       {std::pair{"site", &a.site}, std::pair{"bed", &a.bed}, std::pair{"model", &a.model}}) {
+    if (name == std::string_view("model") && token->empty()) continue;
     if (!valid_token(*token))
       throw std::invalid_argument(fmt::format(
           "'{}': {} '{}' is not one subject token (letters, digits, '-', '_')", uri, name, *token));
   }
   const bool tls_scheme = uri.starts_with("tls://") || a.tls();
   a.server_url = fmt::format("{}://{}:{}", tls_scheme ? "tls" : "nats", a.host, port);
-  if (!a.loopback() && !a.insecure && (a.creds_file.empty() || !tls_scheme)) {
-    throw std::invalid_argument(fmt::format(
-        "'{}': a NATS server off this host needs credentials (creds=FILE) and TLS (tls-ca=FILE): "
-        "patient data; add insecure=1 to connect without them anyway",
-        uri));
+  const bool credentials = !a.creds_file.empty() || !a.nkey.empty();
+  if (!a.loopback() && !a.insecure && (!credentials || !tls_scheme)) {
+    throw std::invalid_argument(
+        fmt::format("'{}': a NATS server off this host needs credentials (creds=FILE, or "
+                    "nkey=PUB&seed=FILE) and TLS (tls-ca=FILE): "
+                    "patient data; add insecure=1 to connect without them anyway",
+                    uri));
   }
   return a;
 }

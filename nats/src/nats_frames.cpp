@@ -19,7 +19,7 @@ namespace {
 class NatsDeviceLink final : public acquisition::DeviceLink {
  public:
   explicit NatsDeviceLink(const NatsAddress& address)
-      : subject_(address.subject("raw")), url_(address.server_url) {
+      : subject_(address.subject("raw")), url_(address.server_url), model_(address.model) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream device {}.{}", address.site, address.bed);
     link_ = std::make_unique<NatsLink>(address, lo);
@@ -33,6 +33,7 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
   }
   bool wait_for_receiver(std::chrono::milliseconds) override { return true; }  // JetStream keeps it
   bool send(std::span<const uint8_t> bytes) override {
+    if (!model_.empty()) return send_with_model(bytes);
     if (js_PublishAsync(link_->jetstream(), subject_.c_str(), bytes.data(),
                         static_cast<int>(bytes.size()), nullptr) == NATS_OK)
       return true;
@@ -47,7 +48,20 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
   }
 
  private:
-  std::string subject_, url_;
+  // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model by it).
+  bool send_with_model(std::span<const uint8_t> bytes) {
+    natsMsg* msg = nullptr;
+    if (natsMsg_Create(&msg, subject_.c_str(), nullptr, reinterpret_cast<const char*>(bytes.data()),
+                       static_cast<int>(bytes.size())) == NATS_OK &&
+        natsMsgHeader_Set(msg, kModelHeader, model_.c_str()) == NATS_OK &&
+        js_PublishMsgAsync(link_->jetstream(), &msg, nullptr) == NATS_OK)
+      return true;
+    if (msg) natsMsg_Destroy(msg);  // still ours when the publish failed
+    count_dropped();
+    return false;
+  }
+
+  std::string subject_, url_, model_;
   std::unique_ptr<NatsLink> link_;
 };
 
@@ -108,7 +122,8 @@ class NatsTransport final : public acquisition::ByteTransport {
       }
       natsMsgList_Destroy(&list_);
       next_ = 0;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return {TransportStatus::kTimeout, 0, false};
       // Short fetches so stop() is noticed promptly.
       const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
@@ -144,8 +159,8 @@ int64_t parse_since(std::string_view uri) {
   double seconds = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
   if (ec != std::errc{} || end != v.data() + v.size() || seconds <= 0)
-    throw std::invalid_argument(fmt::format(
-        "'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
+    throw std::invalid_argument(
+        fmt::format("'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
   return static_cast<int64_t>(seconds * 1e9);
 }
 

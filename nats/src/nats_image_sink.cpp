@@ -158,9 +158,9 @@ void NatsImageSink::sender_loop() noexcept {
   // Ending: the series-end message with the final counts, then wait for every outstanding
   // acknowledgement.
   try {
-    publish_series(sinks::series_end_json(
-        options_.series, published_.load(),
-        dropped_full_.load() + abandoned_.load() + filled_.size_approx()));
+    publish_series(
+        sinks::series_end_json(options_.series, published_.load(),
+                               dropped_full_.load() + abandoned_.load() + filled_.size_approx()));
   } catch (...) {
     link_->note_error("end: could not build the series-end message");
   }
@@ -180,8 +180,8 @@ void NatsImageSink::end() noexcept {
 pipeline::SinkStats NatsImageSink::stats() const noexcept {
   pipeline::SinkStats s;
   s.sent = acks_->acked.load(std::memory_order_relaxed);
-  s.dropped = dropped_full_.load(std::memory_order_relaxed) +
-              abandoned_.load(std::memory_order_relaxed);
+  s.dropped =
+      dropped_full_.load(std::memory_order_relaxed) + abandoned_.load(std::memory_order_relaxed);
   s.errors = acks_->failed.load(std::memory_order_relaxed);
   return s;
 }

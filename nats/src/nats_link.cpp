@@ -35,6 +35,10 @@ NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
   if (!address_.creds_file.empty())
     check(natsOptions_SetUserCredentialsFromFiles(opts_, address_.creds_file.c_str(), nullptr),
           fmt::format("{}: credentials {}", where, address_.creds_file));
+  if (!address_.nkey.empty())
+    check(
+        natsOptions_SetNKeyFromSeed(opts_, address_.nkey.c_str(), address_.nkey_seed_file.c_str()),
+        fmt::format("{}: nkey seed {}", where, address_.nkey_seed_file));
   if (address_.tls()) {
     check(natsOptions_SetSecure(opts_, true), where + ": TLS");
     if (!address_.tls_ca.empty())
@@ -109,7 +113,7 @@ void NatsLink::on_reconnected(natsConnection*, void* self) {
 namespace {
 
 void add_if_missing(jsCtx* js, const char* name, const char** subjects, int n_subjects,
-                   const StreamLimits& limits) {
+                    const StreamLimits& limits) {
   jsStreamConfig cfg;
   jsStreamConfig_Init(&cfg);
   cfg.Name = name;

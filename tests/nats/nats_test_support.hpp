@@ -2,7 +2,9 @@
 // Reading what eitstream put into JetStream, for NATS tests: an ordered, acknowledged pull of
 // every message on a subject, straight through libnats (independent of the code under test).
 #include <chrono>
+#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nats/nats.h>
@@ -29,15 +31,26 @@ inline std::vector<NatsMessage> fetch_all(const std::string& url, const char* st
   so.Config.AckPolicy = js_AckExplicit;
   natsSubscription* sub = nullptr;
   jsErrCode err;
-  if (js_PullSubscribe(&sub, js, subject.c_str(), nullptr, nullptr, &so, &err) == NATS_OK) {
+  // (In a cluster a consumer may need a moment after a node's death: retry for the limit.)
+  const auto until = std::chrono::steady_clock::now() + limit;
+  natsStatus subscribed = NATS_ERR;
+  while ((subscribed = js_PullSubscribe(&sub, js, subject.c_str(), nullptr, nullptr, &so, &err)) !=
+             NATS_OK &&
+         std::chrono::steady_clock::now() < until) {
+    fprintf(stderr, "fetch_all: %s: %s (JetStream error %d)\n", subject.c_str(),
+            natsStatus_GetText(subscribed), static_cast<int>(err));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (subscribed == NATS_OK) {
     const auto end = std::chrono::steady_clock::now() + limit;
     while (out.size() < count && std::chrono::steady_clock::now() < end) {
       natsMsgList list{};
       if (natsSubscription_Fetch(&list, sub, 512, 200, &err) != NATS_OK) continue;
       for (int i = 0; i < list.Count; ++i) {
         natsMsg* m = list.Msgs[i];
-        out.push_back({natsMsg_GetSubject(m),
-                       std::string(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)))});
+        out.push_back(
+            {natsMsg_GetSubject(m),
+             std::string(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)))});
         natsMsg_Ack(m, nullptr);
       }
       natsMsgList_Destroy(&list);

@@ -35,3 +35,19 @@ TEST_CASE("bad NATS URIs are refused naming the option") {
                        doctest::Contains("option 'colour' unknown"), std::invalid_argument);
   CHECK_THROWS_AS(parse_nats_address("http://127.0.0.1"), std::invalid_argument);
 }
+
+TEST_CASE(
+    "an nkey user (public key and seed file) counts as credentials, and model= names the model") {
+  const auto a =
+      parse_nats_address("nats://10.1.2.3:4222?nkey=UABC&seed=/s.nk&tls-ca=/ca.pem&model=adult_32");
+  CHECK(a.nkey == "UABC");
+  CHECK(a.nkey_seed_file == "/s.nk");
+  CHECK(a.model == "adult_32");
+  CHECK_THROWS_WITH_AS(parse_nats_address("nats://127.0.0.1?nkey=UABC"),
+                       doctest::Contains("go together"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_nats_address("nats://127.0.0.1?nkey=UABC&seed=/s&creds=/c"),
+                       doctest::Contains("exclude each other"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_nats_address("nats://10.1.2.3?nkey=UABC&seed=/s.nk"),
+                  std::invalid_argument);  // an nkey without TLS
+  CHECK_THROWS_AS(parse_nats_address("nats://127.0.0.1?model=a.b"), std::invalid_argument);
+}

@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <regex>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "../nats/nats_server.hpp"
 #include "subprocess.hpp"
@@ -21,7 +24,8 @@ struct Counts {
 Counts summary(const std::string& out) {
   Counts c;
   std::smatch m;
-  if (std::regex_search(out, m, std::regex(R"(frames: in (\d+), published (\d+), dropped (\d+))"))) {
+  if (std::regex_search(out, m,
+                        std::regex(R"(frames: in (\d+), published (\d+), dropped (\d+))"))) {
     c.in = std::stoull(m[1]);
     c.published = std::stoull(m[2]);
     c.dropped = std::stoull(m[3]);
@@ -36,16 +40,17 @@ uint64_t acked(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("emulate → NATS → run --source nats:// reconstructs every raw frame, in order, and "
-          "--publish stores every image; a second run resumes after the first") {
+TEST_CASE(
+    "emulate → NATS → run --source nats:// reconstructs every raw frame, in order, and "
+    "--publish stores every image, and a second run resumes after the first") {
   eit::test::NatsServer server;
   if (!server.available()) {
     MESSAGE("SKIPPED: nats-server is not installed");
     return;
   }
   const std::string bed = server.url() + "?site=icu&bed=5";
-  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count",
-                     "300", "--unpaced"});
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count", "300",
+                     "--unpaced"});
   REQUIRE(device.wait(120s) == 0);
   CHECK(device.out().find("300 frames encoded, 0 sends dropped") != std::string::npos);
 
@@ -72,4 +77,36 @@ TEST_CASE("emulate → NATS → run --source nats:// reconstructs every raw fram
   const Counts b = summary(second.out());
   CHECK(b.in == 100);
   CHECK(second.out().find("frames missing by seq") == std::string::npos);
+}
+
+TEST_CASE("listen nats://…&since= replays a bed's images from a time, all of them, or none") {
+  eit::test::NatsServer server;
+  if (!server.available()) {
+    MESSAGE("SKIPPED: nats-server is not installed");
+    return;
+  }
+  const std::string bed = server.url() + "?site=icu&bed=6";
+  const auto run = [&](int frames) {
+    Subprocess r({EITSTREAM_BIN, "run", "--frames", std::to_string(frames), "--endpoint",
+                  "tcp://127.0.0.1:*", "--publish", bed, "--quiet"});
+    REQUIRE(r.wait(120s) == 0);
+    CHECK(acked(r.out()) == uint64_t(frames));
+  };
+  run(30);
+  std::this_thread::sleep_for(200ms);
+  const double between =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::this_thread::sleep_for(200ms);
+  run(40);
+  const auto listen = [&](const std::string& since) {
+    Subprocess l({EITSTREAM_BIN, "listen", bed + "&since=" + since, "--summary", "--timeout", "3"});
+    REQUIRE(l.wait(60s) == 0);
+    std::smatch m;
+    const std::string out = l.out();
+    REQUIRE(std::regex_search(out, m, std::regex(R"(images (\d+), missing by seq (\d+))")));
+    return std::stoull(m[1]);
+  };
+  CHECK(listen(fmt::format("{:.3f}", between)) == 40);  // the second run's images only
+  CHECK(listen("all") == 70);
+  CHECK(listen(fmt::format("{:.0f}", between + 3600)) == 0);
 }

@@ -20,6 +20,7 @@
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "run_security.hpp"
+#include "listen_nats.hpp"
 
 namespace eit::cli {
 namespace {
@@ -74,6 +75,9 @@ int listen(const ListenOptions& o) {
   if (o.format != "npy" && o.format != "raw")
     throw CommandError(fmt::format("--format '{}': expected npy or raw", o.format));
   if (!o.save_dir.empty()) std::filesystem::create_directories(o.save_dir);
+  // nats://…?site=S&bed=B[&since=…]: the bed's images from JetStream, as ZeroMQ-shaped parts.
+  std::unique_ptr<NatsListenFeed> nats_feed =
+      is_nats_listen_uri(o.endpoint) ? open_nats_listen_feed(o.endpoint) : nullptr;
   zmq::context_t ctx(1);
   zmq::socket_t socket(ctx, o.pull ? zmq::socket_type::pull : zmq::socket_type::sub);
   socket.set(zmq::sockopt::rcvtimeo, 200);
@@ -86,7 +90,7 @@ int listen(const ListenOptions& o) {
   apply_curve_client_options(o.curve, socket);
   if (!o.pull) socket.set(zmq::sockopt::subscribe, o.topic);
   try {
-    socket.connect(o.endpoint);
+    if (!nats_feed) socket.connect(o.endpoint);
   } catch (const zmq::error_t& e) {
     throw CommandError(fmt::format("cannot connect to '{}': {}", o.endpoint, e.what()));
   }
@@ -105,7 +109,9 @@ int listen(const ListenOptions& o) {
   while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
     if (deadline && pipeline::now_ns() > deadline) break;
     parts.clear();
-    if (!zmq::recv_multipart(socket, std::back_inserter(parts))) continue;  // timeout: re-check
+    if (nats_feed ? !nats_feed->next(parts, 200)
+                  : !zmq::recv_multipart(socket, std::back_inserter(parts)))
+      continue;  // timeout: re-check
     const int64_t now = pipeline::now_ns();
     const std::string topic = parts[0].to_string();
     if (topic.ends_with("/series") && parts.size() == 2) {
@@ -171,7 +177,10 @@ const RegisterCommand kListen{
     40, [](CLI::App& app) {
       auto o = std::make_shared<ListenOptions>();
       auto* cmd = app.add_subcommand("listen", "Subscribe to published images and report on them");
-      cmd->add_option("endpoint", o->endpoint, "e.g. tcp://127.0.0.1:5555")->required();
+      cmd->add_option("endpoint", o->endpoint,
+                      "e.g. tcp://127.0.0.1:5555, or nats://HOST:4222?site=S&bed=B[&since=new|all|"
+                      "EPOCH_SECONDS] (one bed's images from JetStream; since= replays history)")
+          ->required();
       cmd->add_flag("--pull", o->pull, "PULL (from a --push publisher) instead of SUB");
       cmd->add_flag("--summary", o->summary, "Only the final summary, no line per image");
       cmd->add_option("--count", o->count, "Stop after N images");

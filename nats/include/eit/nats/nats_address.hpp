@@ -3,6 +3,7 @@
 //
 //   nats://host:4222?site=ward3&bed=12&creds=FILE&tls-ca=FILE&tls-cert=FILE&tls-key=FILE
 //
+// (also nkey=PUBKEY&seed=FILE for an nkey user, model=NAME on a gateway's raw frames)
 // and the subjects it uses, `eit.<site>.<bed>.<kind>` (kind: img, series, raw, global, breath).
 // Site and bed are single subject tokens (letters, digits, '-', '_'). Credentials (a .creds file
 // with the user's JWT and nkey seed) and TLS are passed through to libnats; a server that is not
@@ -19,6 +20,8 @@ struct NatsAddress {
   std::string site = "default";
   std::string bed = "0";
   std::string creds_file;
+  std::string nkey, nkey_seed_file;  // nkey=PUBLIC_KEY&seed=FILE: an nkey user without a JWT
+  std::string model;  // model=NAME: the gateway names the bed's model (workers load DIR/NAME.h5)
   std::string tls_ca, tls_cert, tls_key;
   bool insecure = false;
 

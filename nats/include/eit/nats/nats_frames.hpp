@@ -6,7 +6,9 @@
 // it stopped), optionally from a point in history (`since=` seconds since the epoch, or `all`).
 //
 // Both are the ordinary live-link interfaces, so the decoder's checks (CRCs, lengths, sequence
-// gaps) apply unchanged. Set-up throws naming the URI and the server.
+// gaps) apply unchanged. With model=NAME in the gateway's URI each raw message carries the header
+// Eit-Model: NAME, which `eitstream worker` uses to pick the bed's model. Set-up throws naming the
+// URI and the server.
 #include <memory>
 #include <string_view>
 
@@ -16,6 +18,9 @@
 #include "eit/recon/protocol.hpp"
 
 namespace eit::nats {
+
+// The message header naming a raw frame's model (`emulate --to 'nats://…?model=NAME'`).
+inline constexpr const char* kModelHeader = "Eit-Model";
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri);
 

@@ -1,0 +1,318 @@
+// One bed's reconstruction thread for `eitstream worker` (see bed_worker.hpp).
+#include "bed_worker.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "eit/acquisition/live_source.hpp"
+#include "eit/nats/nats_frames.hpp"
+#include "eit/nats/nats_streams.hpp"
+#include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/pipeline/frame_pool.hpp"
+#include "eit/recon/model_file.hpp"
+#include "eit/sinks/image_header_fill.hpp"
+
+namespace eit::nats {
+
+ModelShelf::ModelShelf(std::filesystem::path dir) : dir_(std::move(dir)) {
+  if (!std::filesystem::is_directory(dir_))
+    throw std::invalid_argument(fmt::format("--model-dir {}: not a directory", dir_.string()));
+}
+
+std::shared_ptr<const recon::Model> ModelShelf::get(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  const std::string key = name.empty() ? "default" : name;
+  if (auto it = models_.find(key); it != models_.end()) return it->second;
+  const auto path = dir_ / (key + ".h5");
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(
+        fmt::format("model {}: no such file (Eit-Model header '{}')", path.string(), name));
+  auto model = std::make_shared<recon::Model>(recon::load_model(path));
+  if (model->gn)
+    throw std::runtime_error(
+        fmt::format("model {}: a gn model; workers run linear models", path.string()));
+  if (model->v_ref.size() == 0)
+    throw std::runtime_error(fmt::format(
+        "model {}: has no v_ref; a worker needs one so that every worker computes the same "
+        "image of a bed",
+        path.string()));
+  models_.emplace(key, model);
+  return model;
+}
+
+void WorkerCounters::note(std::string message) {
+  std::lock_guard lock(error_mutex);
+  last_error = std::move(message);
+}
+
+namespace {
+
+// A stable, non-zero series id per bed and model: a bed keeps its series across takeovers.
+uint64_t bed_series_id(const std::string& site, const std::string& bed, const std::string& model) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const std::string* s : {&site, &bed, &model}) {
+    for (unsigned char c : *s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  }
+  return h ? h : 1;
+}
+
+}  // namespace
+
+// Everything the thread owns; built on the thread, at a bed's first frame and on a model change.
+struct BedWorker::State {
+  jsCtx* js = nullptr;
+  natsSubscription* sub = nullptr;
+  std::atomic<uint64_t> ack_failures{0};  // from libnats' ack thread
+  std::string model_name = "\x01";        // no model yet
+  std::shared_ptr<const recon::Model> model;
+  std::unique_ptr<acquisition::StreamDecoder> decoder;
+  std::unique_ptr<pipeline::CpuReconstructor> recon;
+  std::unique_ptr<pipeline::FramePool> pool;
+  pipeline::FrameSlot* slot = nullptr;
+  sinks::ImageHeader header_template;
+  std::vector<std::byte> message;  // header + image
+  uint64_t last_seq = 0;
+  bool have_seq = false;
+
+  ~State() {
+    if (slot) pool->release(slot);
+    if (sub) natsSubscription_Destroy(sub);  // the durable consumer stays on the server
+    if (js) jsCtx_Destroy(js);
+  }
+};
+
+namespace {
+
+void on_image_ack(jsCtx*, natsMsg* msg, jsPubAck*, jsPubAckErr* pae, void* closure) {
+  if (pae) static_cast<std::atomic<uint64_t>*>(closure)->fetch_add(1, std::memory_order_relaxed);
+  natsMsg_Destroy(msg);
+}
+
+}  // namespace
+
+BedWorker::BedWorker(const BedContext& context, std::string site, std::string bed)
+    : context_(context),
+      site_(std::move(site)),
+      bed_(std::move(bed)),
+      state_(std::make_unique<State>()) {
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.MaxPending = 4 * context_.fetch_batch;
+  jo.PublishAsync.AckHandler = &on_image_ack;
+  jo.PublishAsync.AckHandlerClosure = &state_->ack_failures;
+  if (natsConnection_JetStream(&state_->js, context_.nc, &jo) != NATS_OK)
+    throw std::runtime_error(fmt::format("bed {}.{}: JetStream context", site_, bed_));
+  thread_ = std::thread([this] { loop(); });
+}
+
+BedWorker::~BedWorker() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+namespace {
+
+// (Re)creates the bed's consumer so that it delivers from the first frame not acknowledged yet:
+// frames a previous holder fetched and did not finish come first, in order.
+natsStatus open_consumer(jsCtx* js, const std::string& site, const std::string& bed,
+                         int64_t since_ns, natsSubscription** sub, std::string* error) {
+  const std::string subject = fmt::format("eit.{}.{}.raw", site, bed);
+  const std::string durable = fmt::format("eitworker-{}-{}", site, bed);
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = kRawStream;
+  so.Config.AckPolicy = js_AckAll;
+  so.Config.AckWait = int64_t{120} * 1'000'000'000;  // only this worker reads it meanwhile
+  jsErrCode err = static_cast<jsErrCode>(0);
+  jsConsumerInfo* ci = nullptr;
+  if (js_GetConsumerInfo(&ci, js, kRawStream, durable.c_str(), nullptr, &err) == NATS_OK) {
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = ci->AckFloor.Stream + 1;
+    jsConsumerInfo_Destroy(ci);
+    const natsStatus d = js_DeleteConsumer(js, kRawStream, durable.c_str(), nullptr, &err);
+    if (d != NATS_OK) {
+      *error = fmt::format("delete consumer {}: {} (JetStream error {})", durable,
+                           natsStatus_GetText(d), static_cast<int>(err));
+      return d;
+    }
+  } else if (since_ns > 0) {
+    so.Config.DeliverPolicy = js_DeliverByStartTime;
+    so.Config.OptStartTime = since_ns;
+  } else if (since_ns < 0) {
+    so.Config.DeliverPolicy = js_DeliverNew;
+  }
+  const natsStatus s =
+      js_PullSubscribe(sub, js, subject.c_str(), durable.c_str(), nullptr, &so, &err);
+  if (s != NATS_OK)
+    *error = fmt::format("consumer {} on {}: {} (JetStream error {})", durable, subject,
+                         natsStatus_GetText(s), static_cast<int>(err));
+  return s;
+}
+
+}  // namespace
+
+void BedWorker::loop() noexcept {
+  State& st = *state_;
+  WorkerCounters& counters = *context_.counters;
+  const std::string image_subject = fmt::format("eit.{}.{}.img", site_, bed_);
+  const auto pause = [this](int ms) {
+    for (int i = 0; i < ms / 10 && !stop_.load(std::memory_order_relaxed); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  const auto reopen = [&]() {
+    if (st.sub) natsSubscription_Destroy(st.sub);
+    st.sub = nullptr;
+    std::string error;
+    while (!stop_.load(std::memory_order_relaxed) &&
+           open_consumer(st.js, site_, bed_, context_.since_ns, &st.sub, &error) != NATS_OK) {
+      counters.note(fmt::format("bed {}.{}: {}", site_, bed_, error));
+      pause(500);
+    }
+    st.have_seq = false;  // the decoder's gap check restarts with the first frame delivered
+  };
+  // Model set-up at a bed's first frame and whenever its Eit-Model header changes.
+  const auto use_model = [&](const char* name) -> bool {
+    const std::string wanted = name ? name : "";
+    if (wanted == st.model_name && st.recon) return true;
+    try {
+      auto model = context_.models->get(wanted);
+      if (st.slot) st.pool->release(st.slot);
+      st.slot = nullptr;
+      st.decoder = acquisition::make_stream_decoder("ingest", {}, model->protocol);
+      st.recon = std::make_unique<pipeline::CpuReconstructor>(*model, pipeline::CpuOptions{1});
+      st.pool = std::make_unique<pipeline::FramePool>(1, model->n_meas(), model->n_out(),
+                                                      st.recon->frame_allocator());
+      st.recon->bind_frames(*st.pool);
+      st.slot = st.pool->try_acquire();
+      st.header_template =
+          sinks::image_header_template(*model, bed_series_id(site_, bed_, model->id));
+      st.message.assign(sizeof(sinks::ImageHeader) + model->n_out() * sizeof(float), {});
+      st.model = std::move(model);
+      st.model_name = wanted;
+      return true;
+    } catch (const std::exception& e) {
+      counters.bed_errors.fetch_add(1, std::memory_order_relaxed);
+      counters.note(fmt::format("bed {}.{}: {}", site_, bed_, e.what()));
+      st.recon.reset();
+      return false;
+    }
+  };
+
+  reopen();
+  std::array<char, 96> msg_id{};
+  while (!stop_.load(std::memory_order_relaxed)) {
+    natsMsgList list{};
+    jsErrCode err = static_cast<jsErrCode>(0);
+    const natsStatus f = natsSubscription_Fetch(&list, st.sub, context_.fetch_batch, 100, &err);
+    if (f == NATS_TIMEOUT) continue;
+    if (f != NATS_OK) {
+      counters.note(fmt::format("bed {}.{}: fetch: {}", site_, bed_, natsStatus_GetText(f)));
+      natsMsgList_Destroy(&list);
+      pause(100);
+      reopen();
+      continue;
+    }
+    const uint64_t failures_before = st.ack_failures.load(std::memory_order_relaxed);
+    bool round_ok = true;
+    uint64_t images = 0, bad = 0, gaps = 0;
+    for (int i = 0; i < list.Count && round_ok; ++i) {
+      natsMsg* m = list.Msgs[i];
+      const char* model_name = nullptr;
+      if (natsMsgHeader_Get(m, kModelHeader, &model_name) != NATS_OK) model_name = nullptr;
+      if (!use_model(model_name)) {
+        round_ok = false;  // nothing acknowledged: the bed waits for its model
+        pause(2000);
+        break;
+      }
+      pipeline::FrameSlot& slot = *st.slot;
+      const auto bytes = std::span(reinterpret_cast<const uint8_t*>(natsMsg_GetData(m)),
+                                   static_cast<size_t>(natsMsg_GetDataLength(m)));
+      st.decoder->reset();
+      slot.flags = 0;
+      slot.dropped_before = 0;
+      slot.stamp_ns.fill(0);
+      bool frame = false;
+      for (size_t pos = 0; pos < bytes.size() && !frame;) {
+        const auto r = st.decoder->decode(bytes.subspan(pos), slot);
+        pos += r.consumed;
+        frame = r.frame;
+      }
+      if (!frame) {
+        ++bad;
+        continue;
+      }
+      if (st.have_seq && slot.seq > st.last_seq + 1) {
+        slot.flags |= pipeline::kFlagGapBefore;
+        slot.dropped_before = static_cast<uint32_t>(slot.seq - st.last_seq - 1);
+        gaps += slot.seq - st.last_seq - 1;
+      }
+      st.last_seq = slot.seq;
+      st.have_seq = true;
+      const int64_t t = pipeline::now_ns();
+      slot.stamp(pipeline::Stage::kScheduled, t);
+      slot.stamp(pipeline::Stage::kReceived, t);
+      pipeline::FrameSlot* one[1] = {&slot};
+      st.recon->submit(one);
+      st.recon->complete(one, true);
+      slot.stamp(pipeline::Stage::kDone, pipeline::now_ns());
+      const sinks::ImageHeader h = sinks::image_header_for(st.header_template, slot);
+      std::memcpy(st.message.data(), &h, sizeof h);
+      std::memcpy(st.message.data() + sizeof h, slot.image, st.message.size() - sizeof h);
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
+        round_ok = false;
+        break;
+      }
+      const auto id = fmt::format_to_n(msg_id.data(), msg_id.size() - 1, "{}.{}.{}", site_, bed_,
+                                       meta->Sequence.Stream);
+      *id.out = '\0';
+      jsMsgMetaData_Destroy(meta);
+      jsPubOptions po;
+      jsPubOptions_Init(&po);
+      po.MsgId = msg_id.data();
+      if (js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
+                          static_cast<int>(st.message.size()), &po) != NATS_OK) {
+        round_ok = false;
+        break;
+      }
+      ++images;
+    }
+    if (round_ok && images > 0) {
+      jsPubOptions po;
+      jsPubOptions_Init(&po);
+      po.MaxWait = 5000;
+      round_ok = js_PublishAsyncComplete(st.js, &po) == NATS_OK &&
+                 st.ack_failures.load(std::memory_order_relaxed) == failures_before;
+    }
+    if (!round_ok) {
+      // Some image of the batch may be missing: read the batch again from the ack floor (images
+      // already stored are dropped as duplicates by their Nats-Msg-Id).
+      counters.publish_failures.fetch_add(
+          st.ack_failures.load(std::memory_order_relaxed) - failures_before,
+          std::memory_order_relaxed);
+      if (st.recon) counters.rewinds.fetch_add(1, std::memory_order_relaxed);
+      natsMsgList_Destroy(&list);
+      reopen();
+      continue;
+    }
+    if (pipeline::now_ns() >= context_.valid_until_ns->load(std::memory_order_acquire)) {
+      // The lease may have passed to another worker: acknowledge nothing, leave the bed.
+      natsMsgList_Destroy(&list);
+      break;
+    }
+    if (list.Count > 0) natsMsg_Ack(list.Msgs[list.Count - 1], nullptr);
+    counters.frames.fetch_add(images, std::memory_order_relaxed);
+    counters.bad_frames.fetch_add(bad, std::memory_order_relaxed);
+    counters.gaps.fetch_add(gaps, std::memory_order_relaxed);
+    natsMsgList_Destroy(&list);
+  }
+  finished_.store(true, std::memory_order_release);
+}
+
+}  // namespace eit::nats

@@ -1,0 +1,247 @@
+// NatsWorker: leases, fair share and the bed threads (see eit/nats/nats_worker.hpp).
+#include "eit/nats/nats_worker.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bed_worker.hpp"
+#include "eit/pipeline/clock.hpp"
+#include "nats_link.hpp"
+
+namespace eit::nats {
+namespace {
+
+std::string default_worker_id() {
+  char host[128] = {};
+  gethostname(host, sizeof host - 1);
+  std::string id = fmt::format("{}-{}", host, getpid());
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  return id;
+}
+
+// The distinct subjects of a stream under `filter` (stream info with its subject list).
+std::vector<std::string> stream_subjects(jsCtx* js, const char* stream, const std::string& filter) {
+  std::vector<std::string> out;
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Stream.Info.SubjectsFilter = filter.c_str();
+  jsStreamInfo* si = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  if (js_GetStreamInfo(&si, js, stream, &o, &err) != NATS_OK) return out;
+  if (si->State.Subjects)
+    for (int i = 0; i < si->State.Subjects->Count; ++i)
+      out.emplace_back(si->State.Subjects->List[i].Subject);
+  jsStreamInfo_Destroy(si);
+  return out;
+}
+
+}  // namespace
+
+struct NatsWorker::Impl {
+  NatsAddress address;
+  WorkerOptions options;
+  std::unique_ptr<NatsLink> link;
+  kvStore* workers_kv = nullptr;  // w.<id> heartbeats, expiring after lease_s
+  kvStore* beds_kv = nullptr;     // b.<site>.<bed> → the worker that holds it (no expiry)
+  ModelShelf models;
+  WorkerCounters counters;
+  std::map<std::string, std::unique_ptr<BedWorker>> held;  // by key b.<site>.<bed>
+  std::atomic<uint64_t> taken{0}, released{0}, lost{0};
+  std::atomic<size_t> n_held{0}, n_beds{0}, n_workers{0};
+  int64_t lease_ns = 0;
+  std::atomic<int64_t> valid_until_ns{0};  // 2/3 lease after the last heartbeat stored
+  std::atomic<bool> lapsed{false};         // a heartbeat came more than 2/3 lease late
+
+  kvStore* bucket(const char* name, const char* description, int64_t ttl_ns) {
+    kvConfig kc;
+    kvConfig_Init(&kc);
+    kc.Bucket = name;
+    kc.Description = description;
+    kc.History = 1;
+    kc.TTL = ttl_ns;  // libnats 3.4 passes it on as the stream's MaxAge, in ns
+    kc.StorageType = js_FileStorage;
+    kc.Replicas = options.limits.replicas;
+    kvStore* kv = nullptr;
+    const natsStatus created = js_CreateKeyValue(&kv, link->jetstream(), &kc);
+    const char* why = nats_GetLastError(nullptr);
+    const std::string create_error = why ? why : "";
+    if (created != NATS_OK && js_KeyValue(&kv, link->jetstream(), name) != NATS_OK)
+      throw std::runtime_error(fmt::format("NATS {}: key-value bucket {}: {} ({})",
+                                           address.server_url, name, natsStatus_GetText(created),
+                                           create_error));
+    return kv;
+  }
+
+  Impl(const NatsAddress& a, WorkerOptions o)
+      : address(a), options(std::move(o)), models(options.model_dir) {
+    if (options.worker_id.empty()) options.worker_id = default_worker_id();
+    lease_ns = static_cast<int64_t>(options.lease_s * 1e9);
+    NatsLinkOptions lo;
+    lo.client_name = fmt::format("eitstream worker {}", options.worker_id);
+    link = std::make_unique<NatsLink>(address, lo);
+    link->ensure_streams(options.limits);
+    workers_kv = bucket(kWorkerBucket, "eitstream workers' heartbeats (w.ID)", lease_ns);
+    beds_kv = bucket(kBedBucket, "which eitstream worker holds each bed (b.SITE.BED)", 0);
+  }
+  ~Impl() {
+    held.clear();  // joins every bed thread before the connection goes
+    if (workers_kv) kvStore_Destroy(workers_kv);
+    if (beds_kv) kvStore_Destroy(beds_kv);
+  }
+
+  BedContext context() {
+    BedContext c;
+    c.nc = link->connection();
+    c.models = &models;
+    c.counters = &counters;
+    c.fetch_batch = options.fetch_batch;
+    c.since_ns = options.since_ns;
+    c.valid_until_ns = &valid_until_ns;
+    return c;
+  }
+
+  // The heartbeat thread: w.<id> every lease/4. Acknowledgements are allowed for two thirds of
+  // a lease after the last heartbeat stored.
+  void heartbeat(const std::atomic<bool>& stop) {
+    const std::string key = fmt::format("w.{}", options.worker_id);
+    int64_t last_ok = 0;
+    while (!stop.load()) {
+      const int64_t t0 = pipeline::now_ns();
+      uint64_t rev = 0;
+      if (kvStore_PutString(&rev, workers_kv, key.c_str(), "alive") == NATS_OK) {
+        if (last_ok != 0 && t0 - last_ok > lease_ns * 2 / 3) lapsed.store(true);
+        last_ok = t0;
+        valid_until_ns.store(t0 + lease_ns * 2 / 3);
+      }
+      const int64_t next = t0 + lease_ns / 4;
+      while (!stop.load() && pipeline::now_ns() < next)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  void release(std::map<std::string, std::unique_ptr<BedWorker>>::iterator it) {
+    it->second.reset();  // stops the thread after its batch (acknowledged)
+    kvStore_Delete(beds_kv, it->first.c_str());
+    held.erase(it);
+    released.fetch_add(1);
+  }
+
+  // Takes `key` when nobody holds it or its holder's heartbeat is gone (compare-and-set: of
+  // several workers trying at once, one wins).
+  bool try_take(const std::string& key, const std::set<std::string>& live) {
+    uint64_t rev = 0;
+    kvEntry* e = nullptr;
+    const natsStatus g = kvStore_Get(&e, beds_kv, key.c_str());
+    if (g == NATS_NOT_FOUND)
+      return kvStore_CreateString(&rev, beds_kv, key.c_str(), options.worker_id.c_str()) == NATS_OK;
+    if (g != NATS_OK) return false;
+    const std::string owner = kvEntry_ValueString(e) ? kvEntry_ValueString(e) : "";
+    const uint64_t last = kvEntry_Revision(e);
+    kvEntry_Destroy(e);
+    if (live.count(owner)) return false;
+    return kvStore_UpdateString(&rev, beds_kv, key.c_str(), options.worker_id.c_str(), last) ==
+           NATS_OK;
+  }
+
+  void tick() {
+    if (lapsed.exchange(false)) {
+      // Our heartbeat lapsed: others may have taken our beds. Start over.
+      lost.fetch_add(held.size());
+      held.clear();
+    }
+    for (auto it = held.begin(); it != held.end();) {
+      if (it->second->finished()) {  // its lease ran out before it could acknowledge
+        it = held.erase(it);
+        lost.fetch_add(1);
+      } else {
+        ++it;
+      }
+    }
+    // Beds with raw frames, live workers, our fair share.
+    const std::string site = options.site.empty() ? "*" : options.site;
+    std::vector<std::string> beds;
+    for (const auto& s :
+         stream_subjects(link->jetstream(), kRawStream, fmt::format("eit.{}.*.raw", site)))
+      beds.push_back("b." + s.substr(4, s.size() - 8));  // eit.S.B.raw → b.S.B
+    std::set<std::string> live;
+    const std::string prefix = fmt::format("$KV.{}.w.", kWorkerBucket);
+    for (const auto& s : stream_subjects(
+             link->jetstream(), (std::string("KV_") + kWorkerBucket).c_str(), prefix + ">"))
+      live.insert(s.substr(prefix.size()));
+    const size_t workers = std::max<size_t>(1, live.size());
+    n_beds = beds.size();
+    n_workers = workers;
+    const size_t share = (beds.size() + workers - 1) / workers;
+    while (held.size() > share) release(std::prev(held.end()));
+    if (held.size() < share && pipeline::now_ns() < valid_until_ns.load()) {
+      // Start at a place of our own in the list so that starting workers do not all race for
+      // the same beds.
+      const size_t offset =
+          std::hash<std::string>{}(options.worker_id) % std::max<size_t>(1, beds.size());
+      for (size_t k = 0; k < beds.size() && held.size() < share; ++k) {
+        const std::string& key = beds[(offset + k) % beds.size()];
+        if (held.count(key) || !try_take(key, live)) continue;
+        const auto dot = key.find('.', 2);
+        held.emplace(key, std::make_unique<BedWorker>(context(), key.substr(2, dot - 2),
+                                                      key.substr(dot + 1)));
+        taken.fetch_add(1);
+      }
+    }
+    n_held = held.size();
+  }
+};
+
+NatsWorker::NatsWorker(const NatsAddress& address, WorkerOptions options)
+    : impl_(new Impl(address, std::move(options))) {}
+
+NatsWorker::~NatsWorker() { delete impl_; }
+
+void NatsWorker::run(const std::atomic<bool>& stop) {
+  const auto period = std::chrono::nanoseconds(impl_->lease_ns / 4);
+  std::thread heartbeat([this, &stop] { impl_->heartbeat(stop); });
+  while (!stop.load() && impl_->valid_until_ns.load() == 0)  // the first heartbeat
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (!stop.load()) {
+    const auto next = std::chrono::steady_clock::now() + period;
+    impl_->tick();
+    while (!stop.load() && std::chrono::steady_clock::now() < next)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  while (!impl_->held.empty()) impl_->release(impl_->held.begin());
+  impl_->n_held = 0;
+  heartbeat.join();
+}
+
+WorkerStats NatsWorker::stats() const {
+  const auto& c = impl_->counters;
+  WorkerStats s;
+  s.frames = c.frames.load();
+  s.bad_frames = c.bad_frames.load();
+  s.gaps = c.gaps.load();
+  s.publish_failures = c.publish_failures.load();
+  s.rewinds = c.rewinds.load();
+  s.bed_errors = c.bed_errors.load();
+  s.beds_taken = impl_->taken.load();
+  s.beds_released = impl_->released.load();
+  s.beds_lost = impl_->lost.load();
+  s.beds_held = impl_->n_held.load();
+  s.beds_seen = impl_->n_beds.load();
+  s.workers_seen = impl_->n_workers.load();
+  return s;
+}
+
+std::string NatsWorker::last_error() const {
+  std::lock_guard lock(impl_->counters.error_mutex);
+  return impl_->counters.last_error;
+}
+
+}  // namespace eit::nats

@@ -1,0 +1,137 @@
+// `eitstream worker` against a real `nats-server -js`: three workers share three beds fed by
+// three device gateways (`emulate --to nats://…`); one worker is killed with SIGKILL mid-stream.
+// Every raw frame of every bed must come out as exactly one image, in order per bed, and the
+// survivors must have taken the dead worker's bed.
+#include <doctest/doctest.h>
+
+#if __has_include(<nats/nats.h>)
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include "../nats/nats_server.hpp"
+#include "../nats/nats_test_support.hpp"
+#include "eit/sinks/image_header.hpp"
+#include "subprocess.hpp"
+
+using eit::test::Subprocess;
+using namespace std::chrono_literals;
+
+namespace {
+
+uint64_t worker_frames(const std::string& out) {
+  std::smatch m;
+  return std::regex_search(out, m, std::regex(R"(frames (\d+), bad)")) ? std::stoull(m[1]) : 0;
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    path = std::filesystem::temp_directory_path() / ("eit-worker-" + std::to_string(getpid()));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "three workers share three beds, one is killed mid-stream: every frame of every bed is "
+    "reconstructed exactly once and in order") {
+  eit::test::NatsServer server;
+  if (!server.available()) {
+    MESSAGE("SKIPPED: nats-server is not installed");
+    return;
+  }
+  TempDir models;
+  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models.path / "default.h5").string()});
+  REQUIRE(build.wait(120s) == 0);
+
+  constexpr int kBeds = 3, kFrames = 400;
+  std::vector<std::unique_ptr<Subprocess>> workers;
+  for (const char* id : {"wA", "wB", "wC"})
+    workers.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
+        EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir", models.path.string(),
+        "--id", id, "--lease", "1", "--status-interval", "0.2"}));
+  std::vector<std::unique_ptr<Subprocess>> devices;
+  for (int b = 0; b < kBeds; ++b)
+    devices.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                                 server.url() + "?site=icu&bed=" + std::to_string(b), "--count",
+                                 std::to_string(kFrames), "--fps", "100"}));
+  // Once the three share the beds one each, and frames flow, freeze one of them (its pending
+  // fetch still receives frames it will never acknowledge), let its lease run out, kill it.
+  for (auto& w : workers) REQUIRE(w->wait_for_stderr("beds held 1 of 3 (3 workers)", 60s));
+  bool flowing = false;  // the first worker has reconstructed frames
+  for (int i = 0; i < 30 && !flowing; ++i) {
+    workers[0]->wait_for_stderr("\x01", 1s);  // reads its status lines for a second
+    flowing = std::regex_search(workers[0]->err(), std::regex(R"(frames [1-9])"));
+  }
+  REQUIRE(flowing);
+  workers[0]->signal(SIGSTOP);
+  std::this_thread::sleep_for(2500ms);
+  workers[0]->signal(SIGKILL);
+  workers[0]->wait(10s);
+  for (auto& d : devices) {
+    REQUIRE(d->wait(120s) == 0);
+    CHECK(d->out().find(std::to_string(kFrames) + " frames encoded, 0 sends dropped") !=
+          std::string::npos);
+  }
+
+  // Every image, from the start of the image stream, through an independent client.
+  const auto images =
+      eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.*.img", kBeds * kFrames, 60s);
+  for (size_t i = 1; i < workers.size(); ++i) workers[i]->signal(SIGINT);
+  for (size_t i = 1; i < workers.size(); ++i) CHECK(workers[i]->wait(30s) == 0);
+  std::map<std::string, std::vector<uint64_t>> seqs;
+  for (const auto& m : images) {
+    const auto h =
+        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
+    REQUIRE(h.has_value());
+    CHECK(m.data.size() == sizeof(eit::sinks::ImageHeader) + h->count * sizeof(float));
+    seqs[m.subject].push_back(h->seq);
+  }
+  CHECK(images.size() == size_t{kBeds * kFrames});
+  REQUIRE(seqs.size() == size_t{kBeds});
+  for (const auto& [subject, s] : seqs) {
+    INFO(subject);
+    REQUIRE(s.size() == size_t{kFrames});
+    bool consecutive = true;
+    for (size_t i = 1; i < s.size(); ++i) consecutive = consecutive && s[i] == s[i - 1] + 1;
+    CHECK(consecutive);  // once each, in order
+  }
+  // The survivors reconstructed more than their own beds: the dead worker's bed moved.
+  const uint64_t survivors = worker_frames(workers[1]->out()) + worker_frames(workers[2]->out());
+  INFO("worker B: " << workers[1]->out() << "worker C: " << workers[2]->out());
+  CHECK(survivors > uint64_t{2 * kFrames});
+  CHECK(workers[1]->out().find("publish failures 0") != std::string::npos);
+
+  // Exactly once even when a bed is read again from the start (its consumer lost): the images
+  // published again carry the same Nats-Msg-Id and JetStream drops them.
+  {
+    natsConnection* nc = nullptr;
+    REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
+    jsCtx* js = nullptr;
+    natsConnection_JetStream(&js, nc, nullptr);
+    jsErrCode err;
+    CHECK(js_DeleteConsumer(js, "EIT_RAW", "eitworker-icu-0", nullptr, &err) == NATS_OK);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+  }
+  Subprocess again({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
+                    models.path.string(), "--id", "wD", "--lease", "1", "--status-interval",
+                    "0.2"});
+  CHECK(again.wait_for_stderr("frames " + std::to_string(kFrames), 60s));
+  again.signal(SIGINT);
+  CHECK(again.wait(30s) == 0);
+  const auto after =
+      eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.*.img", kBeds * kFrames + 1, 3s);
+  CHECK(after.size() == size_t{kBeds * kFrames});
+}
+
+#endif  // libnats

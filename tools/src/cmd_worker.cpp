@@ -1,0 +1,139 @@
+// `eitstream worker nats://HOST:PORT[?site=S] --model-dir DIR`: one of any number of
+// reconstruction workers sharing every bed's raw frames in JetStream (eit/nats/nats_worker.hpp,
+// docs/scale-out.md). Prints a status line every --status-interval seconds and a summary at the
+// end (SIGINT/SIGTERM, or --duration).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "command_registry.hpp"
+#if EIT_HAVE_NATS
+#include "eit/nats/nats_worker.hpp"
+#endif
+
+namespace eit::cli {
+namespace {
+
+std::atomic<bool> g_worker_stop{false};
+extern "C" void on_worker_signal(int) { g_worker_stop.store(true); }
+
+struct WorkerArgs {
+  std::string uri;
+  std::string model_dir;
+  std::string id;
+  double lease_s = 3.0;
+  int batch = 64;
+  std::string since = "all";
+  int replicas = 1;
+  double duration_s = 0;
+  double status_s = 2.0;
+};
+
+#if EIT_HAVE_NATS
+std::string status_line(const nats::WorkerStats& s) {
+  return fmt::format(
+      "worker: beds held {} of {} ({} workers), frames {}, bad {}, gaps {}, publish failures {}, "
+      "rewinds {}, beds taken {}, released {}, lost {}, bed errors {}",
+      s.beds_held, s.beds_seen, s.workers_seen, s.frames, s.bad_frames, s.gaps, s.publish_failures,
+      s.rewinds, s.beds_taken, s.beds_released, s.beds_lost, s.bed_errors);
+}
+
+int64_t parse_worker_since(const std::string& v) {
+  if (v == "all") return 0;
+  if (v == "new") return -1;
+  try {
+    size_t used = 0;
+    const double s = std::stod(v, &used);
+    if (used == v.size() && s > 0) return static_cast<int64_t>(s * 1e9);
+  } catch (const std::exception&) {
+  }
+  throw CommandError(fmt::format("--since '{}': expected all, new or seconds since the epoch", v));
+}
+
+void run_worker(const WorkerArgs& a) {
+  const nats::NatsAddress address = nats::parse_nats_address(a.uri);
+  nats::WorkerOptions o;
+  o.model_dir = a.model_dir;
+  o.worker_id = a.id;
+  o.site = a.uri.find("site=") != std::string::npos ? address.site : "";
+  o.lease_s = a.lease_s;
+  o.fetch_batch = a.batch;
+  o.since_ns = parse_worker_since(a.since);
+  o.limits.replicas = a.replicas;
+  if (a.lease_s < 0.4) throw CommandError("--lease: at least 0.4 s");
+  nats::NatsWorker worker(address, o);
+  std::signal(SIGINT, on_worker_signal);
+  std::signal(SIGTERM, on_worker_signal);
+  fmt::print("worker on {} (sites: {}), models from {}\n", address.server_url,
+             o.site.empty() ? "all" : o.site, a.model_dir);
+  std::fflush(stdout);
+  std::thread manager([&] { worker.run(g_worker_stop); });
+  const auto start = std::chrono::steady_clock::now();
+  auto next_status = start + std::chrono::duration<double>(a.status_s);
+  std::string last_error;
+  while (!g_worker_stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto now = std::chrono::steady_clock::now();
+    if (a.duration_s > 0 && now - start >= std::chrono::duration<double>(a.duration_s))
+      g_worker_stop.store(true);
+    if (a.status_s > 0 && now >= next_status) {
+      next_status = now + std::chrono::duration<double>(a.status_s);
+      fmt::print(stderr, "{}\n", status_line(worker.stats()));
+      if (auto e = worker.last_error(); e != last_error) {
+        fmt::print(stderr, "worker: {}\n", e);
+        last_error = e;
+      }
+    }
+  }
+  manager.join();
+  fmt::print("{}\n", status_line(worker.stats()));
+  if (auto e = worker.last_error(); !e.empty()) fmt::print("last problem: {}\n", e);
+}
+#else
+void run_worker(const WorkerArgs& a) {
+  throw CommandError(fmt::format("{}: this eitstream was built without NATS (libnats-dev)", a.uri));
+}
+#endif
+
+const RegisterCommand kWorker{
+    35, [](CLI::App& app) {
+      auto a = std::make_shared<WorkerArgs>();
+      auto* cmd = app.add_subcommand(
+          "worker",
+          "Reconstruct beds from NATS JetStream, sharing them with other workers: each bed's raw "
+          "frames (eit.SITE.BED.raw) become images (eit.SITE.BED.img), every frame once and in "
+          "order; a dead worker's beds move to the others (docs/scale-out.md)");
+      cmd->add_option("server", a->uri,
+                      "nats://HOST:PORT[?site=S][&creds=FILE|nkey=PUB&seed=FILE][&tls-ca=FILE]: "
+                      "without site=, beds of every site")
+          ->required();
+      cmd->add_option("--model-dir", a->model_dir,
+                      "Models: NAME.h5 for raw frames whose header Eit-Model is NAME (emulate --to "
+                      "'nats://…?model=NAME'), default.h5 for the others; each needs a v_ref")
+          ->required();
+      cmd->add_option("--id", a->id, "This worker's name (default HOST-PID)");
+      cmd->add_option("--lease", a->lease_s,
+                      "Seconds a bed's lease lasts without renewal: how soon a dead worker's beds "
+                      "move to the others")
+          ->capture_default_str();
+      cmd->add_option("--batch", a->batch, "Raw frames per fetch and per acknowledgement")
+          ->capture_default_str();
+      cmd->add_option("--since", a->since,
+                      "Where a bed never read before starts: all, new, or seconds since the epoch")
+          ->capture_default_str();
+      cmd->add_option("--replicas", a->replicas,
+                      "Replicas of the streams and lease bucket it creates (3 on a 3-node cluster)")
+          ->capture_default_str();
+      cmd->add_option("--duration", a->duration_s, "Stop after N seconds (default: until SIGINT)");
+      cmd->add_option("--status-interval", a->status_s, "Seconds between status lines (0: none)")
+          ->capture_default_str();
+      cmd->callback([a] { run_worker(*a); });
+    }};
+
+}  // namespace
+}  // namespace eit::cli
