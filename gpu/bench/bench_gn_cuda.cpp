@@ -136,8 +136,7 @@ int main(int argc, char** argv) {
         dir, mesh.n_nodes(), mesh.n_elems(), protocol.n_meas(), b.iterations, cpu_s, gpu_s, setup_s,
         cpu_s / gpu_s, 1e3 * split.forward / n, 1e3 * split.jacobian / n, 1e3 * split.system / n,
         1e3 * split.solve / n, (b.sigma - a.sigma).norm() / a.sigma.norm(), live_fps,
-        graphed.seconds,
-        1e3 * graphed.split.total / std::max(1, graphed.split.iterations),
+        graphed.seconds, 1e3 * graphed.split.total / std::max(1, graphed.split.iterations),
         1e3 * split.total / n, live_graph_fps,
         (graphed.result.sigma - b.sigma).norm() / b.sigma.norm(), gpu.graph_note());
     std::fflush(stdout);

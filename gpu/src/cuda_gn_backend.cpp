@@ -24,8 +24,8 @@ class CudaGnSolver final : public pipeline::GnSolver {
   recon::GnResult solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
                         int max_iterations) override {
     if (const cudaError_t s = cudaSetDevice(device_); s != cudaSuccess)
-      throw std::runtime_error(fmt::format("gn cuda: cudaSetDevice({}): {}", device_,
-                                           cudaGetErrorString(s)));
+      throw std::runtime_error(
+          fmt::format("gn cuda: cudaSetDevice({}): {}", device_, cudaGetErrorString(s)));
     return gn_->solve(v, start.size() == 0 ? start_perm_ : start, max_iterations);
   }
   const recon::GnTimings& timings() const noexcept override { return gn_->timings(); }
@@ -63,8 +63,8 @@ class CudaGnSolver final : public pipeline::GnSolver {
 std::unique_ptr<pipeline::Reconstructor> make_cuda_gn_reconstructor(const recon::Model& model,
                                                                     const CudaOptions& options) {
   if (!model.gn)
-    throw std::invalid_argument(fmt::format("gn cuda: model {} is '{}', not a gn model", model.id,
-                                            model.algorithm));
+    throw std::invalid_argument(
+        fmt::format("gn cuda: model {} is '{}', not a gn model", model.id, model.algorithm));
   return std::make_unique<pipeline::GnReconstructor>(
       model, pipeline::GnReconstructorOptions{options.max_batch, -1, true},
       std::make_unique<CudaGnSolver>(model, options.device), "cuda-gn");

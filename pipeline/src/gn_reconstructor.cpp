@@ -87,7 +87,7 @@ void GnReconstructor::reconstruct(FrameSlot& f) {
   recon::GnResult r;
   try {
     r = solver_->solve(v_, warm ? sigma_ : Eigen::VectorXd(),
-                      warm ? frame_iterations_ : full_iterations_);
+                       warm ? frame_iterations_ : full_iterations_);
   } catch (const std::exception&) {  // e.g. allocation failure: count it like a divergence
     r.status = recon::GnStatus::kDiverged;
     r.sigma = warm ? sigma_ : Eigen::VectorXd();

@@ -118,8 +118,8 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
       options.max_batch = max_batch;
       try {  // the CUDA solver takes point electrodes, triangles and diagonal priors
         b.reconstructor = plugin().api->make(model, options);
-        b.description = fmt::format("cuda-gn (Gauss–Newton, warm-started; {})",
-                                    plugin().api->describe());
+        b.description =
+            fmt::format("cuda-gn (Gauss–Newton, warm-started; {})", plugin().api->describe());
         return b;
       } catch (const std::exception& e) {
         if (which == "cuda") throw CommandError(fmt::format("--backend cuda: {}", e.what()));
