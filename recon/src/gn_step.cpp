@@ -32,7 +32,11 @@ Eigen::VectorXd solve_spd(Eigen::MatrixXd& a, const Eigen::VectorXd& b, int thre
 
 Eigen::VectorXd gn_diagonal_prior(const Eigen::MatrixXd& jt, const GnOptions& o) {
   if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
-  const Eigen::VectorXd d = jt.rowwise().squaredNorm();
+  return gn_prior_from_diagonal(jt.rowwise().squaredNorm(), o);
+}
+
+Eigen::VectorXd gn_prior_from_diagonal(const Eigen::VectorXd& d, const GnOptions& o) {
+  if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(d.size());
   const double exponent = o.prior == Prior::kKotre ? o.p : o.prior == Prior::kLm ? 1.0 : 0.5;
   Eigen::VectorXd r(d.size());
   for (Eigen::Index e = 0; e < d.size(); ++e) r(e) = std::pow(d(e), exponent);
@@ -57,8 +61,8 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
     times.solve += seconds_since(t);
     return d;
   }
-  const Eigen::VectorXd prior = gn_diagonal_prior(jt, o);
   if (n_m <= n_e) {
+    const Eigen::VectorXd prior = gn_diagonal_prior(jt, o);
     // (JᵀJ + λR)⁻¹Jᵀ = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ (push-through), n_meas-sized.
     const Eigen::VectorXd r_inv = prior.cwiseInverse();
     const Eigen::MatrixXd scaled = r_inv.cwiseSqrt().asDiagonal() * jt;
@@ -74,6 +78,7 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
   }
   Eigen::MatrixXd n;
   gram_lower(jt, n, o.threads);  // JᵀJ, lower triangle only (half a GEMM), split over threads
+  const Eigen::VectorXd prior = gn_prior_from_diagonal(n.diagonal(), o);  // diag(JᵀJ): no pass
   n.diagonal() += lambda * prior;
   const Eigen::VectorXd rhs = jt * r;
   times.system += seconds_since(t);
