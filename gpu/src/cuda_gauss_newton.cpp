@@ -69,8 +69,18 @@ struct CudaGaussNewton::Impl {
   DeviceArray<int> elems, el_nodes, info, pivots;
   DeviceArray<int4> meas;
   DeviceArray<double> local, sx, sy, inv4a, sigma, next, v, v0, r, K, X, gx, gy, jt, s, prior,
-      normal, rhs, work, scalars;
+      normal, rhs, work, scalars, lambda_dev, blas_work;
   int lwork = 0;
+  double* lambda_host = nullptr;  // pinned: λ of the next iteration, copied up before it runs
+  // The iteration as a CUDA graph, captured once per iterate buffer (σ and the candidate swap
+  // roles after each accepted step, and a graph bakes its pointers in): exec[i] reads σ from
+  // sigma_buffer[i]. Captured lazily on first use; a failed capture leaves graph_note saying why
+  // and the iteration runs launched.
+  bool use_graph = true;
+  double* sigma_buffer[2] = {};
+  cudaGraphExec_t exec[2] = {};
+  bool capture_failed = false;
+  std::string graph_note = "not captured yet";
   Eigen::VectorXd v_unit;
   recon::GnTimings timings;
 
@@ -94,19 +104,19 @@ struct CudaGaussNewton::Impl {
     gn_kernels::launch_jacobian_t(stream, gx.p, gy.p, inv4a.p, n_e, meas.p, n_m, jt.p);
   }
 
-  void system(double lambda) {
+  void system() {  // λ: lambda_dev
     gn_kernels::launch_diagonal_prior(stream, jt.p, n_e, n_m, exponent, prior.p);
     const double one = 1, zero = 0;
     if (small_meas) {
       gn_kernels::launch_scale_rows(stream, jt.p, prior.p, n_e, n_m, s.p);
       GN_CK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n_m, n_e, &one, s.p, n_e, &zero,
                         normal.p, n_m));
-      gn_kernels::launch_add_diagonal(stream, normal.p, n_m, lambda, nullptr);
+      gn_kernels::launch_add_diagonal(stream, normal.p, n_m, lambda_dev.p, nullptr);
       GN_CK(cudaMemcpyAsync(rhs.p, r.p, sizeof(double) * n_m, cudaMemcpyDeviceToDevice, stream));
     } else {
       GN_CK(cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n_e, n_m, &one, jt.p, n_e, &zero,
                         normal.p, n_e));
-      gn_kernels::launch_add_diagonal(stream, normal.p, n_e, lambda, prior.p);
+      gn_kernels::launch_add_diagonal(stream, normal.p, n_e, lambda_dev.p, prior.p);
       GN_CK(cublasDgemv(blas, CUBLAS_OP_N, n_e, n_m, &one, jt.p, n_e, r.p, 1, &zero, rhs.p, 1));
     }
   }
@@ -125,6 +135,51 @@ struct CudaGaussNewton::Impl {
     }
     gn_kernels::launch_update(stream, sigma.p, d, small_meas ? prior.p : nullptr, n_e, next.p,
                               scalars.p);
+  }
+
+  // One whole iteration (forward … update), with timing events when `timed`.
+  void iteration(bool timed) {
+    if (timed) GN_CK(cudaEventRecord(ev[0], stream));
+    forward();
+    if (timed) GN_CK(cudaEventRecord(ev[1], stream));
+    jacobian();
+    if (timed) GN_CK(cudaEventRecord(ev[2], stream));
+    system();
+    if (timed) GN_CK(cudaEventRecord(ev[3], stream));
+    solve_step();
+    if (timed) GN_CK(cudaEventRecord(ev[4], stream));
+  }
+
+  // The graph for the current iterate buffer, captured on first need; null when capture failed.
+  cudaGraphExec_t graph() {
+    const int slot = sigma.p == sigma_buffer[0] ? 0 : 1;
+    if (exec[slot] || capture_failed) return exec[slot];
+    cudaGraph_t g = nullptr;
+    GN_CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    std::string why;
+    try {
+      iteration(false);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    const cudaError_t end = cudaStreamEndCapture(stream, &g);
+    if (why.empty() && end != cudaSuccess) why = cudaGetErrorString(end);
+    if (why.empty()) {
+      const cudaError_t inst = cudaGraphInstantiate(&exec[slot], g, 0);
+      if (inst != cudaSuccess) {
+        why = cudaGetErrorString(inst);
+        exec[slot] = nullptr;
+      }
+    }
+    if (g) cudaGraphDestroy(g);
+    if (!why.empty()) {
+      (void)cudaGetLastError();  // clear the error the failed capture left behind
+      capture_failed = true;
+      graph_note = "capture failed, launched instead: " + why;
+      return nullptr;
+    }
+    graph_note = "captured";
+    return exec[slot];
   }
 
   float elapsed(int a, int b) {
@@ -215,6 +270,15 @@ CudaGaussNewton::CudaGaussNewton(const recon::Mesh& mesh, const recon::Protocol&
   m.normal.alloc(dn * dn);
   m.rhs.alloc(std::max<size_t>(dn, m.n_e));
   m.scalars.alloc(4);
+  m.lambda_dev.alloc(1);
+  GN_CK(cudaMallocHost(&m.lambda_host, sizeof(double)));
+  *m.lambda_host = options.lambda0;
+  m.lambda_dev.upload(m.lambda_host, 1);
+  m.sigma_buffer[0] = m.sigma.p;
+  m.sigma_buffer[1] = m.next.p;
+  // cuBLAS's own workspace, so that it allocates nothing while the iteration is captured.
+  m.blas_work.alloc(size_t{4} << 17);  // 4 MiB
+  GN_CK(cublasSetWorkspace(m.blas, m.blas_work.p, sizeof(double) * m.blas_work.n));
   int l1 = 0, l2 = 0, l3 = 0;
   GN_CK(cusolverDnDpotrf_bufferSize(m.solver, CUBLAS_FILL_MODE_LOWER, m.n, m.K.p, m.n, &l1));
   GN_CK(cusolverDnDgetrf_bufferSize(m.solver, m.n, m.n, m.K.p, m.n, &l2));
@@ -226,7 +290,7 @@ CudaGaussNewton::CudaGaussNewton(const recon::Mesh& mesh, const recon::Protocol&
   std::vector<double> ones(m.n_e, 1.0), zeros(m.n_m, 0.0);
   m.sigma.upload(ones.data(), ones.size());
   m.v.upload(zeros.data(), zeros.size());
-  m.forward();
+  m.iteration(false);  // F(1), and every library call once before any capture (lazy set-up)
   m.v_unit.resize(m.n_m);
   GN_CK(cudaMemcpyAsync(m.v_unit.data(), m.v0.p, sizeof(double) * m.n_m, cudaMemcpyDeviceToHost,
                         m.stream));
@@ -235,6 +299,9 @@ CudaGaussNewton::CudaGaussNewton(const recon::Mesh& mesh, const recon::Protocol&
 
 CudaGaussNewton::~CudaGaussNewton() {
   if (!impl_) return;
+  for (cudaGraphExec_t g : impl_->exec)
+    if (g) cudaGraphExecDestroy(g);
+  cudaFreeHost(impl_->lambda_host);
   for (cudaEvent_t e : impl_->ev) cudaEventDestroy(e);
   cusolverDnDestroy(impl_->solver);
   cublasDestroy(impl_->blas);
@@ -242,6 +309,11 @@ CudaGaussNewton::~CudaGaussNewton() {
 }
 
 const recon::GnTimings& CudaGaussNewton::timings() const noexcept { return impl_->timings; }
+void CudaGaussNewton::use_graph(bool on) noexcept { impl_->use_graph = on; }
+bool CudaGaussNewton::graph_active() const noexcept {
+  return impl_->use_graph && !impl_->capture_failed;
+}
+const std::string& CudaGaussNewton::graph_note() const noexcept { return impl_->graph_note; }
 void CudaGaussNewton::reset_timings() noexcept { impl_->timings = {}; }
 
 recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
@@ -272,22 +344,29 @@ recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::Ve
   // The kernels read the iterate from m.sigma and write the candidate to m.next; an accepted
   // step swaps the two buffers.
   for (int k = 1; k <= iterations; ++k) {
-    GN_CK(cudaEventRecord(m.ev[0], m.stream));
-    m.forward();
-    GN_CK(cudaEventRecord(m.ev[1], m.stream));
-    m.jacobian();
-    GN_CK(cudaEventRecord(m.ev[2], m.stream));
-    m.system(lambda);
-    GN_CK(cudaEventRecord(m.ev[3], m.stream));
-    m.solve_step();
-    GN_CK(cudaEventRecord(m.ev[4], m.stream));
+    *m.lambda_host = lambda;  // the previous copy from it finished at the last synchronise
+    GN_CK(cudaMemcpyAsync(m.lambda_dev.p, m.lambda_host, sizeof(double), cudaMemcpyHostToDevice,
+                          m.stream));
+    const cudaGraphExec_t graph = m.use_graph ? m.graph() : nullptr;
+    if (graph) {
+      GN_CK(cudaEventRecord(m.ev[0], m.stream));
+      GN_CK(cudaGraphLaunch(graph, m.stream));
+      GN_CK(cudaEventRecord(m.ev[4], m.stream));
+    } else {
+      m.iteration(true);
+    }
     GN_CK(cudaMemcpyAsync(scalars, m.scalars.p, sizeof scalars, cudaMemcpyDeviceToHost, m.stream));
     GN_CK(cudaMemcpyAsync(info, m.info.p, sizeof info, cudaMemcpyDeviceToHost, m.stream));
     GN_CK(cudaStreamSynchronize(m.stream));
-    m.timings.forward += 1e-3 * m.elapsed(0, 1);
-    m.timings.jacobian += 1e-3 * m.elapsed(1, 2);
-    m.timings.system += 1e-3 * m.elapsed(2, 3);
-    m.timings.solve += 1e-3 * m.elapsed(3, 4);
+    if (graph) {  // one graph: no split; the whole iteration is counted as its total
+      m.timings.total += 1e-3 * m.elapsed(0, 4);
+    } else {
+      m.timings.forward += 1e-3 * m.elapsed(0, 1);
+      m.timings.jacobian += 1e-3 * m.elapsed(1, 2);
+      m.timings.system += 1e-3 * m.elapsed(2, 3);
+      m.timings.solve += 1e-3 * m.elapsed(3, 4);
+      m.timings.total += 1e-3 * m.elapsed(0, 4);
+    }
     ++m.timings.iterations;
     const double d_norm = std::sqrt(scalars[0]), x_norm = std::sqrt(scalars[1]);
     result.last_step = d_norm / (m.o.pyeit_compat ? start_norm : x_norm);

@@ -91,9 +91,10 @@ __global__ void scale_rows(const double* jt, const double* prior, int n_e, int n
   s[t] = jt[t] / sqrt(prior[t % n_e]);
 }
 
-__global__ void add_diagonal(double* a, int n, double lambda, const double* prior) {
+// λ from device memory: the same launch serves every iteration of a captured CUDA graph.
+__global__ void add_diagonal(double* a, int n, const double* lambda, const double* prior) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) a[(long long)i * n + i] += lambda * (prior ? prior[i] : 1.0);
+  if (i < n) a[(long long)i * n + i] += *lambda * (prior ? prior[i] : 1.0);
 }
 
 // d ← d / prior (push-through form); next = x − d; sums ‖d‖², ‖x‖², min(next), non-finite.
@@ -162,7 +163,8 @@ void launch_scale_rows(cudaStream_t st, const double* jt, const double* prior, i
                        double* s) {
   scale_rows<<<blocks((long long)n_e * n_m), kThreads, 0, st>>>(jt, prior, n_e, n_m, s);
 }
-void launch_add_diagonal(cudaStream_t st, double* a, int n, double lambda, const double* prior) {
+void launch_add_diagonal(cudaStream_t st, double* a, int n, const double* lambda,
+                         const double* prior) {
   add_diagonal<<<blocks(n), kThreads, 0, st>>>(a, n, lambda, prior);
 }
 void launch_update(cudaStream_t st, const double* x, double* d, const double* prior, int n_e,

@@ -18,7 +18,9 @@ void launch_diagonal_prior(cudaStream_t st, const double* jt, int n_e, int n_m, 
                            double* prior);
 void launch_scale_rows(cudaStream_t st, const double* jt, const double* prior, int n_e, int n_m,
                        double* s);
-void launch_add_diagonal(cudaStream_t st, double* a, int n, double lambda, const double* prior);
+// a[i][i] += *lambda · (prior ? prior[i] : 1); lambda is a device pointer (read at run time).
+void launch_add_diagonal(cudaStream_t st, double* a, int n, const double* lambda,
+                         const double* prior);
 void launch_update(cudaStream_t st, const double* x, double* d, const double* prior, int n_e,
                    double* next, double* out);
 

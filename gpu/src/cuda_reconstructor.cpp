@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cuda_check.hpp"
+#include "cuda_gn_backend.hpp"
 #include "eit/pipeline/frame_pool.hpp"
 #include "frame_kernels.hpp"
 
@@ -274,6 +275,7 @@ CudaStats CudaReconstructor::stats() const {
 
 std::unique_ptr<pipeline::Reconstructor> make_cuda_reconstructor(const recon::Model& model,
                                                                  const CudaOptions& options) {
+  if (model.gn) return make_cuda_gn_reconstructor(model, options);  // absolute imaging
   return std::make_unique<CudaReconstructor>(model, options);
 }
 

@@ -19,22 +19,42 @@ const recon::GnSetup& gn_setup(const recon::Model& model) {
   return *model.gn;
 }
 
-recon::GaussNewton make_solver(const recon::Model& model) {
-  const recon::GnSetup& s = gn_setup(model);  // first: the arguments below need model.gn
-  return recon::GaussNewton(s.mesh, model.protocol, s.forward, s.options);
+class HostSolver final : public GnSolver {
+ public:
+  explicit HostSolver(const recon::Model& model)
+      : gn_(model.gn->mesh, model.protocol, model.gn->forward, model.gn->options) {}
+  recon::GnResult solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
+                        int max_iterations) override {
+    return gn_.solve(v, start, max_iterations);
+  }
+  const recon::GnTimings& timings() const noexcept override { return gn_.timings(); }
+
+ private:
+  recon::GaussNewton gn_;
+};
+
+std::unique_ptr<GnSolver> make_host_solver(const recon::Model& model) {
+  gn_setup(model);  // first: HostSolver needs model.gn
+  return std::make_unique<HostSolver>(model);
 }
 
 }  // namespace
 
 GnReconstructor::GnReconstructor(const recon::Model& model, GnReconstructorOptions options)
-    : solver_(make_solver(model)),
+    : GnReconstructor(model, options, make_host_solver(model), "cpu-gn") {}
+
+GnReconstructor::GnReconstructor(const recon::Model& model, GnReconstructorOptions options,
+                                 std::unique_ptr<GnSolver> solver, std::string_view name)
+    : solver_(std::move(solver)),
+      name_(name),
       options_(options),
-      full_iterations_(model.gn->options.max_iterations),
+      full_iterations_(gn_setup(model).options.max_iterations),
       frame_iterations_(options.frame_iterations < 0 ? model.gn->options.frame_iterations
                                                      : options.frame_iterations),
       n_meas_(model.protocol.n_meas()),
       n_out_(static_cast<size_t>(model.gn->mesh.n_elems())),
       max_batch_(std::max<size_t>(1, options.max_batch)) {
+  if (!solver_) throw std::invalid_argument("GnReconstructor: no solver");
   if (frame_iterations_ < 1)
     throw std::invalid_argument(
         fmt::format("GnReconstructor: frame_iterations = {}, expected ≥ 1", frame_iterations_));
@@ -66,8 +86,8 @@ void GnReconstructor::reconstruct(FrameSlot& f) {
   const bool warm = warm_ && options_.warm_start;
   recon::GnResult r;
   try {
-    r = solver_.solve(v_, warm ? sigma_ : Eigen::VectorXd(),
-                      warm ? frame_iterations_ : full_iterations_);
+    r = solver_->solve(v_, warm ? sigma_ : Eigen::VectorXd(),
+                       warm ? frame_iterations_ : full_iterations_);
   } catch (const std::exception&) {  // e.g. allocation failure: count it like a divergence
     r.status = recon::GnStatus::kDiverged;
     r.sigma = warm ? sigma_ : Eigen::VectorXd();

@@ -139,7 +139,7 @@ bool GaussNewton::evaluate(const Eigen::VectorXd& sigma, bool with_jacobian) {
   timings_.forward += seconds_since(t);
   if (with_jacobian) {
     t = Clock::now();
-    forward_->jacobian_transposed(jt_);
+    forward_->jacobian_transposed(jt_, options_.threads);
     timings_.jacobian += seconds_since(t);
   }
   return true;

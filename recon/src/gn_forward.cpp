@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_check.hpp"
 #include "fem_assembly.hpp"
+#include "gn_dense.hpp"
 
 namespace eit::recon::detail {
 
@@ -86,7 +89,7 @@ void GnForward::measurements(Eigen::VectorXd& v) const {
   }
 }
 
-void GnForward::jacobian_transposed(Eigen::MatrixXd& jt) const {
+void GnForward::jacobian_transposed(Eigen::MatrixXd& jt, int threads) const {
   const int n_e = mesh_.n_elems(), n_el = mesh_.n_electrodes();
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const RowMajor xr = fields_.topRows(mesh_.n_nodes());
@@ -101,20 +104,34 @@ void GnForward::jacobian_transposed(Eigen::MatrixXd& jt) const {
   const Eigen::MatrixXd gx = gxr, gy = gyr;
   // Jᵀ[e, k] = (G_adjoint(k) · G_drive(k)) / 4A, measurement k's adjoint = unit current in at its
   // positive electrode and out at its negative one.
-  jt.resize(n_e, static_cast<Eigen::Index>(protocol_.n_meas()));
-  Eigen::ArrayXd fx(n_e), fy(n_e);
-  int current_drive = -1;
-  for (size_t k = 0; k < protocol_.n_meas(); ++k) {
-    const Measurement& m = protocol_.measurements[k];
-    if (m.drive != current_drive) {
-      const Drive& d = protocol_.drives[static_cast<size_t>(m.drive)];
-      fx = (gx.col(d.source) - gx.col(d.sink)).array() * inv4a_;
-      fy = (gy.col(d.source) - gy.col(d.sink)).array() * inv4a_;
-      current_drive = m.drive;
+  const size_t n_meas = protocol_.n_meas();
+  jt.resize(n_e, static_cast<Eigen::Index>(n_meas));
+  // Columns [k0, k1) of Jᵀ; independent per range (each range finds its own drive field).
+  auto columns = [&](size_t k0, size_t k1) {
+    Eigen::ArrayXd fx(n_e), fy(n_e);
+    int current_drive = -1;
+    for (size_t k = k0; k < k1; ++k) {
+      const Measurement& m = protocol_.measurements[k];
+      if (m.drive != current_drive) {
+        const Drive& d = protocol_.drives[static_cast<size_t>(m.drive)];
+        fx = (gx.col(d.source) - gx.col(d.sink)).array() * inv4a_;
+        fy = (gy.col(d.source) - gy.col(d.sink)).array() * inv4a_;
+        current_drive = m.drive;
+      }
+      jt.col(static_cast<Eigen::Index>(k)) =
+          (gx.col(m.positive) - gx.col(m.negative)).array() * fx +
+          (gy.col(m.positive) - gy.col(m.negative)).array() * fy;
     }
-    jt.col(static_cast<Eigen::Index>(k)) = (gx.col(m.positive) - gx.col(m.negative)).array() * fx +
-                                           (gy.col(m.positive) - gy.col(m.negative)).array() * fy;
-  }
+  };
+  const int team = static_cast<double>(n_e) * static_cast<double>(n_meas) < kMinParallelWork
+                       ? 1
+                       : detail::resolve_threads(threads);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < team; ++t)
+    pool.emplace_back(columns, n_meas * static_cast<size_t>(t) / static_cast<size_t>(team),
+                      n_meas * static_cast<size_t>(t + 1) / static_cast<size_t>(team));
+  columns(0, n_meas / static_cast<size_t>(team));
+  for (std::thread& th : pool) th.join();
 }
 
 }  // namespace eit::recon::detail

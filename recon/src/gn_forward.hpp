@@ -27,7 +27,8 @@ class GnForward {
   bool set_conductivity(const Eigen::VectorXd& sigma);
   // After set_conductivity: measurements (n_meas) and Jᵀ (n_elems × n_meas), pyEIT's sign.
   void measurements(Eigen::VectorXd& v) const;
-  void jacobian_transposed(Eigen::MatrixXd& jt) const;
+  // Measurements are split over `threads` std::threads (≤ 0: every core) when Jᵀ is large.
+  void jacobian_transposed(Eigen::MatrixXd& jt, int threads = 1) const;
 
   const Mesh& mesh() const noexcept { return mesh_; }
   const Protocol& protocol() const noexcept { return protocol_; }

@@ -8,6 +8,7 @@
 #include <Eigen/Cholesky>
 
 #include "element_laplacian.hpp"
+#include "gn_dense.hpp"
 
 namespace eit::recon::detail {
 namespace {
@@ -19,18 +20,23 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-Eigen::VectorXd solve_spd(const Eigen::MatrixXd& a, const Eigen::VectorXd& b, const char* what) {
-  const Eigen::LLT<Eigen::MatrixXd> llt(a);
-  if (llt.info() != Eigen::Success)
+// Factorises a (lower triangle) in place over `threads` threads and solves a·x = b.
+Eigen::VectorXd solve_spd(Eigen::MatrixXd& a, const Eigen::VectorXd& b, int threads,
+                          const char* what) {
+  if (!cholesky_in_place(a, threads))
     throw std::runtime_error(fmt::format("gn: {} is not positive definite", what));
-  return llt.solve(b);
+  return cholesky_solve(a, b);
 }
 
 }  // namespace
 
 Eigen::VectorXd gn_diagonal_prior(const Eigen::MatrixXd& jt, const GnOptions& o) {
   if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
-  const Eigen::VectorXd d = jt.rowwise().squaredNorm();
+  return gn_prior_from_diagonal(jt.rowwise().squaredNorm(), o);
+}
+
+Eigen::VectorXd gn_prior_from_diagonal(const Eigen::VectorXd& d, const GnOptions& o) {
+  if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(d.size());
   const double exponent = o.prior == Prior::kKotre ? o.p : o.prior == Prior::kLm ? 1.0 : 0.5;
   Eigen::VectorXd r(d.size());
   for (Eigen::Index e = 0; e < d.size(); ++e) r(e) = std::pow(d(e), exponent);
@@ -51,32 +57,33 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
     const Eigen::VectorXd rhs = jt * r;
     times.system += seconds_since(t);
     t = Clock::now();
-    Eigen::VectorXd d = solve_spd(n, rhs, "JᵀJ + λLᵀL");
+    Eigen::VectorXd d = solve_spd(n, rhs, o.threads, "JᵀJ + λLᵀL");
     times.solve += seconds_since(t);
     return d;
   }
-  const Eigen::VectorXd prior = gn_diagonal_prior(jt, o);
   if (n_m <= n_e) {
+    const Eigen::VectorXd prior = gn_diagonal_prior(jt, o);
     // (JᵀJ + λR)⁻¹Jᵀ = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ (push-through), n_meas-sized.
     const Eigen::VectorXd r_inv = prior.cwiseInverse();
     const Eigen::MatrixXd scaled = r_inv.cwiseSqrt().asDiagonal() * jt;
-    Eigen::MatrixXd m(n_m, n_m);
-    m.noalias() = scaled.transpose() * scaled;  // plain GEMM: faster than Eigen's rank update here
+    Eigen::MatrixXd m;
+    gram_lower_transposed(scaled, m, o.threads);  // lower triangle, rank-k update per thread band
     m.diagonal().array() += lambda;
     times.system += seconds_since(t);
     t = Clock::now();
-    const Eigen::VectorXd y = solve_spd(m, r, "J R⁻¹ Jᵀ + λI");
+    const Eigen::VectorXd y = solve_spd(m, r, o.threads, "J R⁻¹ Jᵀ + λI");
     Eigen::VectorXd d = r_inv.cwiseProduct(jt * y);
     times.solve += seconds_since(t);
     return d;
   }
-  Eigen::MatrixXd n(n_e, n_e);
-  n.noalias() = jt * jt.transpose();
+  Eigen::MatrixXd n;
+  gram_lower(jt, n, o.threads);  // JᵀJ, lower triangle only (half a GEMM), split over threads
+  const Eigen::VectorXd prior = gn_prior_from_diagonal(n.diagonal(), o);  // diag(JᵀJ): no pass
   n.diagonal() += lambda * prior;
   const Eigen::VectorXd rhs = jt * r;
   times.system += seconds_since(t);
   t = Clock::now();
-  Eigen::VectorXd d = solve_spd(n, rhs, "JᵀJ + λR");
+  Eigen::VectorXd d = solve_spd(n, rhs, o.threads, "JᵀJ + λR");
   times.solve += seconds_since(t);
   return d;
 }

@@ -18,5 +18,7 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
 
 // R's diagonal for kotre/lm/noser/tikhonov from Jᵀ (diag(JᵀJ) = squared row norms of Jᵀ).
 Eigen::VectorXd gn_diagonal_prior(const Eigen::MatrixXd& jt, const GnOptions& options);
+// The same from diag(JᵀJ) already at hand (the n_elems-sized path reads it off JᵀJ).
+Eigen::VectorXd gn_prior_from_diagonal(const Eigen::VectorXd& diag_jtj, const GnOptions& options);
 
 }  // namespace eit::recon::detail

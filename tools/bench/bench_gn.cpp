@@ -7,7 +7,8 @@
 // kotre p = 0.25, λ₀ = 1, decay 0.1, λ_min 1e-5, start 1, compat mode), its per-iteration split
 // into forward / Jacobian / system / solve, and the live rate: frames/s of GnReconstructor with
 // frame_iterations warm-started iterations per frame on the same frame (default mode, λ_min 1e-2). Driven side by side with
-// pyEIT by tools/bench/bench_gn_vs_pyeit.py. Single thread (Eigen::setNbThreads(1)).
+// pyEIT by tools/bench/bench_gn_vs_pyeit.py. The step's normal matrix and Cholesky use every core
+// (GnOptions::threads = 0, std::thread bands: recon/src/gn_dense.hpp); the rest is one thread.
 #include <chrono>
 #include <cstdio>
 #include <fstream>

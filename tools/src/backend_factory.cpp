@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <vector>
 
@@ -111,15 +112,23 @@ std::string cuda_device_description() {
 
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch) {
   Backend b;
-  if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the host
-    check_name(which);
-    if (which == "cuda")
-      throw CommandError("--backend cuda: gn models stream on the CPU backend (bench_gn_cuda "
-                         "measures the CUDA Gauss–Newton)");
+  if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the device or the host
+    if (resolve_backend(which, &b.why_not_cuda) == "cuda") {
+      gpu::CudaOptions options;
+      options.max_batch = max_batch;
+      try {  // the CUDA solver takes point electrodes, triangles and diagonal priors
+        b.reconstructor = plugin().api->make(model, options);
+        b.description =
+            fmt::format("cuda-gn (Gauss–Newton, warm-started; {})", plugin().api->describe());
+        return b;
+      } catch (const std::exception& e) {
+        if (which == "cuda") throw CommandError(fmt::format("--backend cuda: {}", e.what()));
+        b.why_not_cuda = e.what();
+      }
+    }
     b.reconstructor = std::make_unique<pipeline::GnReconstructor>(
         model, pipeline::GnReconstructorOptions{max_batch});
     b.description = "cpu-gn (Gauss–Newton, warm-started)";
-    if (which == "auto") b.why_not_cuda = "gn models stream on the CPU";
     return b;
   }
   if (resolve_backend(which, &b.why_not_cuda) == "cuda") {

@@ -59,6 +59,10 @@ struct CudaOptions {
   size_t own_kernel_max_batch = 0;
 };
 
+// A "gn" model (absolute imaging) gets the Gauss–Newton reconstructor instead: CudaGaussNewton
+// (cuda_gauss_newton.hpp) behind pipeline::GnReconstructor's warm-started streaming, host frame
+// memory (the frame goes up once per solve), name() "cuda-gn"; the rest of this comment is about
+// difference imaging.
 // Uploads H (and v_ref when the model has one; otherwise call set_reference before submitting).
 // Throws when there is no device, or when H does not fit in the device's free memory (the message
 // gives both sizes). Frames must live in a FramePool built from the reconstructor's

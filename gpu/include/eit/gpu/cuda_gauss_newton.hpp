@@ -7,6 +7,7 @@
 //   v(σ), the residual, the electrode-field gradients and Jᵀ (n_elems × n_meas) by kernels;
 //   the smaller normal matrix by cuBLAS SYRK (J R⁻¹ Jᵀ + λI or JᵀJ + λR), cuSOLVER potrf/potrs;
 //   the update and the stop/divergence reductions by a kernel.
+// The iteration is replayed as a CUDA graph by default (use_graph below).
 // Only the frame goes up (once per solve), three scalars per iteration (‖d‖, ‖σ‖, a fault flag)
 // and σ at the end come down. Same modes and results as the CPU solver (tests: 1e-5 relative;
 // both are float64, the differences are rounding). Dense K suits 2-D meshes up to tens of
@@ -42,6 +43,14 @@ class CudaGaussNewton {
   // Device time per part (cudaEvent), summed over iterations since the last reset.
   const recon::GnTimings& timings() const noexcept;
   void reset_timings() noexcept;
+
+  // The iteration as a CUDA graph (default on): the forward/Jacobian/system/solve launches, the
+  // cuBLAS and cuSOLVER calls of one iteration captured once (per iterate buffer: two graphs)
+  // and replayed, λ read from device memory. If capture fails the solver launches as before and
+  // graph_note() says why. With the graph, timings() has the total only (no per-part split).
+  void use_graph(bool on) noexcept;
+  bool graph_active() const noexcept;  // on and not failed
+  const std::string& graph_note() const noexcept;
 
  private:
   struct Impl;

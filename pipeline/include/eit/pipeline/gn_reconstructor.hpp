@@ -12,12 +12,16 @@
 // for size and otherwise unused: absolute images need none.
 //
 // The work happens in submit() (frames of a batch in order); complete() hands the batch back.
+// The solver is pluggable (GnSolver): the host one (recon::GaussNewton) by default, the CUDA one
+// (gpu/src/cuda_gn_backend.cpp, `--backend cuda`) through the second constructor; the streaming
+// rules above are the same for both.
 // One thread calls every method. Allocates per iteration (sparse factorisation, Jᵀ, normal matrix;
 // see gauss_newton.hpp): the GN path trades the pipeline's no-allocation rule for a solver of
 // ~10⁷–10¹⁰ flops per frame, where the allocations are not measurable.
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Core>
@@ -27,6 +31,16 @@
 #include "eit/recon/model.hpp"
 
 namespace eit::pipeline {
+
+// One Gauss–Newton solve of a frame (recon::GaussNewton::solve's contract): start empty = the
+// model's start; max_iterations < 0 = the model's count. May throw (counted as a divergence).
+class GnSolver {
+ public:
+  virtual ~GnSolver() = default;
+  virtual recon::GnResult solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
+                                int max_iterations) = 0;
+  virtual const recon::GnTimings& timings() const noexcept = 0;
+};
 
 struct GnReconstructorOptions {
   size_t max_batch = 16;
@@ -42,9 +56,13 @@ class GnReconstructor final : public Reconstructor {
  public:
   // Throws std::invalid_argument unless the model is a "gn" model.
   explicit GnReconstructor(const recon::Model& model, GnReconstructorOptions options = {});
+  // The same streaming around another solver of the same model (e.g. the CUDA one); name() then
+  // returns `name` (a string literal or other static text).
+  GnReconstructor(const recon::Model& model, GnReconstructorOptions options,
+                  std::unique_ptr<GnSolver> solver, std::string_view name);
   ~GnReconstructor() override;
 
-  std::string_view name() const noexcept override { return "cpu-gn"; }
+  std::string_view name() const noexcept override { return name_; }
   size_t n_meas() const noexcept override { return n_meas_; }
   size_t n_out() const noexcept override { return n_out_; }
   size_t max_batch() const noexcept override { return max_batch_; }
@@ -56,13 +74,14 @@ class GnReconstructor final : public Reconstructor {
   size_t in_flight() const noexcept override { return pending_ > 0 ? 1 : 0; }
 
   const GnFrameCounts& counts() const noexcept { return counts_; }
-  const recon::GnTimings& timings() const noexcept { return solver_.timings(); }
+  const recon::GnTimings& timings() const noexcept { return solver_->timings(); }
   const Eigen::VectorXd& sigma() const noexcept { return sigma_; }  // last good σ
 
  private:
   void reconstruct(FrameSlot& frame);
 
-  recon::GaussNewton solver_;
+  std::unique_ptr<GnSolver> solver_;
+  std::string_view name_;
   GnReconstructorOptions options_;
   int full_iterations_, frame_iterations_;
   size_t n_meas_, n_out_, max_batch_;

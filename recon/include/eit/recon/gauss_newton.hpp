@@ -54,6 +54,8 @@ struct GnResult {
 // Seconds spent in each part, summed over iterations since the last reset.
 struct GnTimings {
   double forward = 0, jacobian = 0, system = 0, solve = 0;
+  double total = 0;  // the CUDA solver's device time per iteration, summed (also with a graph,
+                     // where the four parts are not split); the CPU solver leaves it 0
   int iterations = 0;
 };
 

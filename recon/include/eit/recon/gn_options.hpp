@@ -22,6 +22,9 @@ struct GnOptions {
   Eigen::VectorXd start_perm;  // kPerElement (n_elems, all > 0)
   bool pyeit_compat = false;
   int frame_iterations = 3;  // streaming: iterations per frame, warm-started from the last σ
+  // CPU threads for the normal matrix and its Cholesky (std::thread bands; 0 = every core the
+  // machine has). A run-time setting: not stored in the Model file (loads as 0).
+  int threads = 0;
 };
 
 std::string_view to_string(GnOptions::Start start) noexcept;

@@ -1,0 +1,138 @@
+// The CUDA Gauss–Newton as the pipeline sees it: the plugin's make_cuda_reconstructor() turns a
+// "gn" model into a streaming reconstructor ("cuda-gn") whose images follow the host
+// GnReconstructor's frame by frame (warm starts, a non-finite frame, a divergence); and the
+// iteration replayed as a CUDA graph gives the launched iteration's result. Skips visibly without
+// a CUDA device.
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "eit/gpu/cuda_backend.hpp"
+#include "eit/gpu/cuda_gauss_newton.hpp"
+#include "eit/pipeline/gn_reconstructor.hpp"
+#include "eit/recon/gn_model.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
+#include "test_data.hpp"
+
+using namespace eit;
+using pipeline::FrameSlot;
+
+namespace {
+
+bool skip(const char* what) {
+  std::string why;
+  if (gpu::cuda_gn_available(&why)) return false;
+  eit::test::report_skip(what, "no CUDA device: " + why);
+  return true;
+}
+
+struct Frames {
+  std::vector<std::vector<float>> values, images;
+  std::vector<FrameSlot> slots;
+  Frames(size_t n, size_t n_meas, size_t n_out)
+      : values(n, std::vector<float>(n_meas)), images(n, std::vector<float>(n_out)), slots(n) {
+    for (size_t i = 0; i < n; ++i) {
+      slots[i].values = values[i].data();
+      slots[i].image = images[i].data();
+    }
+  }
+  Eigen::VectorXd image(size_t i) const {
+    return Eigen::Map<const Eigen::VectorXf>(images[i].data(),
+                                             static_cast<Eigen::Index>(images[i].size()))
+        .cast<double>();
+  }
+};
+
+void run_one(pipeline::Reconstructor& r, FrameSlot& slot) {
+  FrameSlot* in[] = {&slot};
+  std::vector<FrameSlot*> out(r.max_batch());
+  REQUIRE(r.submit(in));
+  REQUIRE(r.complete(out, true) == 1);
+}
+
+recon::GnOptions streaming_options() {
+  recon::GnOptions o;
+  o.start = recon::GnOptions::Start::kFitted;
+  o.lambda0 = 0.1;
+  o.lambda_decay = 0.5;
+  o.lambda_min = 1e-3;
+  o.max_iterations = 10;
+  o.tolerance = 0;
+  o.frame_iterations = 3;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("cuda backend streams a gn model like the host GnReconstructor") {
+  if (skip("cuda gn streaming")) return;
+  const recon::Mesh mesh = recon::layered_circle_mesh(16, 4);
+  const recon::Protocol protocol = recon::make_protocol({});
+  const recon::Model model = recon::make_gn_model(mesh, protocol, {}, streaming_options());
+  gpu::CudaOptions co;
+  co.max_batch = 4;
+  const std::unique_ptr<pipeline::Reconstructor> cuda = gpu::make_cuda_reconstructor(model, co);
+  pipeline::GnReconstructor host(model);
+  CHECK(cuda->name() == "cuda-gn");
+  CHECK(cuda->n_out() == static_cast<size_t>(mesh.n_elems()));
+  CHECK(cuda->n_meas() == protocol.n_meas());
+
+  recon::ForwardModel forward(mesh, protocol);
+  Eigen::VectorXd truth = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
+  for (int e = 0; e < 20; ++e) truth(e) = 3.0;
+  const Eigen::VectorXd v = forward.solve(truth);
+  const size_t n = 6;
+  Frames a(n, host.n_meas(), host.n_out()), b(n, host.n_meas(), host.n_out());
+  for (Frames* f : {&a, &b})
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < f->values[i].size(); ++k)
+        f->values[i][k] = static_cast<float>(v(static_cast<Eigen::Index>(k)) *
+                                             (1.0 + 0.01 * static_cast<double>(i)));
+  for (Frames* f : {&a, &b}) {
+    f->values[2][5] = std::numeric_limits<float>::infinity();
+    for (size_t k = 0; k < f->values[4].size(); ++k) f->values[4][k] = (k % 2 ? 1e30f : -1e30f);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    run_one(host, a.slots[i]);
+    run_one(*cuda, b.slots[i]);
+    CAPTURE(i);
+    CHECK(a.slots[i].flags == b.slots[i].flags);
+    const double scale = a.image(i).norm() > 0 ? a.image(i).norm() : 1.0;
+    CHECK((b.image(i) - a.image(i)).norm() / scale < 1e-5);  // float images of float64 solves
+  }
+  CHECK((b.slots[2].flags & pipeline::kFlagNonFinite) != 0);
+  CHECK((b.slots[4].flags & pipeline::kFlagDiverged) != 0);
+  const Eigen::VectorXd truth5 = truth / 1.05;  // frame 5 holds 1.05·v
+  CHECK((b.image(5) - truth5).norm() / truth5.norm() < 0.2);
+}
+
+TEST_CASE("cuda gn: the iteration replayed as a CUDA graph equals the launched one") {
+  if (skip("cuda gn graph")) return;
+  for (bool compat : {false, true})
+    for (int rings : {2, 6}) {  // both normal-equation sizes
+      CAPTURE(compat);
+      CAPTURE(rings);
+      const recon::Mesh mesh = recon::layered_circle_mesh(16, rings);
+      const recon::Protocol protocol = recon::make_protocol({});
+      recon::ForwardModel forward(mesh, protocol);
+      Eigen::VectorXd truth = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
+      for (int e = 0; e < 12; ++e) truth(e) = 4.0;
+      const Eigen::VectorXd v = forward.solve(truth);
+      recon::GnOptions o = streaming_options();
+      o.pyeit_compat = compat;
+      gpu::CudaGaussNewton launched(mesh, protocol, o), graphed(mesh, protocol, o);
+      launched.use_graph(false);
+      graphed.use_graph(true);
+      const recon::GnResult a = launched.solve(v), b = graphed.solve(v);
+      MESSAGE("graph: ", graphed.graph_note());
+      CHECK(graphed.graph_active());
+      CHECK(a.iterations == b.iterations);
+      CHECK((b.sigma - a.sigma).norm() / a.sigma.norm() < 1e-9);  // atomics: summation order
+      // warm starts replay the same two graphs (σ and the candidate swap buffers every step)
+      const recon::GnResult c = launched.solve(v, a.sigma, 3), d = graphed.solve(v, a.sigma, 3);
+      CHECK((d.sigma - c.sigma).norm() / c.sigma.norm() < 1e-9);
+      CHECK(graphed.timings().total > 0);
+    }
+}
