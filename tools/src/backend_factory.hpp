@@ -28,7 +28,9 @@ std::string resolve_backend(const std::string& which, std::string* why = nullptr
 // The plugin's device description ("NVIDIA H200, sm_90, …"), or why there is no CUDA device.
 std::string cuda_device_description();
 
-// The reconstructor for `which` (auto|cpu|cuda) with at most max_batch frames per call.
-Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch);
+// The reconstructor for `which` (auto|cpu|cuda) with at most max_batch frames per call;
+// cpu_threads: threads the CPU backend splits a batch over (CpuOptions::threads).
+Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
+                     size_t cpu_threads = 1);
 
 }  // namespace eit::cli
