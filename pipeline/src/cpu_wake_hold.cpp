@@ -21,7 +21,8 @@ CpuWakeHold::CpuWakeHold(int32_t max_latency_us) {
     return;
   }
   // The kernel takes a binary 32-bit value; the request lasts while the file is open.
-  if (::write(fd, &max_latency_us, sizeof max_latency_us) != sizeof max_latency_us) {
+  if (::write(fd, &max_latency_us, sizeof max_latency_us) !=
+      static_cast<ssize_t>(sizeof max_latency_us)) {
     text_ = fmt::format("not held: writing {}: {}", kPath, std::strerror(errno));
     ::close(fd);
     return;
