@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,7 +16,6 @@
 namespace eit::acquisition {
 namespace {
 
-constexpr int64_t kSleepSliceNs = 5'000'000;  // stop() is noticed within this
 constexpr size_t kChunkBytes = 64 * 1024;
 
 }  // namespace
@@ -34,6 +32,8 @@ void ReplaySource::init_pacing(const ReplayOptions& o, const std::string& name) 
   if (!unpaced_ && pace_hz_ <= 0.0)
     throw std::invalid_argument(fmt::format(
         "{}: the file gives no frame rate; give --fps, or replay as fast as possible", name));
+  paced_ = std::make_unique<pipeline::PacedSource>(
+      frames_, pipeline::PacingOptions{unpaced_ ? 0.0 : pace_hz_, 1.0});
 }
 
 ReplaySource::ReplaySource(std::unique_ptr<RecordingReader> reader, const ReplayOptions& options)
@@ -84,17 +84,6 @@ std::string ReplaySource::describe() const {
   }
   if (loop_) s += ", looping";
   return s + ")";
-}
-
-bool ReplaySource::sleep_until(int64_t t_ns) const noexcept {
-  for (;;) {
-    if (stopped_.load(std::memory_order_relaxed)) return false;
-    const int64_t left = t_ns - pipeline::now_ns();
-    if (left <= 0) return true;
-    const int64_t d = std::min(left, kSleepSliceNs);
-    timespec ts{static_cast<time_t>(d / 1'000'000'000), static_cast<long>(d % 1'000'000'000)};
-    ::clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
-  }
 }
 
 ReplaySource::Produce ReplaySource::produce_from_reader(pipeline::FrameSlot& slot) noexcept {
@@ -167,23 +156,22 @@ ReplaySource::Produce ReplaySource::produce(pipeline::FrameSlot& slot) noexcept 
   return reader_ ? produce_from_reader(slot) : produce_from_decoder(slot);
 }
 
-pipeline::ReadStatus ReplaySource::read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) {
+pipeline::ReadStatus ReplaySource::read(pipeline::FrameSlot& slot,
+                                        std::chrono::milliseconds timeout) {
+  return paced_->read(slot, timeout);
+}
+
+// One frame of the file, as fast as it decodes (the pacing is paced_'s).
+pipeline::ReadStatus ReplaySource::read_file(pipeline::FrameSlot& slot,
+                                             std::chrono::milliseconds timeout) {
   if (stopped_.load(std::memory_order_relaxed)) return pipeline::ReadStatus::kStopped;
-  const int64_t entered = pipeline::now_ns();
-  if (start_ns_ == 0) start_ns_ = entered;
   const int64_t deadline =
-      entered + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+      pipeline::now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   for (;;) {
-    int64_t due = 0;
-    if (!unpaced_) {
-      due = start_ns_ + std::llround(double(schedule_index_) * 1e9 / pace_hz_);
-      if (!sleep_until(std::min(due, deadline))) return pipeline::ReadStatus::kStopped;
-      if (due > deadline) return pipeline::ReadStatus::kTimeout;
-    }
     const Produce p = produce(slot);
     if (p == Produce::kEnd) return pipeline::ReadStatus::kEnd;
     if (p == Produce::kBad) {
-      // The frame's place in the schedule is used up; the next frame shows the gap.
+      // The frame's seq is used up; the next frame shows the gap.
       ++schedule_index_;
       gap_pending_ = true;
       if (stopped_.load(std::memory_order_relaxed)) return pipeline::ReadStatus::kStopped;
@@ -191,7 +179,7 @@ pipeline::ReadStatus ReplaySource::read(pipeline::FrameSlot& slot, std::chrono::
       continue;
     }
     const int64_t t = pipeline::now_ns();
-    slot.stamp(pipeline::Stage::kScheduled, unpaced_ ? t : due);
+    slot.stamp(pipeline::Stage::kScheduled, t);  // PacedSource restamps both when pacing
     slot.stamp(pipeline::Stage::kReceived, t);
     slot.seq = schedule_index_;
     slot.device_time_ns =

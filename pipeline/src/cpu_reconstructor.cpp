@@ -6,10 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <Eigen/Core>
+
+#include "eit/pipeline/doorbell.hpp"
 
 namespace eit::pipeline {
 
@@ -29,14 +33,45 @@ struct CpuReconstructor::Gemm {
       : blocking(rows, cols, depth, 1, true) {
     blocking.allocateAll();
   }
-  // result(:, 0..cols) = H · dv(:, 0..cols)
+  // result(r0..r1, 0..cols) = H(r0..r1, :) · dv(:, 0..cols)
   void run(const Eigen::Map<const recon::MatrixRowMajorF>& H, const Eigen::MatrixXf& dv,
-           Eigen::MatrixXf& result, Eigen::Index cols) {
-    result.leftCols(cols).setZero();
-    Kernel::run(H.rows(), cols, H.cols(), H.data(), H.cols(), dv.data(), dv.rows(), result.data(),
-                1, result.rows(), 1.0f, blocking, nullptr);
+           Eigen::MatrixXf& result, Eigen::Index cols, Eigen::Index r0, Eigen::Index r1) {
+    result.block(r0, 0, r1 - r0, cols).setZero();
+    Kernel::run(r1 - r0, cols, H.cols(), H.data() + r0 * H.cols(), H.cols(), dv.data(), dv.rows(),
+                result.data() + r0, 1, result.rows(), 1.0f, blocking, nullptr);
   }
 };
+
+// Helper threads: each owns a row range of H and its own GEMM buffers. A batch is published by
+// bumping `generation` (release) with its column count; each helper computes its rows and bumps
+// `done`; the caller computes the first range meanwhile and then waits for done to reach the
+// number of helpers (spinning: a helper's range takes as long as the caller's).
+struct CpuReconstructor::Helpers {
+  struct Worker {
+    std::unique_ptr<Gemm> gemm;
+    Eigen::Index r0 = 0, r1 = 0;
+    std::thread thread;
+  };
+  std::vector<Worker> workers;
+  Eigen::Index first_rows = 0;  // the caller's range is 0..first_rows
+  std::atomic<uint64_t> generation{0};
+  std::atomic<uint32_t> done{0};
+  std::atomic<bool> quit{false};
+  Eigen::Index cols = 0;        // written before generation is bumped
+  std::vector<Doorbell> bells;  // one per worker
+
+  ~Helpers() {
+    quit.store(true, std::memory_order_release);
+    generation.fetch_add(1, std::memory_order_release);
+    for (auto& b : bells) b.ring();
+    for (auto& w : workers)
+      if (w.thread.joinable()) w.thread.join();
+  }
+};
+
+size_t CpuReconstructor::threads() const noexcept {
+  return helpers_ ? helpers_->workers.size() + 1 : 1;
+}
 
 CpuReconstructor::CpuReconstructor(const recon::Model& model, CpuOptions options)
     : CpuReconstructor(model.H, options) {
@@ -55,8 +90,46 @@ CpuReconstructor::CpuReconstructor(const recon::MatrixRowMajorF& H, CpuOptions o
   weight_ = Eigen::VectorXf::Ones(m);
   dv_ = Eigen::MatrixXf::Zero(m, b);
   result_ = Eigen::MatrixXf::Zero(n, b);
-  gemm_ = std::make_unique<Gemm>(n, b, m);
   batch_.assign(max_batch_, nullptr);
+  const auto t = static_cast<Eigen::Index>(
+      std::clamp<size_t>(options.threads, 1, std::max<Eigen::Index>(1, n / 16)));
+  // Row ranges rounded to 16 rows (whole SIMD registers); the caller takes the first.
+  const auto range = [&](Eigen::Index k) {
+    return std::min<Eigen::Index>(n, ((n * k / t) + 15) / 16 * 16);
+  };
+  const bool split = t > 1 && max_batch_ > 1;
+  gemm_ = std::make_unique<Gemm>(split ? range(1) : n, b, m);
+  if (split) {
+    helpers_ = std::make_unique<Helpers>();
+    Helpers& h = *helpers_;
+    h.first_rows = range(1);
+    h.bells = std::vector<Doorbell>(static_cast<size_t>(t - 1));
+    h.workers.resize(static_cast<size_t>(t - 1));
+    for (Eigen::Index k = 1; k < t; ++k) {
+      auto& w = h.workers[static_cast<size_t>(k - 1)];
+      w.r0 = range(k);
+      w.r1 = k + 1 == t ? n : range(k + 1);
+      w.gemm = std::make_unique<Gemm>(std::max<Eigen::Index>(1, w.r1 - w.r0), b, m);
+    }
+    for (size_t k = 0; k < h.workers.size(); ++k)
+      h.workers[k].thread = std::thread([this, k] { helper_loop(k); });
+  }
+}
+
+void CpuReconstructor::helper_loop(size_t k) noexcept {
+  Helpers& h = *helpers_;
+  Helpers::Worker& w = h.workers[k];
+  uint64_t seen = 0;
+  for (;;) {
+    const auto ready = [&] { return h.generation.load(std::memory_order_acquire) != seen; };
+    while (!wait_until(h.bells[k], LatencyMode::kBalanced, 50'000,
+                       std::numeric_limits<int64_t>::max(), ready)) {
+    }
+    seen = h.generation.load(std::memory_order_acquire);
+    if (h.quit.load(std::memory_order_acquire)) return;
+    if (w.r1 > w.r0) w.gemm->run(H_, dv_, result_, h.cols, w.r0, w.r1);
+    h.done.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
 CpuReconstructor::~CpuReconstructor() = default;
@@ -95,7 +168,18 @@ bool CpuReconstructor::submit(std::span<FrameSlot* const> batch) {
   if (b == 1) {
     Eigen::Map<Eigen::VectorXf>(batch[0]->image, n).noalias() = H_ * dv_.col(0);
   } else {
-    gemm_->run(H_, dv_, result_, b);
+    if (helpers_) {
+      Helpers& h = *helpers_;
+      h.cols = b;
+      h.done.store(0, std::memory_order_relaxed);
+      h.generation.fetch_add(1, std::memory_order_release);
+      for (auto& bell : h.bells) bell.ring();
+      gemm_->run(H_, dv_, result_, b, 0, h.first_rows);
+      const auto helpers = static_cast<uint32_t>(h.workers.size());
+      while (h.done.load(std::memory_order_acquire) < helpers) cpu_relax();
+    } else {
+      gemm_->run(H_, dv_, result_, b, 0, n);
+    }
     for (Eigen::Index j = 0; j < b; ++j)
       std::memcpy(batch[static_cast<size_t>(j)]->image, result_.col(j).data(),
                   static_cast<size_t>(n) * sizeof(float));

@@ -25,24 +25,39 @@ std::string PacedSource::describe() const {
   return fmt::format("{} paced at {:g} frames/s", inner_.describe(), rate_hz_);
 }
 
-ReadStatus PacedSource::read(FrameSlot& slot, std::chrono::milliseconds timeout) {
-  if (stopped_.load(std::memory_order_acquire)) return ReadStatus::kStopped;
-  const ReadStatus status = inner_.read(slot, timeout);
-  if (status != ReadStatus::kFrame || period_ns_ == 0) return status;
-  if (index_ == 0) t0_ns_ = now_ns();
-  const int64_t due = t0_ns_ + static_cast<int64_t>(index_) * period_ns_;
-  ++index_;
-  // The frame is already read: wait for its due time however long that is (only stop() cuts
-  // it short), so the schedule never slips.
-  while (now_ns() < due) {
+// Sleeps until t_ns; false when stop() came first.
+bool PacedSource::sleep_until(int64_t t_ns) noexcept {
+  while (now_ns() < t_ns) {
     const uint32_t token = stop_bell_.arm();
     if (stopped_.load(std::memory_order_acquire)) {
       stop_bell_.disarm();
-      return ReadStatus::kStopped;
+      return false;
     }
-    stop_bell_.sleep(token, due);
+    stop_bell_.sleep(token, t_ns);
     stop_bell_.disarm();
   }
+  return !stopped_.load(std::memory_order_acquire);
+}
+
+ReadStatus PacedSource::read(FrameSlot& slot, std::chrono::milliseconds timeout) {
+  if (stopped_.load(std::memory_order_acquire)) return ReadStatus::kStopped;
+  if (period_ns_ == 0) return inner_.read(slot, timeout);
+  // Frame index_ is due at t0 + index_·period whatever happened before (open loop). Its time is
+  // waited for before the inner source is read, so a frame not due within `timeout` is left
+  // where it is (kTimeout) and the next call picks the schedule up again.
+  const int64_t entered = now_ns();
+  if (index_ == 0) t0_ns_ = entered;
+  const int64_t due = t0_ns_ + static_cast<int64_t>(index_) * period_ns_;
+  const int64_t deadline =
+      entered + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  if (due > deadline) {
+    if (!sleep_until(deadline)) return ReadStatus::kStopped;
+    return ReadStatus::kTimeout;
+  }
+  if (!sleep_until(due)) return ReadStatus::kStopped;
+  const ReadStatus status = inner_.read(slot, timeout);
+  if (status != ReadStatus::kFrame) return status;
+  ++index_;
   slot.stamp(Stage::kScheduled, due);
   slot.stamp(Stage::kReceived, now_ns());
   return ReadStatus::kFrame;

@@ -199,6 +199,7 @@ void Pipeline::start() {
   State& s = *state_;
   if (s.started.exchange(true)) return;
   s.started_ns.store(now_ns());
+  if (s.options.latency_mode == LatencyMode::kSpin) s.wake_hold = std::make_unique<CpuWakeHold>();
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     SinkLane& lane = *s.lanes[i];
     lane.thread = std::thread([&s, &lane, i] {
@@ -276,6 +277,7 @@ PipelineStats Pipeline::stats() const {
   st.running = s.started.load() && !finished();
   st.layout = std::string(layout_name(s.layout));
   st.latency_mode = std::string(latency_mode_name(s.options.latency_mode));
+  if (s.wake_hold) st.cpu_wake_hold = s.wake_hold->describe();
   st.backend = std::string(s.using_fallback.load(r) ? s.fallback->name() : s.primary->name());
   st.frames_in = s.frames_in.load(r);
   st.frames_reconstructed = s.reconstructed.load(r);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "eit/pipeline/cpu_wake_hold.hpp"
 #include "eit/pipeline/doorbell.hpp"
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
@@ -32,7 +33,7 @@ struct Pipeline::State {
 
   const recon::Model& model;
   Source& source;
-  std::unique_ptr<Reconstructor> primary;  // declared before pool: its frame allocator outlives it
+  std::unique_ptr<Reconstructor> primary;   // declared before pool: its frame allocator outlives it
   std::unique_ptr<Reconstructor> fallback;  // CPU, when the policy asks for one
   std::vector<ImageSink*> sinks;
   PipelineOptions options;
@@ -53,6 +54,7 @@ struct Pipeline::State {
   std::atomic<bool> started{false}, stop_requested{false}, aborted{false};
   std::atomic<bool> source_done{false}, recon_done{false};
   std::atomic<int64_t> started_ns{0};
+  std::unique_ptr<CpuWakeHold> wake_hold;  // spin mode: taken in start(), kept until destruction
 
   // Source stage.
   alignas(kCacheLine) std::atomic<uint64_t> frames_in{0};

@@ -2,17 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "eit/recon/default_circle_mesh.hpp"
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/greit.hpp"
-#include "eit/recon/layered_circle_mesh.hpp"
-#include "eit/recon/mesh_generator.hpp"
 #include "eit/recon/model_file.hpp"
 
 namespace eit::recon {
 
 Model default_model() {
-  const bool gmsh = mesh_generator_available();
-  const Mesh mesh = gmsh ? generate_mesh({}) : layered_circle_mesh(16, 8);
+  // The stored Gmsh mesh of the default options: no Gmsh load, the same model in every build.
+  const Mesh mesh = default_circle_mesh();
   ForwardModel forward(mesh, make_protocol({}));
   ReconstructionMatrix rm = build_greit(forward, GreitOptions{});
   Model model = std::move(rm.model);
@@ -21,7 +20,7 @@ Model default_model() {
     model.parameters_json.insert(
         model.parameters_json.size() - 1,
         fmt::format("{}\"mesh\":\"{}\"", model.parameters_json.size() > 2 ? "," : "",
-                    gmsh ? "gmsh circle h0=0.1" : "layered circle 8 rings"));
+                    "gmsh circle h0=0.1"));
   model.id = model_content_hash(model);
   return model;
 }

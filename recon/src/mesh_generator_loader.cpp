@@ -1,13 +1,10 @@
 // generate_mesh() and mesh_generator_available() in a build with Gmsh: Gmsh lives in the module
-// libeit_gmsh.so, loaded with dlopen() on the first call, so a process that never meshes never
-// maps Gmsh, OpenCASCADE or FLTK (eitstream --version starts in milliseconds). Where the module is
-// looked for: $EIT_GMSH_MODULE (a file; only there when set), next to the executable,
-// <exe dir>/../lib/eitstream/, the build tree (EIT_GMSH_MODULE_DIR), the loader's search path.
+// libeit_gmsh.so, loaded with load_module() (module_loader.hpp) on the first call, so a process
+// that never meshes never maps Gmsh, OpenCASCADE or FLTK (eitstream --version starts in
+// milliseconds). Where the module is looked for: $EIT_GMSH_MODULE (a file; only there when set),
+// next to the executable, <exe dir>/../lib/eitstream/, the build tree (EIT_GMSH_MODULE_DIR), the
+// loader's search path.
 // Thread-safe: the module is loaded once (function-local static), calls are serialised inside.
-#include <dlfcn.h>
-
-#include <cstdlib>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +14,7 @@
 #include "eit/recon/mesh_generator.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_quality.hpp"
+#include "eit/recon/module_loader.hpp"
 #include "mesh_generator_module.hpp"
 
 namespace eit::recon {
@@ -28,48 +26,21 @@ struct GmshModule {
   std::string why;  // why generate is null
 };
 
-std::vector<std::string> candidates() {
-  if (const char* env = std::getenv("EIT_GMSH_MODULE"); env && *env) return {env};
-  std::vector<std::string> paths;
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    paths.push_back((exe.parent_path() / kGmshModuleFile).string());
-    paths.push_back((exe.parent_path() / ".." / "lib" / "eitstream" / kGmshModuleFile).string());
-  }
-#ifdef EIT_GMSH_MODULE_DIR
-  paths.push_back((std::filesystem::path(EIT_GMSH_MODULE_DIR) / kGmshModuleFile).string());
-#endif
-  paths.push_back(kGmshModuleFile);
-  return paths;
-}
-
 GmshModule load() {
+  std::vector<std::string> extra_dirs;
+#ifdef EIT_GMSH_MODULE_DIR
+  extra_dirs.push_back(EIT_GMSH_MODULE_DIR);  // the build tree
+#endif
+  const LoadedModule loaded = load_module(kGmshModuleFile, "EIT_GMSH_MODULE", extra_dirs);
   GmshModule m;
-  std::string tried;
-  for (const std::string& path : candidates()) {
-    const bool bare = path.find('/') == std::string::npos;
-    if (!bare && !std::filesystem::exists(path)) {
-      tried += (tried.empty() ? "" : ", ") + path;
-      continue;
-    }
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed
-    if (!handle) {
-      const std::string err = dlerror();
-      if (bare) {
-        tried += (tried.empty() ? "" : ", ") + std::string("the loader's search path");
-        continue;
-      }
-      m.why = fmt::format("{} did not load: {}", path, err);
-      return m;
-    }
-    m.generate = reinterpret_cast<GmshGenerateFn>(dlsym(handle, kGmshModuleEntry));
-    m.generate_3d = reinterpret_cast<GmshGenerate3dFn>(dlsym(handle, kGmshModuleEntry3d));
-    if (!m.generate || !m.generate_3d)
-      m.why = fmt::format("{} lacks {} or {}", path, kGmshModuleEntry, kGmshModuleEntry3d);
+  if (!loaded.handle) {
+    m.why = loaded.error;
     return m;
   }
-  m.why = fmt::format("{} not found (looked in {})", kGmshModuleFile, tried);
+  m.generate = reinterpret_cast<GmshGenerateFn>(module_symbol(loaded, kGmshModuleEntry));
+  m.generate_3d = reinterpret_cast<GmshGenerate3dFn>(module_symbol(loaded, kGmshModuleEntry3d));
+  if (!m.generate || !m.generate_3d)
+    m.why = fmt::format("{} lacks {} or {}", loaded.path, kGmshModuleEntry, kGmshModuleEntry3d);
   return m;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -10,6 +9,7 @@
 
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/sinks/image_header_fill.hpp"
 #include "frame_buffer_pool.hpp"
 #include "eit/sinks/zap_authenticator.hpp"
 #include "peer_guard.hpp"
@@ -23,12 +23,6 @@ constexpr int64_t kCurveHandshakeBytes = 512;
 
 void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept {
   c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
-}
-
-uint64_t random_series_id() {
-  std::random_device rd;
-  const uint64_t id = (uint64_t{rd()} << 32) ^ rd();
-  return id ? id : 1;
 }
 
 }  // namespace
@@ -83,14 +77,7 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
   image_topic_ = fmt::format("eit/{}/img", options_.series.stream);
   series_topic_ = fmt::format("eit/{}/series", options_.series.stream);
   series_json_ = series_json(model, options_.series);
-  const ImageShape shape = image_shape(model);
-  header_template_.ndim = static_cast<uint8_t>(shape.ndim);
-  header_template_.shape[0] = shape.dims[0];
-  header_template_.shape[1] = shape.dims[1];
-  header_template_.count = shape.dims[0] * shape.dims[1];
-  header_template_.series_id = options_.series.series_id;
-  std::copy_n(model.id.data(), std::min(model.id.size(), sizeof header_template_.model_id),
-              header_template_.model_id);
+  header_template_ = image_header_template(model, options_.series.series_id);
 }
 
 ZmqPublisher::~ZmqPublisher() {
@@ -173,17 +160,8 @@ void ZmqPublisher::begin() noexcept {
 }
 
 void ZmqPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
-  ImageHeader h = header_template_;
-  h.seq = frame.seq;
-  h.dropped_before = frame.dropped_before;
-  h.t_acquired_ns = frame.stamp(pipeline::Stage::kReceived);
-  h.t_published_ns = frame.stamp(pipeline::Stage::kPublished);
-  const int64_t now = pipeline::now_ns();
-  if (h.t_published_ns == 0) h.t_published_ns = now;
-  h.t_published_wall_ns = pipeline::wall_ns();
-  h.t_device_ns = frame.device_time_ns;
-  h.flags = frame.flags;
-  guard(now);
+  const ImageHeader h = image_header_for(header_template_, frame);
+  guard(h.t_published_ns);  // stamped by the sink thread just before this call
   const int64_t slot = pool_->acquire();
   bool ok;
   if (slot >= 0) {

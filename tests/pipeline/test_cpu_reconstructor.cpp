@@ -60,6 +60,25 @@ TEST_CASE("CPU reconstructor matches H·(v − v_ref) in double for every batch 
   }
 }
 
+TEST_CASE("CPU reconstructor split over threads matches H·(v − v_ref) for every batch size") {
+  const auto m = random_model();
+  const auto frames = random_frames(m, 48);
+  for (size_t threads : {2, 3, 5}) {
+    CAPTURE(threads);
+    CpuReconstructor r(m, {16, threads});
+    CHECK(r.threads() == threads);
+    for (size_t batch = 1; batch <= 16; ++batch) {
+      CAPTURE(batch);
+      CHECK(max_error_for_batch(r, m, frames, batch, m.v_ref, false) < 2e-5);
+    }
+  }
+  // More threads than 16-row blocks of H: capped, every row still computed.
+  const auto small = random_model(40, 12);
+  CpuReconstructor capped(small, {4, 8});
+  CHECK(capped.threads() == 2);
+  CHECK(max_error_for_batch(capped, small, random_frames(small, 8), 4, small.v_ref, false) < 2e-5);
+}
+
 TEST_CASE("CPU reconstructor normalises by |v_ref| when asked") {
   const auto m = random_model(256);
   const auto frames = random_frames(m, 16);
@@ -134,17 +153,21 @@ TEST_CASE("CPU reconstructor's submit and complete do not allocate, GEMV or GEMM
     slots[j] = &pool.slot(j);
     std::copy(frames[j].begin(), frames[j].end(), slots[j]->values);
   }
-  for (size_t batch : {1, 2, 7, 16}) {
-    CAPTURE(batch);
-    std::span<FrameSlot* const> b(slots.data(), batch);
-    g_mallocs = 0;
-    g_counting = true;
-    const bool ok = r.submit(b);
-    const size_t n = r.complete(out, true);
-    g_counting = false;
-    CHECK(ok);
-    CHECK(n == batch);
-    CHECK(g_mallocs == 0);
+  CpuReconstructor split(m, {16, 3});
+  for (CpuReconstructor* rec : {&r, &split}) {
+    for (size_t batch : {1, 2, 7, 16}) {
+      CAPTURE(batch);
+      CAPTURE(rec->threads());
+      std::span<FrameSlot* const> b(slots.data(), batch);
+      g_mallocs = 0;
+      g_counting = true;
+      const bool ok = rec->submit(b);
+      const size_t n = rec->complete(out, true);
+      g_counting = false;
+      CHECK(ok);
+      CHECK(n == batch);
+      CHECK(g_mallocs == 0);
+    }
   }
 }
 #endif

@@ -36,7 +36,26 @@ TEST_CASE("paced source releases frame i no earlier than t0 + i/rate and stamps 
     CHECK(due == first_due + int64_t{i} * 2'000'000);
     CHECK(slot.stamp(Stage::kReceived) >= due);
   }
-  CHECK(paced.read(slot, std::chrono::milliseconds(1)) == ReadStatus::kEnd);
+  // The end shows at the time the next frame would have been due.
+  CHECK(paced.read(slot, std::chrono::milliseconds(100)) == ReadStatus::kEnd);
+}
+
+TEST_CASE("paced source keeps the timeout: a frame not yet due stays unread, then comes on time") {
+  VectorSource inner(ramp_frames(3));
+  PacedSource paced(inner, {20, 1});  // 50 ms apart
+  std::vector<float> values(4), image(1);
+  FrameSlot slot;
+  slot.values = values.data();
+  slot.image = image.data();
+  REQUIRE(paced.read(slot, std::chrono::milliseconds(10)) == ReadStatus::kFrame);
+  const int64_t first_due = slot.stamp(Stage::kScheduled);
+  values[0] = -1;
+  CHECK(paced.read(slot, std::chrono::milliseconds(1)) == ReadStatus::kTimeout);
+  CHECK(values[0] == -1);  // nothing was read into the slot
+  REQUIRE(paced.read(slot, std::chrono::milliseconds(1000)) == ReadStatus::kFrame);
+  CHECK(values[0] == 1);
+  CHECK(slot.stamp(Stage::kScheduled) == first_due + 50'000'000);
+  CHECK(slot.stamp(Stage::kReceived) >= first_due + 50'000'000);
 }
 
 TEST_CASE("paced source: speed scales the inner source's nominal rate; unpaced passes through") {
@@ -71,7 +90,7 @@ TEST_CASE("stop() wakes a paced read waiting for a far due time") {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     paced.stop();
   });
-  // Returns only because of stop(); without it this read would take 100 s.
-  CHECK(paced.read(slot, std::chrono::milliseconds(10)) == ReadStatus::kStopped);
+  // Returns only because of stop(); without it this read would time out after 60 s.
+  CHECK(paced.read(slot, std::chrono::milliseconds(60'000)) == ReadStatus::kStopped);
   stopper.join();
 }

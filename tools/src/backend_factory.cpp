@@ -1,12 +1,9 @@
 // Backend selection and the CUDA plugin loader (see backend_factory.hpp).
 #include "backend_factory.hpp"
 
-#include <dlfcn.h>
-
-#include <cstdlib>
+#include <algorithm>
 #include <exception>
-#include <filesystem>
-#include <vector>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -14,6 +11,7 @@
 #include "eit/gpu/plugin_api.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/gn_reconstructor.hpp"
+#include "eit/recon/module_loader.hpp"
 
 namespace eit::cli {
 namespace {
@@ -24,62 +22,33 @@ struct PluginState {
   bool device = false;
 };
 
-std::vector<std::string> plugin_candidates() {
-  if (const char* env = std::getenv("EIT_GPU_PLUGIN"); env && *env) return {env};
-  std::vector<std::string> paths;
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    paths.push_back((exe.parent_path() / gpu::kPluginFile).string());
-    paths.push_back((exe.parent_path() / ".." / "lib" / "eitstream" / gpu::kPluginFile).string());
-  }
-  paths.push_back(gpu::kPluginFile);  // LD_LIBRARY_PATH, ld.so.cache
-  return paths;
-}
-
 PluginState load_plugin() {
   PluginState s;
-  std::string tried;
-  for (const std::string& path : plugin_candidates()) {
-    const bool bare = path.find('/') == std::string::npos;
-    if (!bare && !std::filesystem::exists(path)) {
-      tried += (tried.empty() ? "" : ", ") + path;
-      continue;
-    }
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed
-    if (!handle) {
-      const std::string err = dlerror();
-      if (bare && err.find("cannot open shared object file") != std::string::npos &&
-          err.find(gpu::kPluginFile) != std::string::npos) {
-        tried += (tried.empty() ? "" : ", ") + std::string("the loader's search path");
-        continue;
-      }
-      s.why =
-          fmt::format("no CUDA plugin: {} did not load (CUDA libraries missing?): {}", path, err);
-      return s;
-    }
-    const auto entry = reinterpret_cast<gpu::PluginEntry>(dlsym(handle, gpu::kPluginEntry));
-    const gpu::PluginApi* api = entry ? entry() : nullptr;
-    if (!api || api->abi_version != gpu::kPluginAbiVersion ||
-        api->sizeof_options != sizeof(gpu::CudaOptions) ||
-        api->sizeof_model != sizeof(recon::Model)) {
-      s.why = fmt::format(
-          "no CUDA plugin: {} is not a plugin of this eitstream build (entry {}, "
-          "ABI {} expected)",
-          path, gpu::kPluginEntry, gpu::kPluginAbiVersion);
-      return s;
-    }
-    std::string why;
-    if (!api->available(&why)) {
-      const bool driver =
-          why.find("Driver") != std::string::npos || why.find("driver") != std::string::npos;
-      s.why = fmt::format("{}: {}", driver ? "no CUDA driver" : "no CUDA device", why);
-      return s;
-    }
-    s.api = api;
+  const recon::LoadedModule loaded = recon::load_module(gpu::kPluginFile, "EIT_GPU_PLUGIN");
+  if (!loaded.handle) {
+    s.why = loaded.found ? fmt::format("no CUDA plugin: {} (CUDA libraries missing?)", loaded.error)
+                         : fmt::format("no CUDA plugin: {}", loaded.error);
     return s;
   }
-  s.why = fmt::format("no CUDA plugin: {} not found (looked in {})", gpu::kPluginFile, tried);
+  const auto entry =
+      reinterpret_cast<gpu::PluginEntry>(recon::module_symbol(loaded, gpu::kPluginEntry));
+  const gpu::PluginApi* api = entry ? entry() : nullptr;
+  if (!api || api->abi_version != gpu::kPluginAbiVersion ||
+      api->sizeof_options != sizeof(gpu::CudaOptions) ||
+      api->sizeof_model != sizeof(recon::Model)) {
+    s.why = fmt::format(
+        "no CUDA plugin: {} is not a plugin of this eitstream build (entry {}, ABI {} expected)",
+        loaded.path, gpu::kPluginEntry, gpu::kPluginAbiVersion);
+    return s;
+  }
+  std::string why;
+  if (!api->available(&why)) {
+    const bool driver =
+        why.find("Driver") != std::string::npos || why.find("driver") != std::string::npos;
+    s.why = fmt::format("{}: {}", driver ? "no CUDA driver" : "no CUDA device", why);
+    return s;
+  }
+  s.api = api;
   return s;
 }
 
@@ -110,7 +79,8 @@ std::string cuda_device_description() {
   return p.api ? p.api->describe() : p.why;
 }
 
-Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch) {
+Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
+                     size_t cpu_threads) {
   Backend b;
   if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the device or the host
     if (resolve_backend(which, &b.why_not_cuda) == "cuda") {
@@ -138,9 +108,11 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
     b.description = fmt::format("cuda ({})", plugin().api->describe());
     return b;
   }
-  b.reconstructor =
-      std::make_unique<pipeline::CpuReconstructor>(model, pipeline::CpuOptions{max_batch});
-  b.description = "cpu (Eigen, 1 thread)";
+  auto cpu = std::make_unique<pipeline::CpuReconstructor>(
+      model, pipeline::CpuOptions{max_batch, std::max<size_t>(cpu_threads, 1)});
+  b.description = cpu->threads() == 1 ? std::string("cpu (Eigen, 1 thread)")
+                                      : fmt::format("cpu (Eigen, {} threads)", cpu->threads());
+  b.reconstructor = std::move(cpu);
   return b;
 }
 

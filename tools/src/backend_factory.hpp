@@ -28,10 +28,12 @@ std::string resolve_backend(const std::string& which, std::string* why = nullptr
 // The plugin's device description ("NVIDIA H200, sm_90, …"), or why there is no CUDA device.
 std::string cuda_device_description();
 
-// The reconstructor for `which` (auto|cpu|cuda) with at most max_batch frames per call.
+// The reconstructor for `which` (auto|cpu|cuda) with at most max_batch frames per call;
+// cpu_threads: threads the CPU backend splits a batch over (CpuOptions::threads).
 // A "gn" model gets Gauss–Newton: the plugin's "cuda-gn" for cuda (and auto when a device is
 // there and the CUDA solver takes the model: point electrodes, triangles, a diagonal prior;
 // otherwise auto falls back to "cpu-gn" with why_not_cuda saying why, cuda throws).
-Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch);
+Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
+                     size_t cpu_threads = 1);
 
 }  // namespace eit::cli

@@ -1,11 +1,13 @@
 #include "mesh_source.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "eit/recon/default_circle_mesh.hpp"
 #include "eit/recon/mesh_generator.hpp"
 #include "eit/recon/mesh_io.hpp"
 #include "eit/recon/msh_reader.hpp"
@@ -59,6 +61,11 @@ recon::Mesh load_mesh_source(const MeshSourceOptions& o) {
   mesh.electrode_width = o.electrode_width;
   if (kind == "circle") {
     mesh.outline = recon::CircleOutline{arg.empty() ? 1.0 : parse_number(arg, "--mesh circle:R")};
+    // The default mesh is stored in the binary: no Gmsh load (EIT_MESH_NO_EMBEDDED=1 makes Gmsh
+    // generate it, for scripts/embed_default_mesh.py).
+    const char* no_embedded = std::getenv("EIT_MESH_NO_EMBEDDED");
+    if (recon::is_default_circle_mesh(mesh) && !(no_embedded && *no_embedded == '1'))
+      return recon::default_circle_mesh();
     return recon::generate_mesh(mesh);
   }
   if (kind == "ellipse") {

@@ -1,6 +1,8 @@
 #pragma once
 // `--mesh` argument of `eitstream model build|import`: where the mesh comes from.
-//   circle[:R]        Gmsh unit circle (or radius R)
+//   circle[:R]        Gmsh unit circle (or radius R); the default one (R 1, h0 0.1, 16 point
+//                     electrodes) comes stored in the binary (default_circle_mesh.hpp), no Gmsh
+//                     load; EIT_MESH_NO_EMBEDDED=1 in the environment makes Gmsh generate it
 //   ellipse:A,B       Gmsh ellipse with semi-axes A (x) and B (y)
 //   polygon:FILE      Gmsh mesh of the outline in FILE (one "x,y" or "x y" point per line, #
 //   comments) csv:DIR           pyEIT-style folder (nodes.csv, elements.csv, el_pos.csv) msh:FILE

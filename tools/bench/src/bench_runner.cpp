@@ -35,8 +35,11 @@ std::string endpoint_for(const std::string& transport) {
 // The inproc subscriber: a thread next to the pipeline, sharing the publisher's context.
 class SubscriberThread {
  public:
-  SubscriberThread(zmq::context_t& context, const std::string& endpoint, size_t capacity)
-      : sub_(context, endpoint, capacity), thread_([this] { loop(); }) {}
+  SubscriberThread(zmq::context_t& context, const std::string& endpoint, size_t capacity,
+                   SubscriberMode mode)
+      : sub_(context, endpoint, capacity, mode.pull),
+        spin_(mode.spin),
+        thread_([this] { loop(); }) {}
   ~SubscriberThread() { finish(); }
   // After the pipeline has finished: receive until 300 ms of quiet or the series end.
   const ImageSubscriber& finish() {
@@ -50,7 +53,7 @@ class SubscriberThread {
     int64_t quiet_until = std::numeric_limits<int64_t>::max();
     bool stopping = false;
     while (!sub_.counts().series_end) {
-      const size_t got = sub_.poll(50);
+      const size_t got = spin_ ? sub_.drain() : sub_.poll(50);
       if (!stopping && stop_.load(std::memory_order_acquire)) {
         stopping = true;
         quiet_until = pipeline::now_ns() + 300'000'000;
@@ -58,8 +61,10 @@ class SubscriberThread {
       if (stopping && got > 0) quiet_until = pipeline::now_ns() + 300'000'000;
       if (pipeline::now_ns() > quiet_until) break;
     }
+    sub_.close();  // a PUSH publisher's lossless end waits for its consumers to go
   }
   ImageSubscriber sub_;
+  bool spin_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -94,6 +99,11 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   sinks::ZmqPublisherOptions pub_options;
   pub_options.endpoint = endpoint_for(config.transport);
   pub_options.lossless = config.policy == "lossless";
+  // Lossless runs (max) measure delivered frames: PUSH to one PULL consumer waits for it, where
+  // PUB drops per subscriber once the subscriber falls behind (it must never stall the others).
+  pub_options.pattern = pub_options.lossless ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
+  config.pattern = pub_options.lossless ? "push" : "pub";
+  const SubscriberMode sub_mode{pub_options.lossless, config.latency_mode == "spin"};
   pub_options.series.stream = "bench";
   pub_options.series.rate_hz = config.rate_hz;
   pub_options.series.source = "eitstream bench frame table";
@@ -105,9 +115,10 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   std::unique_ptr<SubscriberThread> sub_thread;
   std::unique_ptr<SubscriberProcess> sub_process;
   if (config.transport == "inproc")
-    sub_thread = std::make_unique<SubscriberThread>(*context, config.endpoint, total);
+    sub_thread = std::make_unique<SubscriberThread>(*context, config.endpoint, total, sub_mode);
   else
-    sub_process = std::make_unique<SubscriberProcess>(env.executable, config.endpoint, total);
+    sub_process =
+        std::make_unique<SubscriberProcess>(env.executable, config.endpoint, total, sub_mode);
   if (sub_thread) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 
   acquisition::PhantomOptions src_options;
@@ -134,8 +145,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   StampSink stamps(*recorder, publisher);  // stamps "sent" on the publisher's own thread
   pipeline::PipelineStats stats;
   {
-    pipeline::Pipeline pipe(model, source, env.make_backend(config, model), {&stamps},
-                            options);
+    pipeline::Pipeline pipe(model, source, env.make_backend(config, model), {&stamps}, options);
     config.layout = std::string(pipeline::layout_name(pipe.layout()));
     pipe.start();
     while (!pipe.finished()) {
@@ -145,6 +155,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     pipe.wait();
     stats = pipe.stats();
   }
+  config.cpu_wake_hold = stats.cpu_wake_hold;
   PipelineCounters counters = counters_from(stats);
 
   SubscriberCounts sub_counts;

@@ -13,13 +13,13 @@
 namespace eit::bench {
 
 ImageSubscriber::ImageSubscriber(zmq::context_t& context, const std::string& endpoint,
-                                 size_t capacity)
+                                 size_t capacity, bool pull)
     : capacity_(capacity) {
   times_.reserve(capacity);
   try {
-    socket_ = zmq::socket_t(context, zmq::socket_type::sub);
+    socket_ = zmq::socket_t(context, pull ? zmq::socket_type::pull : zmq::socket_type::sub);
     socket_.set(zmq::sockopt::rcvhwm, 100'000);  // the subscriber is the measuring device: keep up
-    socket_.set(zmq::sockopt::subscribe, "eit/");
+    if (!pull) socket_.set(zmq::sockopt::subscribe, "eit/");
     socket_.connect(endpoint);
   } catch (const zmq::error_t& e) {
     throw std::runtime_error(
@@ -73,6 +73,13 @@ size_t ImageSubscriber::poll(int timeout_ms) {
   if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) > 0)
     while (receive_one()) {
     }
+  return static_cast<size_t>(counts_.images - before);
+}
+
+size_t ImageSubscriber::drain() {
+  const uint64_t before = counts_.images;
+  while (receive_one()) {
+  }
   return static_cast<size_t>(counts_.images - before);
 }
 

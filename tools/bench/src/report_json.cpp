@@ -37,11 +37,24 @@ json interval_json(const IntervalResult& iv) {
 
 json run_json(const RunResult& r) {
   const RunConfig& c = r.config;
-  json config{{"label", c.label()},       {"backend", c.backend},   {"model", c.model},
-              {"n_out", c.n_out},         {"n_meas", c.n_meas},     {"batch", c.batch},
-              {"transport", c.transport}, {"endpoint", c.endpoint}, {"rate_hz", c.rate_hz},
-              {"frames", c.frames},       {"warmup", c.warmup},     {"policy", c.policy},
-              {"stages", c.stages},       {"layout", c.layout},     {"latency_mode", c.latency_mode}};
+  json config{{"label", c.label()},
+              {"backend", c.backend},
+              {"model", c.model},
+              {"n_out", c.n_out},
+              {"n_meas", c.n_meas},
+              {"batch", c.batch},
+              {"transport", c.transport},
+              {"endpoint", c.endpoint},
+              {"rate_hz", c.rate_hz},
+              {"frames", c.frames},
+              {"warmup", c.warmup},
+              {"policy", c.policy},
+              {"stages", c.stages},
+              {"layout", c.layout},
+              {"latency_mode", c.latency_mode},
+              {"pattern", c.pattern},
+              {"cpu_wake_hold", c.cpu_wake_hold},
+              {"cpu_threads", c.cpu_threads}};
   json queues = json::object();
   for (const auto& [name, hw] : r.counters.queue_high_water)
     queues[name] = {{"high_water", hw.first}, {"capacity", hw.second}};

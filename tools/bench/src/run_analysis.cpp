@@ -29,8 +29,10 @@ std::string RunConfig::label() const {
   const std::string rate = rate_hz > 0 ? fmt::format("{:g} Hz", rate_hz) : std::string("max");
   std::string label =
       fmt::format("{} {}x{} b{} {} {}", backend, n_out, n_meas, batch, transport, rate);
-  if (stages != "auto") label += " " + (stages == "run-to-completion" ? std::string("rtc") : stages);
+  if (stages != "auto")
+    label += " " + (stages == "run-to-completion" ? std::string("rtc") : stages);
   if (latency_mode != "balanced") label += " " + latency_mode;
+  if (backend == "cpu" && cpu_threads > 1) label += fmt::format(" {}t", cpu_threads);
   return label;
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/cpu_wake_hold.hpp"
 
 namespace eit::bench {
 namespace {
@@ -69,13 +71,15 @@ std::string current_executable() {
 }
 
 SubscriberProcess::SubscriberProcess(const std::string& executable, const std::string& endpoint,
-                                     size_t capacity, int ready_timeout_ms) {
+                                     size_t capacity, SubscriberMode mode, int ready_timeout_ms) {
   int in_pipe[2], out_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(fmt::format("bench subscriber: pipe: {}", std::strerror(errno)));
   const std::string cap = std::to_string(capacity);
   std::vector<std::string> args{
       executable, "bench", "--subscriber-only", endpoint, "--subscriber-capacity", cap};
+  if (mode.pull) args.push_back("--subscriber-pull");
+  if (mode.spin) args.push_back("--subscriber-spin");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -143,23 +147,37 @@ SubscriberReport SubscriberProcess::finish(int timeout_ms) {
   return report;
 }
 
-int run_subscriber_child(const std::string& endpoint, size_t capacity) {
+int run_subscriber_child(const std::string& endpoint, size_t capacity, SubscriberMode mode) {
   static_assert(sizeof(ReceiveTime) == 16);
   ::signal(SIGPIPE, SIG_IGN);
+  std::optional<pipeline::CpuWakeHold> wake_hold;
+  if (mode.spin) wake_hold.emplace();
   zmq::context_t context(1);
-  ImageSubscriber sub(context, endpoint, capacity);
+  ImageSubscriber sub(context, endpoint, capacity, mode.pull);
   // Connecting is asynchronous: give the connection and the subscription time to reach the
   // publisher before the parent starts the source (the warm-up absorbs anything later).
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   if (!write_all(STDOUT_FILENO, "ready\n", 6)) return 2;
   bool parent_open = true;
   int64_t quiet_until = 0;
+  uint32_t spins = 0;
   while (!sub.counts().series_end) {
-    std::array<zmq::pollitem_t, 2> items{
-        {{sub.socket().handle(), 0, ZMQ_POLLIN, 0}, {nullptr, STDIN_FILENO, ZMQ_POLLIN, 0}}};
-    zmq::poll(items.data(), parent_open ? 2 : 1, std::chrono::milliseconds(50));
-    const size_t got = (items[0].revents & ZMQ_POLLIN) ? sub.poll(0) : 0;
-    if (parent_open && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
+    size_t got = 0;
+    bool parent_said = false;
+    if (mode.spin) {  // never sleeps: look at stdin only every 4096 rounds
+      got = sub.drain();
+      if (parent_open && (++spins & 4095u) == 0) {
+        pollfd pfd{STDIN_FILENO, POLLIN, 0};
+        parent_said = ::poll(&pfd, 1, 0) > 0;
+      }
+    } else {
+      std::array<zmq::pollitem_t, 2> items{
+          {{sub.socket().handle(), 0, ZMQ_POLLIN, 0}, {nullptr, STDIN_FILENO, ZMQ_POLLIN, 0}}};
+      zmq::poll(items.data(), parent_open ? 2 : 1, std::chrono::milliseconds(50));
+      got = (items[0].revents & ZMQ_POLLIN) ? sub.poll(0) : 0;
+      parent_said = parent_open && (items[1].revents & (ZMQ_POLLIN | ZMQ_POLLERR));
+    }
+    if (parent_said) {
       char buf[64];
       if (::read(STDIN_FILENO, buf, sizeof buf) <= 0) {
         parent_open = false;
@@ -171,6 +189,9 @@ int run_subscriber_child(const std::string& endpoint, size_t capacity) {
       if (pipeline::now_ns() > quiet_until) break;
     }
   }
+  // Leave before writing the record: a PUSH publisher's lossless end waits for its consumers to
+  // close, and the parent reads the record only after that end (the record can exceed a pipe).
+  sub.close();
   const auto& c = sub.counts();
   const auto& t = sub.received();
   const std::array<uint64_t, 6> head{

@@ -2,15 +2,17 @@
 // ReplaySource: a Source that plays a recording, through a RecordingReader (random access, frame
 // count known) or a StreamDecoder fed from the file (a captured serial log, a raw stream).
 //
-// Pacing is open loop: frame i is due at start + i / (rate · speed), with start taken at the
-// first read(), so a late consumer never shifts the schedule; kScheduled gets the due time,
-// kReceived the time the frame was decoded. Unpaced replay (as fast as possible) stamps both with
-// the decode time. Replay is lossless: a slow consumer delays frames, it never drops them. With
-// loop the file starts over; seq keeps counting, so seq = schedule index and a frame the codec
-// rejects leaves a gap (flagged kFlagGapBefore on the next frame, counted in bad_frames).
+// Pacing is pipeline::PacedSource's (the one pacing implementation), wrapped around the file's
+// frames read as fast as they come: open loop, frame i due at start + i / (rate · speed), start
+// taken at the first read(), so a late consumer never shifts the schedule; kScheduled gets the
+// due time, kReceived the release time. Unpaced replay (as fast as possible) stamps both with the
+// decode time. Replay is lossless: a slow consumer delays frames, it never drops them. With loop
+// the file starts over; seq keeps counting the file's frames, so a frame the codec rejects leaves
+// a gap in seq (flagged kFlagGapBefore on the next frame, counted in bad_frames); it takes no
+// time slot of the schedule.
 //
 // Threads: read() from the acquisition thread only; stop(), stats() and progress() from any
-// thread. read() does not allocate; it sleeps (in slices, watching stop()) up to `timeout`.
+// thread. read() does not allocate; it waits (woken at once by stop()) up to `timeout`.
 // Construction throws when pacing is asked for and no rate is known (names the file and --fps).
 #include <atomic>
 #include <filesystem>
@@ -19,8 +21,9 @@
 #include <vector>
 
 #include "eit/acquisition/recording_reader.hpp"
-#include "eit/pipeline/source.hpp"
 #include "eit/acquisition/stream_decoder.hpp"
+#include "eit/pipeline/paced_source.hpp"
+#include "eit/pipeline/source.hpp"
 
 namespace eit::acquisition {
 
@@ -55,7 +58,7 @@ class ReplaySource final : public pipeline::Source {
   size_t n_values() const noexcept override { return n_values_; }
   double nominal_rate_hz() const noexcept override { return unpaced_ ? 0.0 : pace_hz_; }
   pipeline::ReadStatus read(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout) override;
-  void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
+  void stop() noexcept override { paced_->stop(); }
   pipeline::SourceStats stats() const override;
 
   ReplayProgress progress() const noexcept;
@@ -64,12 +67,29 @@ class ReplaySource final : public pipeline::Source {
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
  private:
+  // The file's frames as a Source, unpaced: what paced_ wraps.
+  class FileFrames final : public pipeline::Source {
+   public:
+    explicit FileFrames(ReplaySource& owner) : owner_(owner) {}
+    std::string describe() const override { return owner_.describe(); }
+    size_t n_values() const noexcept override { return owner_.n_values_; }
+    double nominal_rate_hz() const noexcept override { return 0.0; }
+    pipeline::ReadStatus read(pipeline::FrameSlot& slot,
+                              std::chrono::milliseconds timeout) override {
+      return owner_.read_file(slot, timeout);
+    }
+    void stop() noexcept override { owner_.stopped_.store(true, std::memory_order_relaxed); }
+    pipeline::SourceStats stats() const override { return owner_.stats(); }
+
+   private:
+    ReplaySource& owner_;
+  };
+
   enum class Produce { kFrame, kBad, kEnd };
+  pipeline::ReadStatus read_file(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout);
   Produce produce(pipeline::FrameSlot& slot) noexcept;
   Produce produce_from_reader(pipeline::FrameSlot& slot) noexcept;
   Produce produce_from_decoder(pipeline::FrameSlot& slot) noexcept;
-  // Sleeps until t_ns or deadline_ns, whichever is first; false when stopped.
-  bool sleep_until(int64_t t_ns) const noexcept;
   void init_pacing(const ReplayOptions& options, const std::string& name);
 
   std::unique_ptr<RecordingReader> reader_;
@@ -89,7 +109,8 @@ class ReplaySource final : public pipeline::Source {
   bool loop_ = false;
   std::vector<std::string> warnings_;
 
-  int64_t start_ns_ = 0;
+  FileFrames frames_{*this};
+  std::unique_ptr<pipeline::PacedSource> paced_;  // around frames_; built by init_pacing
   uint64_t schedule_index_ = 0;  // frames consumed so far, all passes (= seq of the next one)
   bool gap_pending_ = false;
   std::atomic<bool> stopped_{false};
@@ -104,7 +125,7 @@ std::unique_ptr<ReplaySource> open_replay(const std::filesystem::path& path,
                                           const ReplayOptions& options,
                                           const recon::Protocol& model_protocol);
 std::unique_ptr<pipeline::Source> open_recording(const std::filesystem::path& path,
-                                       const ReplayOptions& options,
-                                       const recon::Protocol& model_protocol);
+                                                 const ReplayOptions& options,
+                                                 const recon::Protocol& model_protocol);
 
 }  // namespace eit::acquisition

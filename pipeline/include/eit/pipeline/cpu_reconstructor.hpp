@@ -1,7 +1,14 @@
 #pragma once
-// CpuReconstructor: the Reconstructor on the host, Eigen float32, one thread.
+// CpuReconstructor: the Reconstructor on the host, Eigen float32, one thread by default.
 //
 //   image_j = H · (w ⊙ (v_j − v_ref))     GEMV for a batch of one, GEMM for a batch of several
+//
+// CpuOptions::threads > 1: a batch of several frames is split by rows of H over that many
+// threads (the calling thread and threads − 1 helpers started in the constructor, each with its
+// own GEMM packing buffers); the helpers spin ~50 µs after a batch, then sleep on a futex
+// doorbell, so an idle backend costs nothing. Every output element is still one dot product over
+// the whole of H's row, by the same kernel. Single frames stay on the calling thread (a GEMV of
+// this size is faster than waking a helper).
 //
 // H is borrowed, not copied: the model (or matrix) must outlive the reconstructor. All scratch
 // (the dv block, the GEMM result and GEMM's packing buffers) is allocated in the constructor, so
@@ -22,6 +29,7 @@ namespace eit::pipeline {
 
 struct CpuOptions {
   size_t max_batch = 16;
+  size_t threads = 1;  // threads computing a batch (the caller's included); 1: no helpers
 };
 
 class CpuReconstructor final : public Reconstructor {
@@ -33,6 +41,7 @@ class CpuReconstructor final : public Reconstructor {
   ~CpuReconstructor() override;
 
   std::string_view name() const noexcept override { return "cpu"; }
+  size_t threads() const noexcept;
   size_t n_meas() const noexcept override { return static_cast<size_t>(H_.cols()); }
   size_t n_out() const noexcept override { return static_cast<size_t>(H_.rows()); }
   size_t max_batch() const noexcept override { return max_batch_; }
@@ -46,14 +55,17 @@ class CpuReconstructor final : public Reconstructor {
   void warm() noexcept override;  // one load per cache line of H, v_ref and the weights
 
  private:
-  struct Gemm;  // Eigen's GEMM kernel with its packing buffers, preallocated
+  void helper_loop(size_t k) noexcept;
+  struct Gemm;     // Eigen's GEMM kernel with its packing buffers, preallocated
+  struct Helpers;  // the helper threads of CpuOptions::threads > 1
   Eigen::Map<const recon::MatrixRowMajorF> H_;
   size_t max_batch_;
   Eigen::VectorXf v_ref_, weight_;  // dv = (v − v_ref) ⊙ weight
   Eigen::MatrixXf dv_;              // n_meas × max_batch, column j = frame j
   Eigen::MatrixXf result_;          // n_out × max_batch, GEMM output
   std::unique_ptr<Gemm> gemm_;
-  std::vector<FrameSlot*> batch_;  // the pending batch (capacity max_batch)
+  std::unique_ptr<Helpers> helpers_;  // null with one thread
+  std::vector<FrameSlot*> batch_;     // the pending batch (capacity max_batch)
   size_t pending_ = 0;
 };
 

@@ -1,10 +1,11 @@
 #pragma once
 // ImageSink: where finished images go (ZeroMQ publisher, recorder, a benchmark's collector).
-// The publish stage hands each frame, in order, to every sink; the frame is only borrowed for the
-// call and goes back to the pool right after, so a sink copies what it keeps. A sink never
-// modifies a frame.
+// Each sink has its own bounded queue and thread (pipeline.hpp): that thread hands it every frame
+// the queue took, in order; the frame is only borrowed for the call (its slot is shared,
+// reference-counted, with the other sinks) and goes back to the pool once every sink is done, so
+// a sink copies what it keeps. A sink never modifies a frame.
 //
-// Threads: begin(), publish(), tick() and end() are called on the publish-stage thread only;
+// Threads: begin(), publish(), tick() and end() are called on this sink's own thread only;
 // stats() and abort() from any thread. publish() must not throw, allocate or log; a sink with a
 // lossless policy may block in publish() until its consumer takes the frame or abort() is called.
 #include <cstdint>

@@ -4,6 +4,11 @@
 // first frame was read and rate is PacingOptions::rate_hz, or the inner source's nominal rate
 // times `speed`. With neither (an unpaced inner source and no rate) frames pass straight through.
 // Each released frame is stamped kScheduled = its due time and kReceived = its release time.
+// read() waits for the next frame's due time first and only then reads the inner source, so it
+// keeps Source's contract: a frame not due within `timeout` stays unread (kTimeout; the next call
+// picks the schedule up), and the end of the inner source shows at the time of the frame after
+// the last. A frame the inner source skips (a codec rejecting it) does not use up a time slot.
+// This is the one pacing implementation: ReplaySource (acquisition/) paces through it too.
 //
 // Threading: read() from one thread (the source stage); stop() from any thread wakes a read()
 // waiting for its due time at once (a futex doorbell, no polling). The inner source is borrowed
@@ -36,6 +41,8 @@ class PacedSource final : public Source {
   SourceStats stats() const override { return inner_.stats(); }
 
  private:
+  bool sleep_until(int64_t t_ns) noexcept;
+
   Source& inner_;
   double rate_hz_;
   int64_t period_ns_;  // 0: unpaced

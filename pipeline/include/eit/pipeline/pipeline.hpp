@@ -26,6 +26,9 @@
 //
 // Waiting (PipelineOptions::latency_mode): stages sleep on futex doorbells (doorbell.hpp) and
 // wake within microseconds of work arriving; kSpin never sleeps; kBalanced polls ~spin_ns first.
+// kSpin also takes a CpuWakeHold (cpu_wake_hold.hpp) from start() until destruction, so threads
+// outside the pipeline that do sleep (libzmq's I/O threads) wake fast too; stats().cpu_wake_hold
+// says whether the system granted it.
 //
 // Stop: request_stop() (any thread) stops the source; every frame already received is still
 // reconstructed and handed to the sinks, then the sinks end their series and the threads exit.

@@ -78,6 +78,7 @@ struct PipelineStats {
   std::vector<SinkQueueStats> sink_queues;  // one per sink, in the same order
   std::string layout;                       // "pipelined" or "run-to-completion"
   std::string latency_mode;                 // "spin", "balanced" or "idle"
+  std::string cpu_wake_hold;  // spin: whether CPUs are kept out of deep idle (CpuWakeHold)
   std::array<LatencySummary, kSpanCount> latency{};
   LatencySummary sink_call;  // time inside the first sink's publish() per frame
   std::string error;         // the last fault (source or backend), empty if none

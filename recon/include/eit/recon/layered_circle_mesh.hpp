@@ -1,5 +1,7 @@
 #pragma once
-// Fallback mesh for builds without Gmsh (the built-in model uses it there). Allocates; no state.
+// A structured circle mesh that needs no Gmsh (small, fast meshes for tests and for builds
+// without Gmsh; the built-in model uses the stored Gmsh mesh, default_circle_mesh.hpp).
+// Allocates; no state.
 #include "eit/recon/mesh.hpp"
 
 namespace eit::recon {

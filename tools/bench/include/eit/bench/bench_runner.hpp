@@ -2,7 +2,9 @@
 // run_benchmark(): one benchmark run through the real streaming path —
 //   SyntheticPhantomSource (replaying a fixed frame table, open loop: frame i due at t0 + i/rate)
 //   → Pipeline (queues, reconstructor backend, publish stage)
-//   → ZmqPublisher (PUB on inproc / ipc / tcp loopback) → ImageSubscriber
+//   → ZmqPublisher (PUB on inproc / ipc / tcp loopback; PUSH when lossless, so that a `max` run
+//     counts delivered frames) → ImageSubscriber (SUB or PULL; busy-polling with
+//     --latency-mode spin, like the pipeline's stages)
 // with a StampSink after the publisher, so every frame's stamps land in a StampRecorder and the
 // subscriber's receive times (a thread for inproc, a child process for ipc and tcp) join them.
 //

@@ -1,9 +1,10 @@
 #pragma once
-// ImageSubscriber: the benchmark's receiving end. A ZeroMQ SUB socket connected to the
-// publisher's endpoint; for every image it notes (seq, now_ns() once the whole multipart message
-// is in) into arrays reserved for `capacity` images, and it notices the series-end message.
-// The same class runs as a thread next to the pipeline (inproc, which needs the publisher's
-// context) and inside `eitstream bench --subscriber-only` in a child process (ipc, tcp).
+// ImageSubscriber: the benchmark's receiving end. A ZeroMQ SUB socket (or PULL, for a PUSH
+// publisher: the lossless `max` runs) connected to the publisher's endpoint; for every image it
+// notes (seq, now_ns() once the whole multipart message is in) into arrays reserved for `capacity`
+// images, and it notices the series-end message. The same class runs as a thread next to the
+// pipeline (inproc, which needs the publisher's context) and inside `eitstream bench
+// --subscriber-only` in a child process (ipc, tcp).
 //
 // Threads: one thread calls poll()/received(); construction connects (throws naming the
 // endpoint). poll() never allocates beyond libzmq's own message buffers.
@@ -32,11 +33,18 @@ struct SubscriberCounts {
 
 class ImageSubscriber {
  public:
-  ImageSubscriber(zmq::context_t& context, const std::string& endpoint, size_t capacity);
+  // pull: a PULL socket (the publisher PUSHes), else SUB subscribed to "eit/".
+  ImageSubscriber(zmq::context_t& context, const std::string& endpoint, size_t capacity,
+                  bool pull = false);
 
   // Waits up to timeout_ms for messages and takes every one that is ready. Returns how many
   // images it recorded.
   size_t poll(int timeout_ms);
+  // Takes every message ready now, without waiting (a spinning caller loops on it). Returns how
+  // many images it recorded.
+  size_t drain();
+  // Closes the socket (a PUSH publisher's lossless end waits for its consumers to go).
+  void close() { socket_.close(); }
   // For callers that poll other things too (the child's stdin).
   zmq::socket_t& socket() noexcept { return socket_; }
 

@@ -31,16 +31,19 @@ struct RunConfig {
   std::string backend;  // "cpu", "cuda"
   std::string model;    // "random 1024x208 (seed 1)" or a model file's path and id
   size_t n_out = 0, n_meas = 0;
-  size_t batch = 1;       // the reconstructor's largest batch
-  std::string transport;  // "inproc", "ipc", "tcp"
+  size_t batch = 1;        // the reconstructor's largest batch
+  size_t cpu_threads = 1;  // threads of the CPU backend
+  std::string transport;   // "inproc", "ipc", "tcp"
   std::string endpoint;
-  double rate_hz = 0;  // offered rate; 0 = as fast as the pipeline takes frames
-  size_t frames = 0;   // measured frames (after warm-up)
-  size_t warmup = 0;   // frames excluded at the start
-  std::string policy;  // "lossless" or "live"
+  double rate_hz = 0;                     // offered rate; 0 = as fast as the pipeline takes frames
+  size_t frames = 0;                      // measured frames (after warm-up)
+  size_t warmup = 0;                      // frames excluded at the start
+  std::string policy;                     // "lossless" or "live"
   std::string stages = "auto";            // pipeline layout: auto, pipelined, run-to-completion
   std::string latency_mode = "balanced";  // how stages wait: spin, balanced, idle
   std::string layout;                     // the layout the run actually used (auto resolved)
+  std::string pattern;                    // "pub" (live) or "push" (lossless)
+  std::string cpu_wake_hold;              // spin: the pipeline's CpuWakeHold, held or why not
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
 };

@@ -1,7 +1,8 @@
 #pragma once
 // The benchmark's subscriber in a separate process, so the published images really cross a
 // process boundary (ipc, tcp). The parent runs `<eitstream> bench --subscriber-only ENDPOINT
-// --subscriber-capacity N` (fork + exec of its own executable) and talks to it over two pipes:
+// --subscriber-capacity N [--subscriber-pull] [--subscriber-spin]` (fork + exec of its own
+// executable) and talks to it over two pipes:
 //   child stdout: "ready\n" once it has connected and subscribed; at the end, the binary record
 //                 "EITBSUB1", six uint64 counts (images, overflow, malformed, series, series_end,
 //                 n), then n × (uint64 seq, int64 receive time in CLOCK_MONOTONIC ns);
@@ -23,6 +24,14 @@
 
 namespace eit::bench {
 
+// How the subscriber receives: pull — a PULL socket for a PUSH publisher (else SUB); spin —
+// busy-poll the socket without sleeping and hold a CpuWakeHold (the pair of --latency-mode spin),
+// else sleep in zmq_poll until a message is there.
+struct SubscriberMode {
+  bool pull = false;
+  bool spin = false;
+};
+
 struct SubscriberReport {
   std::vector<ReceiveTime> times;
   SubscriberCounts counts;
@@ -32,7 +41,7 @@ class SubscriberProcess {
  public:
   // Spawns the child and waits (up to ready_timeout_ms) for it to be subscribed.
   SubscriberProcess(const std::string& executable, const std::string& endpoint, size_t capacity,
-                    int ready_timeout_ms = 10'000);
+                    SubscriberMode mode = {}, int ready_timeout_ms = 10'000);
   ~SubscriberProcess();  // kills a child still running
   SubscriberProcess(const SubscriberProcess&) = delete;
   SubscriberProcess& operator=(const SubscriberProcess&) = delete;
@@ -48,7 +57,7 @@ class SubscriberProcess {
 
 // The child's side: connects, says ready, records, writes the record to stdout. Returns the
 // process exit code.
-int run_subscriber_child(const std::string& endpoint, size_t capacity);
+int run_subscriber_child(const std::string& endpoint, size_t capacity, SubscriberMode mode);
 
 // This process's executable (/proc/self/exe).
 std::string current_executable();

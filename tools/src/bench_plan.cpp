@@ -1,0 +1,197 @@
+#include "bench_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <initializer_list>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backend_factory.hpp"
+#include "command_registry.hpp"
+#include "eit/bench/bench_model.hpp"
+#include "eit/recon/default_model.hpp"
+#include "eit/recon/model_file.hpp"
+
+namespace eit::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+double parse_rate(const std::string& text) {
+  if (text == "max") return 0;
+  try {
+    size_t used = 0;
+    const double r = std::stod(text, &used);
+    if (used == text.size() && r > 0) return r;
+  } catch (const std::exception&) {
+  }
+  throw CommandError(fmt::format("--rate '{}': expected frames per second (> 0) or 'max'", text));
+}
+
+size_t parse_count(const std::string& text, const char* option) {
+  try {
+    size_t used = 0;
+    const unsigned long v = std::stoul(text, &used);
+    if (used == text.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw CommandError(fmt::format("{} '{}': expected a whole number ≥ 1", option, text));
+}
+
+// Backends come from the shared factory (backend_factory.hpp): the names resolve once to
+// cpu or cuda (auto prints why it chose the CPU), and each run builds its reconstructor there.
+std::string resolve_bench_backend(const std::string& name) {
+  std::string why;
+  const std::string chosen = eit::cli::resolve_backend(name, &why);
+  if (!why.empty()) fmt::print(stderr, "eitstream bench: --backend {} chose cpu: {}\n", name, why);
+  return chosen;
+}
+
+std::vector<NamedModel> load_models(const BenchArgs& a) {
+  std::vector<NamedModel> models;
+  for (const auto& path : a.models) {
+    if (path == "builtin") {  // what `eitstream run` uses by default
+      eit::recon::Model m = eit::recon::default_model();
+      models.push_back({fmt::format("built-in ({}, id {})", m.algorithm, m.id), std::move(m)});
+      continue;
+    }
+    eit::recon::Model m = eit::recon::load_model(path);
+    models.push_back({fmt::format("{} ({}, id {})", path, m.algorithm, m.id), std::move(m)});
+  }
+  const std::string sizes = a.sizes.empty() && a.models.empty() ? "1024x208" : a.sizes;
+  for (const auto& s : split_list(sizes)) {
+    const auto [rows, cols] = eit::bench::parse_matrix_size(s);
+    models.push_back({fmt::format("random {}x{} (seed 1)", rows, cols),
+                      eit::bench::make_random_model(rows, cols)});
+  }
+  return models;
+}
+
+// Every item of a list option is one of `allowed`.
+std::vector<std::string> checked_list(const std::string& text, const char* option,
+                                      std::initializer_list<std::string_view> allowed) {
+  auto items = split_list(text);
+  for (const auto& item : items)
+    if (std::find(allowed.begin(), allowed.end(), item) == allowed.end())
+      throw CommandError(
+          fmt::format("{} '{}': expected one of {}", option, item, fmt::join(allowed, ", ")));
+  return items;
+}
+
+// auto: a paced source is a device that cannot wait (live: drop and count); "max" measures the
+// sustained throughput, which only a source that waits for room shows (lossless).
+std::string policy_for(const BenchArgs& a, double rate) {
+  return a.policy != "auto" ? a.policy : rate > 0 ? std::string("live") : std::string("lossless");
+}
+
+eit::bench::RunConfig base_config(const BenchArgs& a, const NamedModel& m) {
+  eit::bench::RunConfig c;
+  c.model = m.description;
+  c.n_out = m.model.n_out();
+  c.n_meas = m.model.n_meas();
+  c.frames = a.frames;
+  c.warmup = a.warmup;
+  c.cpu_threads = a.cpu_threads;
+  return c;
+}
+
+}  // namespace
+
+Axes parse_axes(const BenchArgs& a) {
+  Axes x;
+  x.models = load_models(a);
+  for (const auto& b : split_list(a.backends)) x.backends.push_back(resolve_bench_backend(b));
+  for (const auto& b : split_list(a.batches)) x.batches.push_back(parse_count(b, "--batch"));
+  for (const auto& r : split_list(a.rates)) x.rates.push_back(parse_rate(r));
+  x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp"});
+  x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
+  x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
+  if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
+    throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
+  if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.rates.empty() ||
+      x.transports.empty() || x.stages.empty() || x.latency_modes.empty())
+    throw CommandError("nothing to run: every list option needs at least one value");
+  return x;
+}
+
+std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
+  std::vector<Planned> plan;
+  for (const auto& m : x.models)
+    for (const auto& backend : x.backends)
+      for (size_t batch : x.batches)
+        for (const auto& transport : x.transports)
+          for (const auto& stages : x.stages)
+            for (const auto& mode : x.latency_modes)
+              for (double rate : x.rates) {
+                eit::bench::RunConfig c = base_config(a, m);
+                c.backend = backend;
+                c.batch = batch;
+                c.transport = transport;
+                c.stages = stages;
+                c.latency_mode = mode;
+                c.rate_hz = rate;
+                c.policy = policy_for(a, rate);
+                plan.push_back({&m, c});
+              }
+  return plan;
+}
+
+// The pyEIT comparison: times pyEIT, then adds two eitstream runs per pyEIT matrix shape on the
+// same frames (paced like pyEIT's latency loop, and at max like its frames/s loop).
+void plan_pyeit(const BenchArgs& a, const Axes& x, PyeitPart& part, std::vector<Planned>& plan) {
+  part.first_run = plan.size();
+  if (!a.compare_pyeit) return;
+  part.frames = eit::bench::make_frame_table(eit::bench::make_random_model(1, 208));
+  if (!a.quiet)
+    fmt::print(stderr, "pyEIT: timing JAC and GREIT on {} frames (set-up takes a while)…\n",
+               a.compare_frames);
+  part.pyeit = eit::bench::run_pyeit(a.pyeit_script, part.frames, a.compare_frames, a.compare_rate);
+  part.models.reserve(part.pyeit->timings.size());
+  for (const auto& t : part.pyeit->timings) {
+    part.models.push_back(
+        {fmt::format("random {}x{} (the shape of {}'s H)", t.n_out, t.n_meas, t.name),
+         eit::bench::make_random_model(t.n_out, t.n_meas)});
+    for (double rate : {a.compare_rate, 0.0}) {
+      eit::bench::RunConfig c = base_config(a, part.models.back());
+      c.backend = x.backends.front();
+      c.batch = x.batches.front();
+      c.transport = "tcp";
+      c.rate_hz = rate;
+      c.frames = a.compare_frames;
+      c.warmup = std::min<size_t>(a.warmup, a.compare_frames);
+      c.policy = policy_for(a, rate);
+      plan.push_back({&part.models.back(), c, true});
+    }
+  }
+}
+
+eit::bench::Comparison comparison_of(const BenchArgs& a, const PyeitPart& part) {
+  eit::bench::Comparison cmp;
+  cmp.skipped = part.pyeit->skipped;
+  cmp.eitstream_what = fmt::format(
+      "received→sent (frame in → image handed to ZeroMQ) per frame at {:g} frames/s offered, "
+      "frames/s from a run at max (lossless), tcp",
+      a.compare_rate);
+  for (size_t k = 0; k < part.pyeit->timings.size(); ++k) {
+    cmp.external.push_back(part.pyeit->timings[k]);
+    cmp.external.back().run_index = part.first_run + 2 * k;
+    cmp.external.back().max_run_index = part.first_run + 2 * k + 1;
+  }
+  return cmp;
+}
+
+}  // namespace eit::cli
