@@ -16,6 +16,7 @@
 
 #include "eit/recon/mesh_generator.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
+#include "eit/recon/msh_reader.hpp"
 #include "mesh_generator_module.hpp"
 
 namespace eit::recon {
@@ -24,6 +25,7 @@ namespace {
 struct GmshModule {
   GmshGenerateFn generate = nullptr;
   GmshGenerate3dFn generate_3d = nullptr;
+  GmshRead3dFn read_3d = nullptr;
   std::string why;  // why generate is null
 };
 
@@ -64,8 +66,10 @@ GmshModule load() {
     }
     m.generate = reinterpret_cast<GmshGenerateFn>(dlsym(handle, kGmshModuleEntry));
     m.generate_3d = reinterpret_cast<GmshGenerate3dFn>(dlsym(handle, kGmshModuleEntry3d));
-    if (!m.generate || !m.generate_3d)
-      m.why = fmt::format("{} lacks {} or {}", path, kGmshModuleEntry, kGmshModuleEntry3d);
+    m.read_3d = reinterpret_cast<GmshRead3dFn>(dlsym(handle, kGmshModuleEntryRead3d));
+    if (!m.generate || !m.generate_3d || !m.read_3d)
+      m.why = fmt::format("{} lacks {}, {} or {}", path, kGmshModuleEntry, kGmshModuleEntry3d,
+                          kGmshModuleEntryRead3d);
     return m;
   }
   m.why = fmt::format("{} not found (looked in {})", kGmshModuleFile, tried);
@@ -117,6 +121,10 @@ Mesh generate_mesh(const MeshOptions& options) {
 
 Mesh generate_mesh_3d(const Mesh3dOptions& options) {
   return call_module(module().generate_3d, options, module().why);
+}
+
+Mesh read_msh_tetrahedra(const std::filesystem::path& path) {
+  return call_module(module().read_3d, path, module().why);
 }
 
 }  // namespace eit::recon
