@@ -127,13 +127,16 @@ SegmentIntegrals segment_integrals(const ElectrodeSegment& s) {
 
 Eigen::SparseMatrix<double> assemble_system(const Mesh& mesh, const ElementGeometry& g,
                                             const Eigen::VectorXd& perm,
-                                            const ElectrodeSegments& segments, double z,
+                                            const ElectrodeContacts& contacts, double z,
                                             bool grounded) {
   const int n_nodes = mesh.n_nodes();
-  const int n = n_nodes + (segments.empty() ? 0 : mesh.n_electrodes());
+  const int n = n_nodes + (contacts.empty() ? 0 : mesh.n_electrodes());
   const int ref = mesh.ref_node;
+  size_t n_facets = 0;
+  for (const auto& c : contacts) n_facets += c.size();
   std::vector<Eigen::Triplet<double>> triplets;
-  triplets.reserve(static_cast<size_t>(mesh.n_elems()) * (g.dim + 1) * (g.dim + 1) + 16 * segments.size() + 1);
+  triplets.reserve(static_cast<size_t>(mesh.n_elems()) * (g.dim + 1) * (g.dim + 1) +
+                   16 * n_facets + 1);
   const auto add = [&](int i, int j, double v) {
     if (grounded && (i == ref || j == ref)) return;
     triplets.emplace_back(i, j, v);
@@ -148,25 +151,30 @@ Eigen::SparseMatrix<double> assemble_system(const Mesh& mesh, const ElementGeome
         add(mesh.elements(e, i), mesh.elements(e, j), scale * dot);
       }
   }
-  for (size_t l = 0; l < segments.size(); ++l) {
+  for (size_t l = 0; l < contacts.size(); ++l) {
     const int u = n_nodes + static_cast<int>(l);
-    for (const ElectrodeSegment& s : segments[l]) {
-      const SegmentIntegrals q = segment_integrals(s);
-      add(s.a, s.a, q.aa / z);
-      add(s.a, s.b, q.ab / z);
-      add(s.b, s.a, q.ab / z);
-      add(s.b, s.b, q.bb / z);
-      add(s.a, u, -q.a / z);
-      add(u, s.a, -q.a / z);
-      add(s.b, u, -q.b / z);
-      add(u, s.b, -q.b / z);
-      add(u, u, s.length * (s.t1 - s.t0) / z);
+    for (const ContactFacet& f : contacts[l]) {
+      for (int i = 0; i < f.count; ++i) {
+        for (int j = 0; j < f.count; ++j)
+          add(f.node[static_cast<size_t>(i)], f.node[static_cast<size_t>(j)],
+              f.mass[static_cast<size_t>(i * f.count + j)] / z);
+        add(f.node[static_cast<size_t>(i)], u, -f.load[static_cast<size_t>(i)] / z);
+        add(u, f.node[static_cast<size_t>(i)], -f.load[static_cast<size_t>(i)] / z);
+      }
+      add(u, u, f.measure / z);
     }
   }
   if (grounded) triplets.emplace_back(ref, ref, 1.0);
   Eigen::SparseMatrix<double> A(n, n);
   A.setFromTriplets(triplets.begin(), triplets.end());
   return A;
+}
+
+Eigen::SparseMatrix<double> assemble_system(const Mesh& mesh, const ElementGeometry& g,
+                                            const Eigen::VectorXd& perm,
+                                            const ElectrodeSegments& segments, double z,
+                                            bool grounded) {
+  return assemble_system(mesh, g, perm, contacts_from_segments(segments), z, grounded);
 }
 
 }  // namespace eit::recon::detail

@@ -12,14 +12,13 @@
 
 namespace eit::recon {
 
-using detail::ElectrodeSegments;
 
 struct ForwardModel::Impl {
   Mesh mesh;
   Protocol protocol;
   ForwardOptions options;
   detail::ElementGeometry geometry;
-  ElectrodeSegments segments;      // CEM only
+  detail::ElectrodeContacts contacts;  // CEM only
   std::vector<int> electrode_row;  // unknown carrying electrode l's voltage / injection
 
   bool cached = false;
@@ -57,7 +56,7 @@ struct ForwardModel::Impl {
     Eigen::VectorXd perm = effective_perm(perm_in);
     if (cached && perm.size() == cached_perm.size() && perm == cached_perm) return fields;
     const Eigen::SparseMatrix<double> A = detail::assemble_system(
-        mesh, geometry, perm, segments, options.contact_impedance, /*grounded=*/true);
+        mesh, geometry, perm, contacts, options.contact_impedance, /*grounded=*/true);
     const detail::SparseSpdSolver solver(A, backend(), mesh.dim());
     Eigen::MatrixXd rhs = Eigen::MatrixXd::Zero(A.rows(), n_el());
     for (int l = 0; l < n_el(); ++l) rhs(electrode_row[static_cast<size_t>(l)], l) = 1.0;
@@ -93,14 +92,10 @@ ForwardModel::ForwardModel(const Mesh& mesh, const Protocol& protocol, ForwardOp
   m.options = options;
   m.geometry = detail::element_geometry(mesh);
   if (m.cem()) {
-    if (mesh.dim() != 2)
-      throw std::invalid_argument(
-          "forward model: the complete electrode model is implemented for 2-D meshes only; use "
-          "point electrodes on a tetrahedral mesh");
     if (!(options.contact_impedance > 0) || !std::isfinite(options.contact_impedance))
       throw std::invalid_argument(fmt::format("forward model: contact impedance {} must be > 0",
                                               options.contact_impedance));
-    m.segments = detail::electrode_segments(mesh, options.electrode_width);
+    m.contacts = detail::electrode_contacts(mesh, options.electrode_width);
     for (int l = 0; l < mesh.n_electrodes(); ++l) m.electrode_row.push_back(mesh.n_nodes() + l);
   } else {
     m.electrode_row = mesh.electrode_nodes;
@@ -158,10 +153,11 @@ Eigen::MatrixXd ForwardModel::electrode_currents(const Eigen::VectorXd& perm) {
   const double z = m.options.contact_impedance;
   Eigen::MatrixXd current = Eigen::MatrixXd::Zero(m.n_el(), f.cols());
   for (int l = 0; l < m.n_el(); ++l)
-    for (const detail::ElectrodeSegment& s : m.segments[static_cast<size_t>(l)]) {
-      const detail::SegmentIntegrals q = detail::segment_integrals(s);
-      const double len = s.length * (s.t1 - s.t0);
-      current.row(l) += (len * u.row(l) - q.a * f.row(s.a) - q.b * f.row(s.b)) / z;
+    for (const detail::ContactFacet& c : m.contacts[static_cast<size_t>(l)]) {
+      Eigen::RowVectorXd sum = c.measure * u.row(l);
+      for (int i = 0; i < c.count; ++i)
+        sum -= c.load[static_cast<size_t>(i)] * f.row(c.node[static_cast<size_t>(i)]);
+      current.row(l) += sum / z;
     }
   return current;
 }

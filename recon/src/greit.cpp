@@ -133,6 +133,11 @@ ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
     throw std::invalid_argument(
         fmt::format("greit: s = {} and ratio = {} must both be > 0", o.s, o.ratio));
   const Mesh& mesh = forward.mesh();
+  if (mesh.dim() != 2)
+    throw std::invalid_argument(fmt::format(
+        "greit: the mesh has {} tetrahedra; GREIT's pixel grid is 2-D, use jac or bp for a 3-D "
+        "mesh",
+        mesh.n_elems()));
   GridGeometry grid = greit_grid(mesh, o.n);
   const Eigen::MatrixXd jt = forward.jacobian_transposed(o.perm, o.jac_normalized);
 

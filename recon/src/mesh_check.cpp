@@ -9,12 +9,13 @@
 
 #include "eit/recon/mesh_boundary.hpp"
 #include "eit/recon/mesh_check_3d.hpp"
+#include "mesh_check_common.hpp"
 
 namespace eit::recon {
 namespace {
 
 [[noreturn]] void fail(std::string_view what, const std::string& message) {
-  throw std::invalid_argument(fmt::format("{}: {}", what, message));
+  detail::mesh_check_fail(what, message);
 }
 
 }  // namespace
@@ -28,10 +29,7 @@ void check_mesh(const Mesh& mesh, std::string_view what) {
   const int n_nodes = mesh.n_nodes();
   if (n_nodes < 3) fail(what, fmt::format("{} nodes, need at least 3", n_nodes));
   if (mesh.n_elems() < 1) fail(what, "no elements");
-  for (int i = 0; i < n_nodes; ++i)
-    if (!std::isfinite(mesh.nodes(i, 0)) || !std::isfinite(mesh.nodes(i, 1)))
-      fail(what,
-           fmt::format("node {} has coordinates ({}, {})", i, mesh.nodes(i, 0), mesh.nodes(i, 1)));
+  detail::check_node_coordinates(mesh, what);
 
   std::vector<char> used(static_cast<size_t>(n_nodes), 0);
   for (int e = 0; e < mesh.n_elems(); ++e) {
@@ -57,43 +55,14 @@ void check_mesh(const Mesh& mesh, std::string_view what) {
                              e, a, b, c, area));
     used[static_cast<size_t>(a)] = used[static_cast<size_t>(b)] = used[static_cast<size_t>(c)] = 1;
   }
-  for (int i = 0; i < n_nodes; ++i)
-    if (!used[static_cast<size_t>(i)])
-      fail(what, fmt::format("node {} at ({}, {}) is used by no element", i, mesh.nodes(i, 0),
-                             mesh.nodes(i, 1)));
-
-  if (mesh.ref_node < 0 || mesh.ref_node >= n_nodes)
-    fail(what, fmt::format("ref_node {} out of range 0..{}", mesh.ref_node, n_nodes - 1));
-
+  detail::check_nodes_used(mesh, used, what);
   std::vector<int> boundary;
   try {
     boundary = boundary_nodes(mesh);
   } catch (const std::invalid_argument& e) {
     fail(what, e.what());
   }
-  const auto on_boundary = [&](int node) {
-    return std::binary_search(boundary.begin(), boundary.end(), node);
-  };
-  for (int k = 0; k < mesh.n_electrodes(); ++k) {
-    const int node = mesh.electrode_nodes[static_cast<size_t>(k)];
-    if (node < 0 || node >= n_nodes)
-      fail(what,
-           fmt::format("electrode {} is node {}, valid nodes are 0..{}", k, node, n_nodes - 1));
-    if (!on_boundary(node))
-      fail(what, fmt::format("electrode {} is node {} at ({}, {}), which is not on the boundary", k,
-                             node, mesh.nodes(node, 0), mesh.nodes(node, 1)));
-    for (int j = 0; j < k; ++j)
-      if (mesh.electrode_nodes[static_cast<size_t>(j)] == node)
-        fail(what, fmt::format("electrodes {} and {} are both node {}", j, k, node));
-  }
-  if (!mesh.electrode_patches.empty() &&
-      mesh.electrode_patches.size() != mesh.electrode_nodes.size())
-    fail(what, fmt::format("{} electrode patches for {} electrodes", mesh.electrode_patches.size(),
-                           mesh.electrode_nodes.size()));
-  for (size_t k = 0; k < mesh.electrode_patches.size(); ++k)
-    for (int node : mesh.electrode_patches[k])
-      if (node < 0 || node >= n_nodes || !on_boundary(node))
-        fail(what, fmt::format("electrode {} patch node {} is not a boundary node", k, node));
+  detail::check_electrodes_on(mesh, boundary, "boundary", what);
 }
 
 }  // namespace eit::recon

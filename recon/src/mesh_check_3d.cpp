@@ -8,21 +8,20 @@
 #include <fmt/format.h>
 
 #include "eit/recon/mesh_surface.hpp"
+#include "mesh_check_common.hpp"
 
 namespace eit::recon {
 namespace {
 
+using detail::point_text;
+
 [[noreturn]] void fail(std::string_view what, const std::string& message) {
-  throw std::invalid_argument(fmt::format("{}: {}", what, message));
+  detail::mesh_check_fail(what, message);
 }
 
 std::string tet_text(const Mesh& mesh, int e) {
   return fmt::format("element {} = ({}, {}, {}, {})", e, mesh.elements(e, 0), mesh.elements(e, 1),
                      mesh.elements(e, 2), mesh.elements(e, 3));
-}
-
-std::string point_text(const Mesh& mesh, int node) {
-  return fmt::format("({}, {}, {})", mesh.nodes(node, 0), mesh.nodes(node, 1), mesh.nodes(node, 2));
 }
 
 }  // namespace
@@ -36,9 +35,7 @@ void check_mesh_3d(const Mesh& mesh, std::string_view what) {
   const int n_nodes = mesh.n_nodes();
   if (n_nodes < 4) fail(what, fmt::format("{} nodes, need at least 4", n_nodes));
   if (mesh.n_elems() < 1) fail(what, "no elements");
-  for (int i = 0; i < n_nodes; ++i)
-    if (!mesh.nodes.row(i).allFinite())
-      fail(what, fmt::format("node {} has coordinates {}", i, point_text(mesh, i)));
+  detail::check_node_coordinates(mesh, what);
 
   std::vector<char> used(static_cast<size_t>(n_nodes), 0);
   int positive = 0, negative = 0, first_positive = -1, first_negative = -1;
@@ -76,41 +73,14 @@ void check_mesh_3d(const Mesh& mesh, std::string_view what) {
                            tet_text(mesh, e), tet_six_volume(mesh, e) / 6,
                            minority_negative ? positive : negative, mesh.n_elems()));
   }
-  for (int i = 0; i < n_nodes; ++i)
-    if (!used[static_cast<size_t>(i)])
-      fail(what, fmt::format("node {} at {} is used by no element", i, point_text(mesh, i)));
-  if (mesh.ref_node < 0 || mesh.ref_node >= n_nodes)
-    fail(what, fmt::format("ref_node {} out of range 0..{}", mesh.ref_node, n_nodes - 1));
-
+  detail::check_nodes_used(mesh, used, what);
   std::vector<int> surface;
   try {
     surface = surface_nodes(mesh);
   } catch (const std::invalid_argument& e) {
     fail(what, e.what());
   }
-  const auto on_surface = [&](int node) {
-    return std::binary_search(surface.begin(), surface.end(), node);
-  };
-  for (int k = 0; k < mesh.n_electrodes(); ++k) {
-    const int node = mesh.electrode_nodes[static_cast<size_t>(k)];
-    if (node < 0 || node >= n_nodes)
-      fail(what,
-           fmt::format("electrode {} is node {}, valid nodes are 0..{}", k, node, n_nodes - 1));
-    if (!on_surface(node))
-      fail(what, fmt::format("electrode {} is node {} at {}, which is not on the surface", k, node,
-                             point_text(mesh, node)));
-    for (int j = 0; j < k; ++j)
-      if (mesh.electrode_nodes[static_cast<size_t>(j)] == node)
-        fail(what, fmt::format("electrodes {} and {} are both node {}", j, k, node));
-  }
-  if (!mesh.electrode_patches.empty() &&
-      mesh.electrode_patches.size() != mesh.electrode_nodes.size())
-    fail(what, fmt::format("{} electrode patches for {} electrodes", mesh.electrode_patches.size(),
-                           mesh.electrode_nodes.size()));
-  for (size_t k = 0; k < mesh.electrode_patches.size(); ++k)
-    for (int node : mesh.electrode_patches[k])
-      if (node < 0 || node >= n_nodes || !on_surface(node))
-        fail(what, fmt::format("electrode {} patch node {} is not a surface node", k, node));
+  detail::check_electrodes_on(mesh, surface, "surface", what);
 }
 
 SliverReport find_slivers(const Mesh& mesh, double threshold) {

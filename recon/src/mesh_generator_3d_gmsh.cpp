@@ -27,11 +27,20 @@ struct OutlineVertex {
 
 // Vertices of the outline at z = 0: electrode positions, polygon corners, and (curved outlines)
 // helpers so every arc spans less than π/4 of parameter (Gmsh arcs must span less than π).
-std::vector<OutlineVertex> outline_vertices(const OutlinePath& path, int per_ring) {
+// Rectangular patches add their side edges at s_k ± edge_half (edge_half = 0: none).
+std::vector<OutlineVertex> outline_vertices(const OutlinePath& path, int per_ring,
+                                            double edge_half) {
   const double P = path.perimeter(), tol = 1e-9 * P;
   const auto electrodes = electrode_positions(path.outline(), per_ring);
   std::vector<OutlineVertex> v;
-  for (int k = 0; k < per_ring; ++k) v.push_back({P * k / per_ring, electrodes[k], k});
+  for (int k = 0; k < per_ring; ++k) {
+    v.push_back({P * k / per_ring, electrodes[k], k});
+    if (edge_half > 0)
+      for (double side : {-1.0, 1.0}) {
+        const double s = std::fmod(P * k / per_ring + side * edge_half + P, P);
+        v.push_back({s, path.point_at(s), -1});
+      }
+  }
   for (double s : path.corner_positions())
     if (std::none_of(v.begin(), v.end(), [&](const OutlineVertex& x) {
           return std::abs(std::remainder(x.s - s, P)) < tol;
@@ -83,14 +92,60 @@ void validate(const OutlinePath& path, const Mesh3dOptions& o, const std::vector
       throw std::invalid_argument(fmt::format(
           "mesh 3d: ring height {} = {}, expected ascending heights in (0, {})", r, z[r],
           o.height));
+  using Shape = Mesh3dOptions::ElectrodeShape;
+  if (o.electrode_shape == Shape::kPoint) return;
+  const double spacing = path.perimeter() / (o.n_electrodes / o.n_rings);
+  if (!(o.electrode_width > 0) || !(o.electrode_width < 0.9 * spacing))
+    throw std::invalid_argument(fmt::format(
+        "mesh 3d: electrode width {}, expected > 0 and < {:.4g} (0.9 × the electrode spacing "
+        "{:.4g} along the outline)",
+        o.electrode_width, 0.9 * spacing, spacing));
+  const double half = o.electrode_shape == Shape::kRectangle ? 0.5 * o.electrode_height
+                                                             : 0.5 * o.electrode_width;
+  if (o.electrode_shape == Shape::kRectangle && !(o.electrode_height > 0))
+    throw std::invalid_argument(fmt::format(
+        "mesh 3d: electrode height {}, expected > 0 for rectangular electrodes",
+        o.electrode_height));
+  const double eps = 1e-9 * o.height;
+  for (size_t r = 0; r < z.size(); ++r) {
+    if (z[r] - half < -eps || z[r] + half > o.height + eps)
+      throw std::invalid_argument(fmt::format(
+          "mesh 3d: ring {} at z = {} with electrodes {} high reaches outside 0..{}", r, z[r],
+          2 * half, o.height));
+    if (r > 0 && !(z[r] - half > z[r - 1] + half + eps))
+      throw std::invalid_argument(fmt::format(
+          "mesh 3d: electrodes {} high on rings at z = {} and {} overlap", 2 * half, z[r - 1],
+          z[r]));
+  }
+}
+
+// Extrusion levels: 0, every ring height, the rectangles' top and bottom edges, the height.
+std::vector<double> extrusion_levels(const Mesh3dOptions& o, const std::vector<double>& z) {
+  std::vector<double> levels{0.0, o.height};
+  levels.insert(levels.end(), z.begin(), z.end());
+  if (o.electrode_shape == Mesh3dOptions::ElectrodeShape::kRectangle)
+    for (double zr : z)
+      for (double side : {-0.5, 0.5}) levels.push_back(zr + side * o.electrode_height);
+  std::sort(levels.begin(), levels.end());
+  const double eps = 1e-9 * o.height;
+  std::vector<double> out;
+  for (double l : levels) {
+    const double c = std::clamp(l, 0.0, o.height);
+    if (out.empty() || c > out.back() + eps) out.push_back(c);
+  }
+  return out;
 }
 
 Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::vector<double>& z) {
   namespace geo = gmsh::model::geo;
   const int per_ring = o.n_electrodes / o.n_rings;
   const double h_el = o.h_electrode > 0 ? o.h_electrode : o.h0 / 3;
+  using Shape = Mesh3dOptions::ElectrodeShape;
+  const bool rect = o.electrode_shape == Shape::kRectangle;
+  const bool disc = o.electrode_shape == Shape::kCircle;
   const double radius = o.refine_radius > 0 ? o.refine_radius : 2 * h_el;
-  const std::vector<OutlineVertex> verts = outline_vertices(path, per_ring);
+  const std::vector<OutlineVertex> verts =
+      outline_vertices(path, per_ring, rect ? 0.5 * o.electrode_width : 0.0);
 
   std::vector<int> tags;
   for (const auto& v : verts) tags.push_back(geo::addPoint(v.p.x(), v.p.y(), 0, o.h0));
@@ -113,18 +168,42 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
       curves.push_back(geo::addEllipseArc(a, centre, major, b));
   }
   int surface = geo::addPlaneSurface({geo::addCurveLoop(curves)});
-  // Extrude layer by layer: the interfaces are the ring heights.
-  std::vector<double> levels{0.0};
-  levels.insert(levels.end(), z.begin(), z.end());
-  levels.push_back(o.height);
+  // Extrude layer by layer: the interfaces are the ring heights (and rectangle edges). Gmsh returns
+  // the top, the volume, then one side surface per curve of the base, in the curves' order.
+  const std::vector<double> levels = extrusion_levels(o, z);
   std::vector<int> volumes;
+  std::vector<std::vector<int>> sides;  // [layer][curve]
   for (size_t l = 0; l + 1 < levels.size(); ++l) {
     gmsh::vectorpair out;
     geo::extrude({{2, surface}}, 0, 0, levels[l + 1] - levels[l], out);
+    if (out.size() != curves.size() + 2)
+      throw std::runtime_error(fmt::format("mesh 3d: extrusion gave {} entities, expected {}",
+                                           out.size(), curves.size() + 2));
     surface = out[0].second;
     volumes.push_back(out[1].second);
+    sides.emplace_back();
+    for (size_t i = 2; i < out.size(); ++i) sides.back().push_back(out[i].second);
   }
   geo::synchronize();
+  // Rectangular patches: the side surfaces inside [s_k ± w/2] × [z_r ± h/2].
+  std::vector<std::vector<int>> patch_surfaces(static_cast<size_t>(o.n_electrodes));
+  if (rect) {
+    const double P = path.perimeter(), tol = 1e-9 * std::max(P, o.height);
+    for (int r = 0; r < o.n_rings; ++r)
+      for (int k = 0; k < per_ring; ++k) {
+        const double sk = P * k / per_ring;
+        for (size_t l = 0; l + 1 < levels.size(); ++l) {
+          const double zm = 0.5 * (levels[l] + levels[l + 1]);
+          if (std::abs(zm - z[static_cast<size_t>(r)]) > 0.5 * o.electrode_height) continue;
+          for (size_t i = 0; i < verts.size(); ++i) {
+            const double s1 = i + 1 < verts.size() ? verts[i + 1].s : verts[0].s + P;
+            const double sm = 0.5 * (verts[i].s + s1);
+            if (std::abs(std::remainder(sm - sk, P)) < 0.5 * o.electrode_width - tol)
+              patch_surfaces[static_cast<size_t>(r * per_ring + k)].push_back(sides[l][i]);
+          }
+        }
+      }
+  }
 
   // Electrode points, found by position (one geometric vertex each).
   const double eps = 1e-9 * std::max(path.perimeter(), o.height);
@@ -145,21 +224,33 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   namespace field = gmsh::model::mesh::field;
   const int distance = field::add("Distance");
   field::setNumbers(distance, "PointsList", point_list);
+  // Refined within `radius` of the whole patch: its half-diagonal (rectangle) or radius (disc).
+  const double full = radius + (rect   ? 0.5 * std::hypot(o.electrode_width, o.electrode_height)
+                                : disc ? 0.5 * o.electrode_width
+                                       : 0.0);
   const int threshold = field::add("Threshold");
   field::setNumber(threshold, "InField", distance);
   field::setNumber(threshold, "SizeMin", h_el);
   field::setNumber(threshold, "SizeMax", o.h0);
-  field::setNumber(threshold, "DistMin", radius);
-  field::setNumber(threshold, "DistMax", 4 * radius);
+  field::setNumber(threshold, "DistMin", full);
+  field::setNumber(threshold, "DistMax", full + 3 * radius);
   field::setAsBackgroundMesh(threshold);
 
   gmsh::model::mesh::generate(3);
   if (!o.save_msh.empty()) {
     gmsh::model::setPhysicalName(3, gmsh::model::addPhysicalGroup(3, volumes), "body");
-    for (int e = 0; e < o.n_electrodes; ++e)
+    // Each electrode: its point (dim 0) and, for rectangles, its patch (dim 2), both
+    // "electrodeK" (read_msh_tetrahedra takes the centre from the point, the patch from the
+    // surface).
+    for (int e = 0; e < o.n_electrodes; ++e) {
+      const std::string name = fmt::format("electrode{}", e + 1);
       gmsh::model::setPhysicalName(
           0, gmsh::model::addPhysicalGroup(0, {electrode_points[static_cast<size_t>(e)]}, 1000 + e),
-          fmt::format("electrode{}", e + 1));
+          name);
+      const auto& patch = patch_surfaces[static_cast<size_t>(e)];
+      if (!patch.empty())
+        gmsh::model::setPhysicalName(2, gmsh::model::addPhysicalGroup(2, patch, 2000 + e), name);
+    }
     gmsh::option::setNumber("Mesh.MshFileVersion", 4.1);
     gmsh::option::setNumber("Mesh.Binary", 0);
     gmsh::write(o.save_msh.string());
@@ -216,6 +307,22 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
     if (tet_six_volume(mesh, static_cast<int>(e)) < 0) std::swap(mesh.elements(e, 2), mesh.elements(e, 3));
   for (int e = 0; e < o.n_electrodes; ++e) mesh.electrode_nodes.push_back(e);
   mesh.ref_node = pyeit_ref_node(mesh.electrode_nodes);
+  if (rect)
+    for (const auto& surfaces : patch_surfaces) {
+      std::vector<int> nodes;
+      for (int tag : surfaces) {
+        std::vector<std::size_t> t;
+        std::vector<double> c, p;
+        gmsh::model::mesh::getNodes(t, c, p, 2, tag, /*includeBoundary=*/true, false);
+        for (std::size_t n : t) nodes.push_back(index[n]);
+      }
+      std::sort(nodes.begin(), nodes.end());
+      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+      mesh.electrode_patches.push_back(std::move(nodes));
+    }
+  if (disc)
+    for (int e = 0; e < o.n_electrodes; ++e)
+      mesh.electrode_patches.push_back(disc_patch(mesh, e, 0.5 * o.electrode_width));
   return mesh;
 }
 
@@ -234,21 +341,11 @@ Mesh generate_mesh_3d_with_gmsh(const Mesh3dOptions& options) {
   try {
     gmsh::clear();
     gmsh::model::add("eitstream3d");
-    gmsh::option::setNumber("General.Terminal", 0);
-    gmsh::option::setNumber("General.NumThreads", 1);
-    gmsh::option::setNumber("Mesh.MaxNumThreads1D", 1);
-    gmsh::option::setNumber("Mesh.MaxNumThreads2D", 1);
-    gmsh::option::setNumber("Mesh.MaxNumThreads3D", 1);
-    gmsh::option::setNumber("Mesh.Algorithm", 6);    // Frontal-Delaunay surfaces
+    detail::set_deterministic_options(options.h0);
     gmsh::option::setNumber("Mesh.Algorithm3D", 1);  // Delaunay volume
-    gmsh::option::setNumber("Mesh.RandomFactor", 1e-9);
     gmsh::option::setNumber("Mesh.RandomSeed", 1);
-    gmsh::option::setNumber("Mesh.CharacteristicLengthMin", 0);
-    gmsh::option::setNumber("Mesh.CharacteristicLengthMax", options.h0);
-    gmsh::option::setNumber("Mesh.CharacteristicLengthFromPoints", 0);
-    gmsh::option::setNumber("Mesh.CharacteristicLengthFromCurvature", 0);
+    gmsh::option::setNumber("Mesh.CharacteristicLengthFromPoints", 0);  // the size field rules
     gmsh::option::setNumber("Mesh.CharacteristicLengthExtendFromBoundary", 0);
-    gmsh::option::setNumber("Mesh.ElementOrder", 1);
     gmsh::option::setNumber("Mesh.Optimize", 1);  // removes slivers
     gmsh::logger::start();
     Mesh mesh = mesh_with_gmsh(path, options, z);

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "eit/recon/mesh_generator_3d.hpp"
+#include "eit/recon/msh_reader.hpp"
 
 namespace eit::recon {
 
@@ -9,6 +10,13 @@ Mesh generate_mesh_3d(const Mesh3dOptions&) {
   throw std::runtime_error(
       "mesh 3d: this eitstream was built without Gmsh (libgmsh-dev); import a tetrahedral mesh "
       "instead (csv:DIR)");
+}
+
+Mesh read_msh_tetrahedra(const std::filesystem::path& path) {
+  throw std::runtime_error(
+      "msh " + path.string() +
+      ": tetrahedral .msh files are read by Gmsh, and this eitstream was built without it; "
+      "import a tetrahedral mesh as CSV (csv:DIR) instead");
 }
 
 }  // namespace eit::recon

@@ -32,17 +32,9 @@ struct BoundaryVertex {
 };
 
 void set_fixed_options(double h0) {
-  gmsh::option::setNumber("General.Terminal", 0);
-  gmsh::option::setNumber("General.NumThreads", 1);
-  gmsh::option::setNumber("Mesh.MaxNumThreads2D", 1);
-  gmsh::option::setNumber("Mesh.Algorithm", 6);  // Frontal-Delaunay
-  gmsh::option::setNumber("Mesh.RandomFactor", 1e-9);
-  gmsh::option::setNumber("Mesh.CharacteristicLengthMin", 0);
-  gmsh::option::setNumber("Mesh.CharacteristicLengthMax", h0);
+  detail::set_deterministic_options(h0);
   gmsh::option::setNumber("Mesh.CharacteristicLengthFromPoints", 1);
-  gmsh::option::setNumber("Mesh.CharacteristicLengthFromCurvature", 0);
   gmsh::option::setNumber("Mesh.CharacteristicLengthExtendFromBoundary", 1);
-  gmsh::option::setNumber("Mesh.ElementOrder", 1);
   gmsh::option::setNumber("Mesh.Optimize", 0);
   gmsh::option::setNumber("Mesh.Smoothing", 1);
 }

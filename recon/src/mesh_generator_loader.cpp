@@ -15,6 +15,7 @@
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_quality.hpp"
 #include "eit/recon/module_loader.hpp"
+#include "eit/recon/msh_reader.hpp"
 #include "mesh_generator_module.hpp"
 
 namespace eit::recon {
@@ -23,6 +24,7 @@ namespace {
 struct GmshModule {
   GmshGenerateFn generate = nullptr;
   GmshGenerate3dFn generate_3d = nullptr;
+  GmshRead3dFn read_3d = nullptr;
   std::string why;  // why generate is null
 };
 
@@ -39,8 +41,10 @@ GmshModule load() {
   }
   m.generate = reinterpret_cast<GmshGenerateFn>(module_symbol(loaded, kGmshModuleEntry));
   m.generate_3d = reinterpret_cast<GmshGenerate3dFn>(module_symbol(loaded, kGmshModuleEntry3d));
-  if (!m.generate || !m.generate_3d)
-    m.why = fmt::format("{} lacks {} or {}", loaded.path, kGmshModuleEntry, kGmshModuleEntry3d);
+  m.read_3d = reinterpret_cast<GmshRead3dFn>(module_symbol(loaded, kGmshModuleEntryRead3d));
+  if (!m.generate || !m.generate_3d || !m.read_3d)
+    m.why = fmt::format("{} lacks {}, {} or {}", loaded.path, kGmshModuleEntry,
+                        kGmshModuleEntry3d, kGmshModuleEntryRead3d);
   return m;
 }
 
@@ -93,6 +97,10 @@ Mesh generate_mesh_3d(const Mesh3dOptions& options) {
   Mesh mesh = call_module(module().generate_3d, options, module().why);
   require_mesh_quality(mesh, options.h0, "generated 3-D mesh");
   return mesh;
+}
+
+Mesh read_msh_tetrahedra(const std::filesystem::path& path) {
+  return call_module(module().read_3d, path, module().why);
 }
 
 }  // namespace eit::recon

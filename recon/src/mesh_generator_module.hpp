@@ -5,6 +5,7 @@
 // (kGmshInvalidArgument: bad options, rethrown as std::invalid_argument; kGmshFailed: Gmsh or
 // the mesh check failed, rethrown as std::runtime_error). Never throws.
 #include <exception>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,9 @@ enum GmshStatus : int { kGmshOk = 0, kGmshInvalidArgument = 1, kGmshFailed = 2 }
 inline constexpr const char* kGmshModuleEntry3d = "eit_gmsh_generate_3d_v1";
 using GmshGenerateFn = int (*)(const MeshOptions*, Mesh*, std::string*);
 using GmshGenerate3dFn = int (*)(const Mesh3dOptions*, Mesh*, std::string*);
+// Reading a tetrahedral .msh with Gmsh's own reader (msh_reader.hpp, read_msh_tetrahedra).
+inline constexpr const char* kGmshModuleEntryRead3d = "eit_gmsh_read_tetrahedra_v1";
+using GmshRead3dFn = int (*)(const std::filesystem::path*, Mesh*, std::string*);
 
 // Inside the module: runs `generate`, turning its exceptions into the status codes above.
 template <typename F>

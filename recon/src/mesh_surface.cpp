@@ -120,4 +120,17 @@ std::vector<std::vector<int>> tet_face_neighbours(const Mesh& mesh) {
   return out;
 }
 
+std::vector<int> disc_patch(const Mesh& mesh, int node, double radius) {
+  const Eigen::RowVectorXd c = mesh.nodes.row(node);
+  std::vector<int> out;
+  for (const SurfaceFace& f : surface_faces(mesh)) {
+    const Eigen::RowVectorXd centroid =
+        (mesh.nodes.row(f.a) + mesh.nodes.row(f.b) + mesh.nodes.row(f.c)) / 3.0;
+    if ((centroid - c).norm() <= radius) out.insert(out.end(), {f.a, f.b, f.c});
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace eit::recon

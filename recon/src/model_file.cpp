@@ -59,8 +59,11 @@ void write_geometry(hid_t root, const Model& m, const std::string& file) {
         file);
     const auto n = static_cast<hsize_t>(mesh->nodes.rows());
     const auto e = static_cast<hsize_t>(mesh->elements.rows());
-    h5::write_float64(g.get(), "nodes", mesh->nodes.data(), {n, 2}, file);
-    h5::write_int32(g.get(), "elements", mesh->elements.data(), {e, 3}, file);
+    // 2-D: nodes n × 2, triangles m × 3; 3-D: nodes n × 3, tetrahedra m × 4 (row-major storage).
+    h5::write_float64(g.get(), "nodes", mesh->nodes.data(),
+                      {n, static_cast<hsize_t>(mesh->nodes.cols())}, file);
+    h5::write_int32(g.get(), "elements", mesh->elements.data(),
+                    {e, static_cast<hsize_t>(mesh->elements.cols())}, file);
     h5::write_int32(g.get(), "electrode_nodes", mesh->electrode_nodes.data(),
                     {mesh->electrode_nodes.size()}, file);
   } else {
@@ -110,14 +113,21 @@ std::variant<MeshGeometry, GridGeometry> read_geometry(hid_t root, const std::st
           fmt::format("{}: output_on '{}', expected 'elements' or 'nodes'", where, on));
     mesh.output_on =
         on == "elements" ? MeshGeometry::OutputOn::kElements : MeshGeometry::OutputOn::kNodes;
-    const auto nd = expect_shape(g.get(), "nodes", where + "/nodes", {0, 2}, "x, y");
-    const auto ed = expect_shape(g.get(), "elements", where + "/elements", {0, 3}, "triangles");
+    const auto nd = expect_shape(g.get(), "nodes", where + "/nodes", {0, 0}, "x, y[, z]");
+    if (nd[1] != 2 && nd[1] != 3)
+      throw std::runtime_error(fmt::format(
+          "{}/nodes: shape {}, expected any × 2 (x, y) or any × 3 (x, y, z)", where,
+          shape_text(nd)));
+    const auto ed = expect_shape(g.get(), "elements", where + "/elements", {0, nd[1] + 1},
+                                 nd[1] == 2 ? "triangles, as the nodes are 2-D"
+                                            : "tetrahedra, as the nodes are 3-D");
     expect_shape(g.get(), "electrode_nodes", where + "/electrode_nodes", {0}, "one per electrode");
     const auto nodes = h5::read_float64(g.get(), "nodes", where + "/nodes");
     const auto elems = h5::read_int32(g.get(), "elements", where + "/elements");
-    mesh.nodes = Eigen::Map<const NodeMatrix>(nodes.data(), static_cast<Eigen::Index>(nd[0]), 2);
-    mesh.elements =
-        Eigen::Map<const ElementMatrix>(elems.data(), static_cast<Eigen::Index>(ed[0]), 3);
+    mesh.nodes = Eigen::Map<const NodeMatrix>(nodes.data(), static_cast<Eigen::Index>(nd[0]),
+                                              static_cast<Eigen::Index>(nd[1]));
+    mesh.elements = Eigen::Map<const ElementMatrix>(elems.data(), static_cast<Eigen::Index>(ed[0]),
+                                                    static_cast<Eigen::Index>(ed[1]));
     const auto el = h5::read_int32(g.get(), "electrode_nodes", where + "/electrode_nodes");
     mesh.electrode_nodes.assign(el.begin(), el.end());
     return mesh;

@@ -16,27 +16,6 @@
 namespace eit::recon {
 namespace {
 
-// "electrode1", "elec_2", "el-3", "E4" → 1, 2, 3, 4; anything else → nullopt.
-std::optional<int> electrode_number(const std::string& name) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  size_t i = 0;
-  for (const char* prefix : {"electrode", "elec", "el", "e"})
-    if (lower.starts_with(prefix)) {
-      i = std::string(prefix).size();
-      break;
-    }
-  if (i == 0) return std::nullopt;
-  if (i < lower.size() && (lower[i] == '_' || lower[i] == '-' || lower[i] == ' ')) ++i;
-  if (i == lower.size()) return std::nullopt;
-  int n = 0;
-  for (; i < lower.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(lower[i]))) return std::nullopt;
-    n = n * 10 + (lower[i] - '0');
-  }
-  return n;
-}
-
 struct ElectrodeGroup {
   int number;
   int dim;
@@ -84,6 +63,8 @@ Mesh read_msh(const std::filesystem::path& path, const MshImportOptions& options
 
   std::map<std::size_t, int> index;  // node tag → mesh node, in tag order
   std::vector<const msh::RawElement*> triangles;
+  for (const auto& e : raw.elements)
+    if (e.type == 4) return read_msh_tetrahedra(path);
   for (const auto& e : raw.elements) {
     if (e.type == 2) {
       triangles.push_back(&e);
@@ -127,8 +108,8 @@ Mesh read_msh(const std::filesystem::path& path, const MshImportOptions& options
 
   std::vector<ElectrodeGroup> groups;
   for (const auto& [key, name] : raw.physical_names)
-    if ((key.first == 0 || key.first == 1) && electrode_number(name))
-      groups.push_back({*electrode_number(name), key.first, key.second, name});
+    if ((key.first == 0 || key.first == 1) && msh::electrode_number(name))
+      groups.push_back({*msh::electrode_number(name), key.first, key.second, name});
   std::sort(groups.begin(), groups.end(),
             [](const auto& a, const auto& b) { return a.number < b.number; });
   if (!groups.empty()) {

@@ -1,6 +1,9 @@
 // pyEIT's own 3-D reference (../shared/data/pyeit/ball3d_h0_0.2: unit ball, 2,468 tetrahedra, 16
 // point electrodes on the equator, pip pyEIT 1.2.4): v0, v1, J, H_jac (jac_normalized) and ds,
-// rebuilt from its gzip'd CSV mesh alone — relative Frobenius error ≤ 1e-9 each.
+// rebuilt from its gzip'd CSV mesh alone — relative Frobenius error ≤ 1e-9 each. Its J (jac.csv)
+// is at σ = perm_anomaly, not at σ = 1 as the data set's README says: the generating script calls
+// compute_jac() after solve_eit(perm=anomaly) and pyEIT keeps the last assembled K; v0 and H_jac
+// are at σ = 1.
 #include <doctest/doctest.h>
 
 #include <optional>

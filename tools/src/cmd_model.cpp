@@ -15,6 +15,7 @@
 #include "eit/recon/jac.hpp"
 #include "eit/recon/matrix_import.hpp"
 #include "eit/recon/model_file.hpp"
+#include "eit/recon/protocol_rings.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 
@@ -29,7 +30,8 @@ double ms_since(Clock::time_point t0) {
 
 struct ProtocolArgs {
   recon::ProtocolOptions options;
-  std::string order = "std";
+  std::string order = "std", pattern = "all";
+  int exclude_next = 0, n_rings = 1;
   CLI::Option* electrodes = nullptr;
 
   void add(CLI::App* cmd) {
@@ -45,11 +47,30 @@ struct ProtocolArgs {
         ->capture_default_str();
     cmd->add_flag("--measure-on-driven", options.measure_on_driven,
                   "Keep measurements on driven electrodes");
+    cmd->add_option("--pattern", pattern,
+                    "Several electrode rings (3-D): all (one ring of all N electrodes) | planar "
+                    "(EIDORS mk_stim_patterns: drives within each ring, every drive measured on "
+                    "every ring within the ring; skip-k drives: --drive-distance k+1)")
+        ->check(CLI::IsMember({"all", "planar"}))
+        ->capture_default_str();
+    cmd->add_option("--exclude-next", exclude_next,
+                    "Also leave out measurements on the K electrodes next to a driven one "
+                    "(EIDORS no_meas_current_nextK), 0..3")
+        ->capture_default_str();
   }
-  recon::Protocol make(int n_electrodes) {
+  recon::Protocol make(int n_electrodes, int rings = 1) {
     options.n_electrodes = n_electrodes;
     options.order = recon::parse_measurement_order(order);
-    return recon::make_protocol(options);
+    n_rings = rings;
+    return recon::make_ring_protocol(
+        {options, rings, recon::parse_ring_pattern(pattern), exclude_next});
+  }
+  // Recorded in the model's parameters (the tables themselves are in /protocol): empty for the
+  // single-ring default, else `"protocol": {"pattern": …, "n_rings": …, "exclude_next": …}`.
+  std::string json() const {
+    if (pattern == "all" && exclude_next == 0 && n_rings == 1) return "";
+    return fmt::format(R"("protocol": {{"pattern": "{}", "n_rings": {}, "exclude_next": {}}})",
+                       pattern, n_rings, exclude_next);
   }
 };
 
@@ -92,9 +113,13 @@ void run_build(BuildArgs& a) {
   a.mesh.n_electrodes = a.protocol.options.n_electrodes;
   auto t = Clock::now();
   const recon::Mesh mesh = load_mesh_source(a.mesh);
-  fmt::print("mesh        {:9.2f} ms  {} nodes, {} triangles, {} electrodes ({})\n", ms_since(t),
-             mesh.n_nodes(), mesh.n_elems(), mesh.n_electrodes(), a.mesh.spec);
-  const recon::Protocol protocol = a.protocol.make(electrode_count(mesh, a.protocol));
+  fmt::print("mesh        {:9.2f} ms  {} nodes, {} {}, {} electrodes ({}{})\n", ms_since(t),
+             mesh.n_nodes(), mesh.n_elems(), mesh.dim() == 3 ? "tetrahedra" : "triangles",
+             mesh.n_electrodes(), a.mesh.spec,
+             a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s)", a.mesh.height, a.mesh.rings)
+                             : "");
+  const recon::Protocol protocol =
+      a.protocol.make(electrode_count(mesh, a.protocol), electrode_ring_count(mesh));
 
   recon::ForwardOptions fo;
   fo.electrodes = complete ? recon::ForwardOptions::Electrodes::kComplete
@@ -143,6 +168,14 @@ void run_build(BuildArgs& a) {
   }
   fmt::print("matrix      {:9.2f} ms  {} H {} × {}\n", ms_since(t), a.algorithm, rm.H.rows(),
              rm.H.cols());
+  if (const std::string p = a.protocol.json(); !p.empty()) {  // append to the JSON object
+    std::string& params = rm.model.parameters_json;
+    const auto close = params.rfind('}');
+    if (close == std::string::npos)
+      params = "{" + p + "}";
+    else
+      params.insert(close, (params.find(':') == std::string::npos ? "" : ", ") + p);
+  }
   t = Clock::now();
   recon::save_model(a.output, rm.model);
   fmt::print("save        {:9.2f} ms  {}\n", ms_since(t), a.output);
@@ -163,7 +196,11 @@ void run_import(ImportArgs& a) {
   o.scale = a.scale;
   int n_el = a.protocol.options.n_electrodes;
   if (!a.mesh_spec.empty()) {
-    const recon::Mesh mesh = load_mesh_source({a.mesh_spec, n_el, a.h0, 0.0});
+    MeshSourceOptions source;
+    source.spec = a.mesh_spec;
+    source.n_electrodes = n_el;
+    source.h0 = a.h0;
+    const recon::Mesh mesh = load_mesh_source(source);
     n_el = electrode_count(mesh, a.protocol);
     recon::MeshGeometry g;
     g.nodes = mesh.nodes;
@@ -201,13 +238,47 @@ void attach(CLI::App& app) {
       ->capture_default_str();
   build->add_option("--h0", b->mesh.h0, "Target edge length of generated meshes")
       ->capture_default_str();
+  build
+      ->add_option("--dim", b->mesh.dim,
+                   "2: triangles of the outline; 3: tetrahedra of the outline extruded along +z "
+                   "from 0 to --height (--mesh circle[:R] gives a cylinder tank, ellipse/polygon "
+                   "an extruded thorax), electrodes in --rings rings; csv/msh meshes keep their own")
+      ->check(CLI::IsMember({2, 3}))
+      ->capture_default_str();
+  build->add_option("--height", b->mesh.height, "3-D: extrusion height (model units)")
+      ->capture_default_str();
+  build
+      ->add_option("--rings", b->mesh.rings,
+                   "3-D: electrode rings (1..3); --electrodes counts all of them, N / rings per "
+                   "ring, numbered ring by ring from the lowest")
+      ->capture_default_str();
+  build->add_option("--ring-z", b->mesh.ring_z,
+                    "3-D: ring heights, ascending in (0, height) (default: equally spaced, "
+                    "height·(r + 1)/(rings + 1))")
+      ->delimiter(',');
+  build
+      ->add_option("--h-electrode", b->mesh.h_electrode,
+                   "3-D: edge length at the electrodes (refined within 2·h-electrode, growing to "
+                   "h0 at 4×); 0 = h0 / 3")
+      ->capture_default_str();
   b->protocol.add(build);
   build->add_option("--electrode-model", b->electrode_model, "point | complete")
       ->check(CLI::IsMember({"point", "complete"}))
       ->capture_default_str();
   build->add_option("--contact-impedance", b->contact_impedance, "CEM contact impedance z")
       ->capture_default_str();
-  build->add_option("--electrode-width", b->electrode_width, "CEM electrode width (arc length)")
+  build->add_option("--electrode-width", b->electrode_width,
+                    "CEM electrode width: arc length (2-D and 3-D rect), diameter (3-D circle)")
+      ->capture_default_str();
+  build
+      ->add_option("--electrode-shape", b->mesh.electrode_shape,
+                   "3-D CEM patch: rect (--electrode-width along the outline × "
+                   "--electrode-height along z, exact in the mesh) | circle (disc of diameter "
+                   "--electrode-width)")
+      ->check(CLI::IsMember({"rect", "circle"}))
+      ->capture_default_str();
+  build->add_option("--electrode-height", b->mesh.electrode_height,
+                    "3-D CEM rectangular patch height along z (≤ --height)")
       ->capture_default_str();
   build->add_option("--algorithm", b->algorithm,
                     "jac | bp | greit | gn (absolute imaging by Gauss–Newton; --lambda is λ₀, "

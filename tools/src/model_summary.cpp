@@ -2,10 +2,53 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace eit::cli {
+namespace {
+
+// 3-D meshes: extent and the electrode rings (electrodes grouped by height, within 1e-6 of the
+// model's extent), e.g. "2 rings: z = 0.25 (16), z = 0.75 (16)".
+void print_mesh_3d(std::FILE* out, const recon::MeshGeometry& g) {
+  const Eigen::Index n = g.nodes.rows();
+  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  for (int c = 0; c < 3; ++c)
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double v = g.nodes(i, c);
+      lo[c] = i ? std::min(lo[c], v) : v;
+      hi[c] = i ? std::max(hi[c], v) : v;
+    }
+  const double extent = std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-300});
+  std::vector<std::pair<double, int>> rings;  // height, electrode count
+  for (int node : g.electrode_nodes) {
+    const double z = g.nodes(node, 2);
+    auto it = std::find_if(rings.begin(), rings.end(), [&](const auto& r) {
+      return std::abs(r.first - z) <= 1e-6 * extent;
+    });
+    if (it == rings.end())
+      rings.emplace_back(z, 1);
+    else
+      ++it->second;
+  }
+  std::sort(rings.begin(), rings.end());
+  fmt::print(out,
+             "geometry   mesh 3-D: {} nodes, {} tetrahedra, {} electrode nodes, output on {}\n",
+             n, g.elements.rows(), g.electrode_nodes.size(),
+             g.output_on == recon::MeshGeometry::OutputOn::kElements ? "elements" : "nodes");
+  fmt::print(out, "extent     x {:.6g}..{:.6g}  y {:.6g}..{:.6g}  z {:.6g}..{:.6g}\n", lo[0], hi[0],
+             lo[1], hi[1], lo[2], hi[2]);
+  std::string list;
+  for (const auto& [z, count] : rings)
+    list += fmt::format("{}z = {:.6g} ({})", list.empty() ? "" : ", ", z, count);
+  fmt::print(out, "rings      {} ring{}{}{}\n", rings.size(), rings.size() == 1 ? "" : "s",
+             rings.empty() ? "" : ": ", list);
+}
+
+}  // namespace
 
 void print_model_summary(std::FILE* out, const recon::Model& m, const std::string& file) {
   fmt::print(out, "model      {}\n", file);
@@ -57,7 +100,9 @@ void print_model_summary(std::FILE* out, const recon::Model& m, const std::strin
     fmt::print(out, "           first: drive {}→{}, v = u{} − u{}\n", d.source, d.sink,
                first.positive, first.negative);
   }
-  if (const auto* g = std::get_if<recon::MeshGeometry>(&m.geometry)) {
+  if (const auto* g = std::get_if<recon::MeshGeometry>(&m.geometry); g && g->nodes.cols() == 3) {
+    print_mesh_3d(out, *g);
+  } else if (g) {
     fmt::print(out, "geometry   mesh: {} nodes, {} triangles, {} electrode nodes, output on {}\n",
                g->nodes.rows(), g->elements.rows(), g->electrode_nodes.size(),
                g->output_on == recon::MeshGeometry::OutputOn::kElements ? "elements" : "nodes");

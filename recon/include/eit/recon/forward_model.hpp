@@ -7,9 +7,13 @@
 // model (CEM) adds one unknown per electrode (its voltage U_l) and a contact impedance z:
 //   [K + B   C] [u]   [0]     B_ij = Σ_l 1/z ∫_{e_l} φ_i φ_j,  C_il = −1/z ∫_{e_l} φ_i,
 //   [C^T     D] [U] = [I],    D_ll = |e_l| / z,
-// grounded at the same node. Electrode patches come from mesh.electrode_patches (whole boundary
-// edges between consecutive patch nodes) or, when the mesh has none, are derived: an arc of
-// `electrode_width` centred on each electrode node (partial edges at the ends).
+// grounded at the same node; ∫_{e_l} runs over boundary edges (2-D) or surface triangles (3-D),
+// one assembly for both (fem_assembly.hpp, ContactFacet). 2-D patches come from
+// mesh.electrode_patches (whole boundary edges between consecutive patch nodes) or, when the mesh
+// has none, are derived: an arc of `electrode_width` centred on each electrode node (partial edges
+// at the ends). 3-D patches are the surface triangles whose three nodes are all in
+// mesh.electrode_patches[l] (the generator's rectangles or discs, a .msh file's electrode
+// surfaces) or, when the mesh has none, disc_patch(electrode node, electrode_width / 2).
 //
 // The system is assembled sparse and factorised once per conductivity (Eigen SimplicialLDLT, AMD
 // ordering; CHOLMOD's supernodal Cholesky for tetrahedra when built with it, see options.solver); one solve per electrode gives the unit-injection fields, from which every drive field,
@@ -31,7 +35,7 @@ struct ForwardOptions {
   enum class Electrodes { kPoint, kComplete };
   Electrodes electrodes = Electrodes::kPoint;
   double contact_impedance = 0.01;  // z (CEM), in Ω·length for unit sheet conductivity
-  double electrode_width = 0.1;     // arc length of derived CEM patches (mesh units)
+  double electrode_width = 0.1;     // derived CEM patches: arc length (2-D), disc diameter (3-D)
   // Sparse factorisation: auto = CHOLMOD (supernodal) for tetrahedra when built with it, Eigen's
   // SimplicialLDLT otherwise; eigen/cholmod force one (cholmod throws when not built in).
   enum class Solver { kAuto, kEigen, kCholmod };

@@ -14,6 +14,18 @@
 // (det[p1−p0, p2−p0, p3−p0] > 0). The result passes check_mesh and has no tetrahedron of quality
 // below 0.01 (else std::runtime_error naming the element).
 //
+// Electrode patches (complete electrode model): electrode_shape kRectangle makes each electrode an
+// exact rectangle of the side surface, electrode_width of arc length along the outline by
+// electrode_height along z, centred on the electrode point (its edges are geometric curves: the
+// outline gets vertices at s_k ± width/2 and the extrusion a layer interface at z_r ± height/2), a
+// physical surface "electrodeK" in the saved .msh; the mesh is h_electrode within refine_radius
+// + the rectangle's half-diagonal of its centre. kCircle makes a disc of diameter
+// electrode_width: the nodes of the side-surface triangles whose centroid lies within width/2 of
+// the electrode point (disc_patch, mesh_surface.hpp), the mesh h_electrode within width/2 +
+// refine_radius of it (the disc's rim follows the mesh; its area approaches π width²/4 as
+// h_electrode shrinks). Mesh::electrode_patches lists each patch's surface nodes
+// (sorted); ForwardModel's CEM integrates over the surface triangles whose three nodes are in it.
+//
 // Threads: Gmsh calls are serialised by the process-wide session mutex (gmsh_session.hpp). Built
 // without Gmsh, generate_mesh_3d throws std::runtime_error.
 #include <filesystem>
@@ -33,6 +45,10 @@ struct Mesh3dOptions {
   double h0 = 0.1;                // target edge length away from the electrodes
   double h_electrode = 0;         // edge length at the electrodes; 0 = h0 / 3
   double refine_radius = 0;       // full refinement within this distance; 0 = 2 · h_electrode
+  enum class ElectrodeShape { kPoint, kCircle, kRectangle };
+  ElectrodeShape electrode_shape = ElectrodeShape::kPoint;
+  double electrode_width = 0;   // circle: diameter; rectangle: arc length along the outline
+  double electrode_height = 0;  // rectangle: extent along z (= height: the full side)
   std::filesystem::path save_msh;  // optionally write Gmsh's .msh (4.1, ASCII) too
 };
 

@@ -26,6 +26,11 @@ double tet_six_volume(const Mesh& mesh, int e);
 // Shape quality q = 6√2 |V| / l_rms³ ∈ [0, 1] (1 for the regular tetrahedron; slivers → 0).
 double tet_quality(const Mesh& mesh, int e);
 
+// Nodes (sorted) of the surface triangles whose centroid lies within `radius` (Euclidean) of
+// `node`: a disc-shaped electrode patch that follows the mesh (its triangles' area approaches
+// π radius² as the mesh is refined).
+std::vector<int> disc_patch(const Mesh& mesh, int node, double radius);
+
 // Face adjacency of tetrahedra (elements sharing a face): for each element the neighbours.
 std::vector<std::vector<int>> tet_face_neighbours(const Mesh& mesh);
 

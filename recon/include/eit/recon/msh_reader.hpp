@@ -11,6 +11,14 @@
 //   * otherwise `n_electrodes` > 0: the boundary nodes nearest pyEIT's angles
 //     (mesh_boundary.hpp, nearest_boundary_nodes_at_pyeit_angles).
 // Errors throw std::runtime_error naming the file, line, section and field.
+//
+// Tetrahedral files (element type 4 present) go to read_msh_tetrahedra: Gmsh's own reader, in the
+// Gmsh module (mesh_generator.hpp says how it is loaded). Nodes that no tetrahedron uses are
+// dropped, nodes numbered in tag order, tetrahedra turned positive. Electrodes come from physical
+// groups named as above: a surface group (dim 2) is the electrode's patch (all its nodes, for the
+// complete electrode model), a point group (dim 0) of the same number its centre node; a surface
+// group alone is centred on its node nearest the patch's mean position. Every electrode needs a
+// group (n_electrodes placing is 2-D only). Throws std::runtime_error naming the file and group.
 #include <filesystem>
 
 #include "eit/recon/mesh.hpp"
@@ -22,5 +30,6 @@ struct MshImportOptions {
 };
 
 Mesh read_msh(const std::filesystem::path& path, const MshImportOptions& options = {});
+Mesh read_msh_tetrahedra(const std::filesystem::path& path);
 
 }  // namespace eit::recon
