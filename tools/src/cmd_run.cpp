@@ -242,6 +242,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
     monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
+    check_publisher_exposure(security, mo, monitor->endpoint(), "--monitor");
     sinks.push_back(monitor.get());
     fmt::print(stderr, "eitstream: also publishing PUB (live) on {}\n", monitor->endpoint());
   }

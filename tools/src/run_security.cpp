@@ -75,8 +75,8 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
 }
 
 void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
-                              const std::string& bound) {
-  check_bind_exposure("--endpoint", bound, is_local_zmq_endpoint(bound),
+                              const std::string& bound, const char* option) {
+  check_bind_exposure(option, bound, is_local_zmq_endpoint(bound),
                       !zo.curve_server.secret_z85.empty(), s.insecure,
                       "--curve-secret with --curve-allow");
 }

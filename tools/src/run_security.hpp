@@ -34,7 +34,7 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
 // The loopback rule for the publisher, on the endpoint it bound (ZeroMQ resolves "*" and
 // interface names there; nothing is sent before the pipeline starts).
 void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
-                              const std::string& bound);
+                              const std::string& bound, const char* option = "--endpoint");
 
 // The client side (listen, view, python): the server's public key and the client's own pair.
 struct CurveClientOptions {
