@@ -128,6 +128,8 @@ for t in "${targets[@]}"; do
   # libmatio sizes its buffers from the file's header; a forged header makes it calloc terabytes,
   # which glibc answers with NULL (and matio with an error, which our reader reports). ASan would
   # abort instead, so let it return NULL as glibc does; -rss_limit_mb still catches real bloat.
+  # Leaks inside third-party libraries we cannot fix are listed in scripts/lsan-suppressions.txt.
+  LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
   ASAN_OPTIONS="allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/$t-" "$corpus" >"$log" 2>&1 || rc=$?
