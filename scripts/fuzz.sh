@@ -128,11 +128,11 @@ for t in "${targets[@]}"; do
   # libmatio sizes its buffers from the file's header; a forged header makes it calloc terabytes,
   # which glibc answers with NULL (and matio with an error, which our reader reports). ASan would
   # abort instead, so let it return NULL as glibc does; -rss_limit_mb still catches real bloat.
-  # Leaks inside third-party libraries we cannot fix are listed in scripts/lsan-suppressions.txt.
-  LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
   # libmatio also mallocs (not callocs) what a forged header claims (12 GB seen): ASan returns NULL
   # for any single allocation over 2 GiB, as a failing malloc would, instead of libFuzzer stopping
   # at its malloc limit (-malloc_limit_mb, default = rss limit); resident growth stays limited.
+  # Leaks inside third-party libraries we cannot fix are listed in scripts/lsan-suppressions.txt.
+  LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
   ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=2048${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1048576 \
     -print_final_stats=1 \
