@@ -96,6 +96,7 @@ DenseArray read_npy(const std::filesystem::path& path) {
     const size_t r = out.shape[0], c = out.shape[1];
     auto transpose = [&](std::vector<double>& v) {
       std::vector<double> t(v.size());
+      if (v.empty()) return;  // a zero dimension: (4e11, 0) must not loop 4e11 times
       for (size_t i = 0; i < r; ++i)
         for (size_t j = 0; j < c; ++j) t[i * c + j] = v[j * r + i];
       v.swap(t);
