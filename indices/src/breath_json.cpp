@@ -36,9 +36,11 @@ class Writer {
   bool overflow_ = false;
 };
 
+// ,"name":[…] with one value per image element, null outside the body.
 template <typename T>
-void array(Writer& w, const BodyLayout& layout, const std::vector<T>& v) noexcept {
-  w.put("[");
+void array(Writer& w, const char* name, const BodyLayout& layout,
+           const std::vector<T>& v) noexcept {
+  w.put(",\"{}\":[", name);
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) w.put(",");
     if (!layout.inside(i))
@@ -47,6 +49,54 @@ void array(Writer& w, const BodyLayout& layout, const std::vector<T>& v) noexcep
       w.number(static_cast<double>(v[i]));
   }
   w.put("]");
+}
+
+// A scalar of BreathIndices as the JSON message and the CSV row name it: a value (null / empty
+// when not finite) or a count (written as is); `csv` false: in the JSON message only.
+struct Field {
+  const char* name;
+  double BreathIndices::*value = nullptr;
+  size_t BreathIndices::*count = nullptr;
+  bool csv = true;
+};
+
+// The global scalars after rate_per_min, in message and column order.
+constexpr Field kGlobalFields[] = {
+    {"tiv", &BreathIndices::tiv},
+    {"tiv_expiratory", &BreathIndices::tiv_expiratory},
+    {"eeli", &BreathIndices::eeli},
+    {"eili", &BreathIndices::eili},
+    {"eeli_change", &BreathIndices::eeli_change},
+    {"eeli_trend_per_min", &BreathIndices::eeli_trend_per_min},
+};
+
+// The scalars that need the breath's pixels (BreathIndices::pixel_data).
+constexpr Field kPixelFields[] = {
+    {"cov_vertical_pct", &BreathIndices::cov_vertical},
+    {"cov_horizontal_pct", &BreathIndices::cov_horizontal},
+    {"gi", &BreathIndices::gi},
+    {"rvd_mean_pct", &BreathIndices::rvd_mean},
+    {"rvd_index_pct", &BreathIndices::rvd_sd},
+    {"rvd_pixels", nullptr, &BreathIndices::rvd_pixels, false},
+    {"silent_dependent_pct", &BreathIndices::silent_dependent},
+    {"silent_nondependent_pct", &BreathIndices::silent_nondependent},
+    {"lung_pixels", nullptr, &BreathIndices::lung_pixels},
+    {"breaths_in_mean", nullptr, &BreathIndices::breaths_in_mean, false},
+};
+
+double field_value(const BreathIndices& b, const Field& f) noexcept {
+  return f.value ? b.*f.value : static_cast<double>(b.*f.count);
+}
+
+// ,"name":value for each field.
+void json_fields(Writer& w, const BreathIndices& b, std::span<const Field> fields) noexcept {
+  for (const Field& f : fields) {
+    w.put(",\"{}\":", f.name);
+    if (f.value)
+      w.number(b.*f.value);
+    else
+      w.put("{}", b.*f.count);
+  }
 }
 
 }  // namespace
@@ -64,36 +114,12 @@ size_t write_breath_json(const BreathIndices& b, const BodyLayout& layout, std::
         b.start_seq, b.middle_seq, b.end_seq, b.start_ns, b.middle_ns, b.end_ns);
   w.put("\"t_s\":[{},{},{}],\"rate_per_min\":", b.start_s, b.middle_s, b.end_s);
   w.number(b.rate_per_min);
-  w.put(",\"inspiration_s\":{},\"expiration_s\":{},\"tiv\":", b.inspiration_s, b.expiration_s);
-  w.number(b.tiv);
-  w.put(",\"tiv_expiratory\":");
-  w.number(b.tiv_expiratory);
-  w.put(",\"eeli\":");
-  w.number(b.eeli);
-  w.put(",\"eili\":");
-  w.number(b.eili);
-  w.put(",\"eeli_change\":");
-  w.number(b.eeli_change);
-  w.put(",\"eeli_trend_per_min\":");
-  w.number(b.eeli_trend_per_min);
+  w.put(",\"inspiration_s\":{},\"expiration_s\":{}", b.inspiration_s, b.expiration_s);
+  json_fields(w, b, kGlobalFields);
   w.put(",\"pixel_data\":{}", b.pixel_data);
   if (b.pixel_data) {
-    w.put(",\"cov_vertical_pct\":");
-    w.number(b.cov_vertical);
-    w.put(",\"cov_horizontal_pct\":");
-    w.number(b.cov_horizontal);
-    w.put(",\"gi\":");
-    w.number(b.gi);
-    w.put(",\"rvd_mean_pct\":");
-    w.number(b.rvd_mean);
-    w.put(",\"rvd_index_pct\":");
-    w.number(b.rvd_sd);
-    w.put(",\"rvd_pixels\":{},\"silent_dependent_pct\":", b.rvd_pixels);
-    w.number(b.silent_dependent);
-    w.put(",\"silent_nondependent_pct\":");
-    w.number(b.silent_nondependent);
-    w.put(",\"lung_pixels\":{},\"breaths_in_mean\":{},\"region_tiv\":{{", b.lung_pixels,
-          b.breaths_in_mean);
+    json_fields(w, b, kPixelFields);
+    w.put(",\"region_tiv\":{{");
     const auto& names = layout.region_names();
     for (size_t r = 0; r < names.size(); ++r) {
       w.put("{}\"{}\":", r ? "," : "", names[r]);
@@ -101,14 +127,10 @@ size_t write_breath_json(const BreathIndices& b, const BodyLayout& layout, std::
     }
     w.put("}}");
     if (with_images) {
-      w.put(",\"tidal\":");
-      array(w, layout, b.tidal);
-      w.put(",\"mean_tidal\":");
-      array(w, layout, b.mean_tidal);
-      w.put(",\"rvd\":");
-      array(w, layout, b.rvd);
-      w.put(",\"lung_space\":");
-      array(w, layout, b.lung_space);
+      array(w, "tidal", layout, b.tidal);
+      array(w, "mean_tidal", layout, b.mean_tidal);
+      array(w, "rvd", layout, b.rvd);
+      array(w, "lung_space", layout, b.lung_space);
     }
   }
   w.put("}}");
@@ -117,11 +139,10 @@ size_t write_breath_json(const BreathIndices& b, const BodyLayout& layout, std::
 
 size_t write_breath_csv_header(const BodyLayout& layout, std::span<char> out) noexcept {
   Writer w(out);
-  w.put(
-      "number,start_frame,middle_frame,end_frame,start_s,middle_s,end_s,rate_per_min,tiv,"
-      "tiv_expiratory,eeli,eili,eeli_change,eeli_trend_per_min,cov_vertical_pct,"
-      "cov_horizontal_pct,gi,rvd_mean_pct,rvd_index_pct,silent_dependent_pct,"
-      "silent_nondependent_pct,lung_pixels");
+  w.put("number,start_frame,middle_frame,end_frame,start_s,middle_s,end_s,rate_per_min");
+  for (const Field& f : kGlobalFields) w.put(",{}", f.name);
+  for (const Field& f : kPixelFields)
+    if (f.csv) w.put(",{}", f.name);
   for (const auto& n : layout.region_names()) w.put(",tiv_{}", n);
   w.put("\n");
   return w.done();
@@ -135,14 +156,11 @@ size_t write_breath_csv_row(const BreathIndices& b, const BodyLayout& layout,
     if (std::isfinite(v)) w.put("{}", v);
   };
   w.put("{},{},{},{}", b.number, b.start, b.middle, b.end);
-  for (double v : {b.start_s, b.middle_s, b.end_s, b.rate_per_min, b.tiv, b.tiv_expiratory, b.eeli,
-                   b.eili, b.eeli_change, b.eeli_trend_per_min})
-    field(v);
+  for (double v : {b.start_s, b.middle_s, b.end_s, b.rate_per_min}) field(v);
+  for (const Field& f : kGlobalFields) field(field_value(b, f));
   const double nan = NAN;
-  for (double v : {b.cov_vertical, b.cov_horizontal, b.gi, b.rvd_mean, b.rvd_sd, b.silent_dependent,
-                   b.silent_nondependent})
-    field(b.pixel_data ? v : nan);
-  field(b.pixel_data ? static_cast<double>(b.lung_pixels) : nan);
+  for (const Field& f : kPixelFields)
+    if (f.csv) field(b.pixel_data ? field_value(b, f) : nan);
   for (size_t r = 0; r < layout.n_regions(); ++r) field(b.pixel_data ? b.region_tiv[r] : nan);
   w.put("\n");
   return w.done();

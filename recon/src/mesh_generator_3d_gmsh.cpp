@@ -13,6 +13,7 @@
 #include "eit/recon/mesh_check_3d.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_surface.hpp"
+#include "gmsh_outline.hpp"
 #include "gmsh_session.hpp"
 #include "mesh_generator_module.hpp"
 
@@ -147,26 +148,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   const std::vector<OutlineVertex> verts =
       outline_vertices(path, per_ring, rect ? 0.5 * o.electrode_width : 0.0);
 
-  std::vector<int> tags;
-  for (const auto& v : verts) tags.push_back(geo::addPoint(v.p.x(), v.p.y(), 0, o.h0));
-  int centre = 0, major = 0;
-  if (path.is_curved()) {
-    centre = geo::addPoint(0, 0, 0, o.h0);
-    const auto* e = std::get_if<EllipseOutline>(&o.outline);
-    if (e && e->semi_x != e->semi_y)
-      major = e->semi_x > e->semi_y ? geo::addPoint(e->semi_x, 0, 0, o.h0)
-                                    : geo::addPoint(0, e->semi_y, 0, o.h0);
-  }
-  std::vector<int> curves;
-  for (size_t i = 0; i < tags.size(); ++i) {
-    const int a = tags[i], b = tags[(i + 1) % tags.size()];
-    if (!path.is_curved())
-      curves.push_back(geo::addLine(a, b));
-    else if (major == 0)
-      curves.push_back(geo::addCircleArc(a, centre, b));
-    else
-      curves.push_back(geo::addEllipseArc(a, centre, major, b));
-  }
+  const std::vector<int> curves = detail::add_geo_outline(path, verts, o.h0).curves;
   int surface = geo::addPlaneSurface({geo::addCurveLoop(curves)});
   // Extrude layer by layer: the interfaces are the ring heights (and rectangle edges). Gmsh returns
   // the top, the volume, then one side surface per curve of the base, in the curves' order.

@@ -17,6 +17,7 @@
 #include "eit/recon/mesh_boundary.hpp"
 #include "eit/recon/mesh_check.hpp"
 #include "eit/recon/mesh_generator.hpp"
+#include "gmsh_outline.hpp"
 #include "gmsh_session.hpp"
 #include "mesh_generator_module.hpp"
 
@@ -109,27 +110,9 @@ std::string gmsh_error_text() {
 Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
   const std::vector<BoundaryVertex> verts = boundary_vertices(path, o);
   namespace geo = gmsh::model::geo;
-  std::vector<int> tags;
-  for (const auto& v : verts) tags.push_back(geo::addPoint(v.p.x(), v.p.y(), 0, o.h0));
-  int centre = 0, major = 0;
-  if (path.is_curved()) {
-    centre = geo::addPoint(0, 0, 0, o.h0);
-    const auto* e = std::get_if<EllipseOutline>(&o.outline);
-    if (e && e->semi_x != e->semi_y)
-      major = e->semi_x > e->semi_y ? geo::addPoint(e->semi_x, 0, 0, o.h0)
-                                    : geo::addPoint(0, e->semi_y, 0, o.h0);
-  }
-  std::vector<int> curves;
-  for (size_t i = 0; i < tags.size(); ++i) {
-    const int a = tags[i], b = tags[(i + 1) % tags.size()];
-    if (!path.is_curved())
-      curves.push_back(geo::addLine(a, b));
-    else if (major == 0)
-      curves.push_back(geo::addCircleArc(a, centre, b));
-    else
-      curves.push_back(geo::addEllipseArc(a, centre, major, b));
-  }
-  const int loop = geo::addCurveLoop(curves);
+  const detail::GeoOutline outline = detail::add_geo_outline(path, verts, o.h0);
+  const std::vector<int>& tags = outline.points;
+  const int loop = geo::addCurveLoop(outline.curves);
   const int surface = geo::addPlaneSurface({loop});
   geo::synchronize();
   gmsh::model::mesh::generate(2);

@@ -33,23 +33,34 @@ hid_t H5Recording::root() const noexcept { return table_->root(); }
 const std::string& H5Recording::path() const noexcept { return table_->path(); }
 void H5Recording::start_swmr() { table_->start_swmr(); }
 
+void H5Recording::add_annex(std::unique_ptr<RecordingAnnex> annex) {
+  annex->create(table_->root(), table_->path());
+  annexes_.push_back(std::move(annex));
+}
+
 void H5Recording::append(const float* row, const pipeline::FrameSlot& frame) noexcept {
   using pipeline::Stage;
   table_->append(row, {frame.seq, frame.stamp(Stage::kReceived), frame.stamp(Stage::kPublished),
                        frame.flags, frame.dropped_before});
+  for (const auto& a : annexes_) a->append(frame);
 }
 
-bool H5Recording::tick(int64_t now_ns) noexcept {
-  if (now_ns - last_flush_ns_ < flush_interval_ns_) return false;
+void H5Recording::tick(int64_t now_ns) noexcept {
+  if (now_ns - last_flush_ns_ < flush_interval_ns_) return;
   last_flush_ns_ = now_ns;
   table_->flush();
-  return true;
+  for (const auto& a : annexes_) a->flush();
 }
 
-void H5Recording::close() noexcept { table_->close(); }
+void H5Recording::close() noexcept {
+  for (const auto& a : annexes_) a->close();
+  table_->close();
+}
 
 pipeline::SinkStats H5Recording::stats() const noexcept {
-  return {table_->rows_accepted(), table_->rows_lost(), table_->write_errors()};
+  uint64_t errors = table_->write_errors();
+  for (const auto& a : annexes_) errors += a->errors();
+  return {table_->rows_accepted(), table_->rows_lost(), errors};
 }
 
 }  // namespace eit::sinks::detail

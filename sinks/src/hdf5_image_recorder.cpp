@@ -9,10 +9,9 @@ Hdf5ImageRecorder::Hdf5ImageRecorder(const std::filesystem::path& path, const re
                                      const Hdf5RecorderOptions& o,
                                      std::unique_ptr<RecordingAnnex> annex)
     : file_(std::make_unique<detail::H5Recording>(path, "eitstream-images", "images", model.n_out(),
-                                                  model, o)),
-      annex_(std::move(annex)) {
+                                                  model, o)) {
   detail::h5meta::write_geometry(file_->root(), model, file_->path());
-  if (annex_) annex_->create(file_->root(), file_->path());
+  if (annex) file_->add_annex(std::move(annex));
   file_->start_swmr();
 }
 
@@ -20,24 +19,11 @@ Hdf5ImageRecorder::~Hdf5ImageRecorder() = default;
 
 void Hdf5ImageRecorder::publish(const pipeline::FrameSlot& frame) noexcept {
   file_->append(frame.image, frame);
-  if (annex_) annex_->append(frame);
 }
 
-void Hdf5ImageRecorder::tick(int64_t now_ns) noexcept {
-  if (file_->tick(now_ns) && annex_) annex_->flush();
-}
-
-void Hdf5ImageRecorder::end() noexcept {
-  if (annex_) annex_->close();
-  file_->close();
-}
-
-pipeline::SinkStats Hdf5ImageRecorder::stats() const noexcept {
-  auto s = file_->stats();
-  if (annex_) s.errors += annex_->errors();
-  return s;
-}
-
+void Hdf5ImageRecorder::tick(int64_t now_ns) noexcept { file_->tick(now_ns); }
+void Hdf5ImageRecorder::end() noexcept { file_->close(); }
+pipeline::SinkStats Hdf5ImageRecorder::stats() const noexcept { return file_->stats(); }
 pipeline::SinkPolicy Hdf5ImageRecorder::policy() const noexcept { return file_->policy(); }
 
 }  // namespace eit::sinks

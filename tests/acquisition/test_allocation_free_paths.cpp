@@ -1,31 +1,17 @@
 // The per-frame path allocates nothing: IngestDecoder::decode and StreamSource::read over UDP
-// and TCP, counted by replacing the global operator new in this test binary (per thread, so a
-// sender thread's allocations do not count against the reader).
+// and TCP, counted per thread by counting_new.hpp (every malloc, operator new included; operator
+// new alone under a sanitizer), so a sender thread's allocations do not count against the reader.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <new>
 #include <thread>
 
+#include "counting_new.hpp"
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/ingest_decoder.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "live_test_support.hpp"
 
-namespace {
-thread_local uint64_t t_allocations = 0;
-}
-
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+using eit::test::t_allocations;
 
 using namespace eit::acquisition;
 
@@ -76,10 +62,12 @@ TEST_CASE("StreamSource::read over udp and tcp allocates nothing per frame once 
     eit::test::OwnedSlot slot(n);
     // Warm-up: the first frames may touch Asio's per-thread operation cache.
     size_t got = 0;
-    while (got < 10 && source->read(slot.slot, std::chrono::seconds(5)) == eit::pipeline::ReadStatus::kFrame)
+    while (got < 10 &&
+           source->read(slot.slot, std::chrono::seconds(5)) == eit::pipeline::ReadStatus::kFrame)
       ++got;
     const uint64_t before = t_allocations;
-    while (got < 200 && source->read(slot.slot, std::chrono::seconds(5)) == eit::pipeline::ReadStatus::kFrame)
+    while (got < 200 &&
+           source->read(slot.slot, std::chrono::seconds(5)) == eit::pipeline::ReadStatus::kFrame)
       ++got;
     const uint64_t allocations = t_allocations - before;
     device.join();

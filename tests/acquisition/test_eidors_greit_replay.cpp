@@ -3,35 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <numbers>
 #include <vector>
 
 #include "eit/acquisition/recording_reader.hpp"
 #include "eit/recon/array_file.hpp"
-#include "eit/recon/matrix_import.hpp"
+#include "iirc_rotation.hpp"
 #include "test_data.hpp"
 
 using namespace eit;
-
-namespace {
-
-// Polar angle (degrees) of the image's dominant blob: centroid of |value|^4 over the in-body
-// pixels sharing the sign of the extreme one.
-double target_angle(const std::vector<double>& img, const recon::GridGeometry& g) {
-  size_t k = 0;
-  for (size_t i = 0; i < img.size(); ++i)
-    if (!g.mask[i] && std::abs(img[i]) > std::abs(img[k])) k = i;
-  double sx = 0, sy = 0;
-  for (size_t i = 0; i < img.size(); ++i) {
-    if (g.mask[i] || img[i] * img[k] <= 0) continue;
-    const double w = std::pow(std::abs(img[i]), 4);
-    sx += w * (g.x0 + static_cast<double>(i % static_cast<size_t>(g.nx)) * g.dx);
-    sy += w * (g.y0 + static_cast<double>(i / static_cast<size_t>(g.nx)) * g.dy);
-  }
-  return std::atan2(sy, sx) * 180 / std::numbers::pi;
-}
-
-}  // namespace
 
 TEST_CASE(
     "imported GREIT v1.0 matrix applied to iirc_data_2006.mat (recording reader) turns the target "
@@ -43,10 +22,7 @@ TEST_CASE(
     test::report_skip("GREIT replay", "built without libmatio");
     return;
   }
-  recon::MatrixImportOptions o;
-  o.file = *greit;
-  o.geometry = recon::centred_disc_grid(32);
-  const recon::Model model = recon::import_matrix(o);
+  const recon::Model model = test::greit_v10_model(*greit);
   const auto& g = std::get<recon::GridGeometry>(model.geometry);
 
   auto frames = acquisition::open_recording_reader(*iirc, {}, model.protocol);
@@ -64,18 +40,12 @@ TEST_CASE(
       for (Eigen::Index c = 0; c < 208; ++c) s += model.H(r, c) * (double{v[c]} - v_ref[c]);
       img[static_cast<size_t>(r)] = s;
     }
-    angles.push_back(target_angle(img, g));
+    angles.push_back(test::target_angle(img, g));
   }
-  double sum = 0;
-  int clockwise = 0;
-  for (size_t f = 1; f < angles.size(); ++f) {
-    const double step = std::remainder(angles[f] - angles[f - 1], 360.0);
-    sum += step;
-    clockwise += step < 0;
-  }
-  const double mean = sum / static_cast<double>(angles.size() - 1);
-  MESSAGE("target turns ", mean, " degrees per frame; ", clockwise, " of 99 steps clockwise");
-  CHECK(std::abs(mean) > 9.0);
-  CHECK(std::abs(mean) < 13.0);
-  CHECK(clockwise >= 90);
+  const test::Rotation turn = test::rotation(angles);
+  MESSAGE("target turns ", turn.mean_step, " degrees per frame; ", turn.clockwise,
+          " of 99 steps clockwise");
+  CHECK(std::abs(turn.mean_step) > 9.0);
+  CHECK(std::abs(turn.mean_step) < 13.0);
+  CHECK(turn.clockwise >= 90);
 }

@@ -5,37 +5,16 @@
 
 #include <chrono>
 #include <cmath>
-#include <numbers>
 #include <vector>
 
 #include "eit/acquisition/replay_source.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/recon/array_file.hpp"
-#include "eit/recon/matrix_import.hpp"
+#include "iirc_rotation.hpp"
 #include "test_data.hpp"
 
 using namespace eit::acquisition;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Polar angle (degrees) of the image's dominant blob: |value|⁴-weighted centroid of the pixels
-// inside the disc that share the sign of the extreme one.
-double target_angle(const std::vector<double>& img, const eit::recon::GridGeometry& g) {
-  size_t k = 0;
-  for (size_t i = 0; i < img.size(); ++i)
-    if (!g.mask[i] && std::abs(img[i]) > std::abs(img[k])) k = i;
-  double sx = 0, sy = 0;
-  for (size_t i = 0; i < img.size(); ++i) {
-    if (g.mask[i] || img[i] * img[k] <= 0) continue;
-    const double w = std::pow(std::abs(img[i]), 4);
-    sx += w * (g.x0 + double(i % size_t(g.nx)) * g.dx);
-    sy += w * (g.y0 + double(i / size_t(g.nx)) * g.dy);
-  }
-  return std::atan2(sy, sx) * 180 / std::numbers::pi;
-}
-
-}  // namespace
 
 TEST_CASE("replaying iirc_data_2006.mat through a GREIT model turns the target ~11° per frame") {
   const auto greit = eit::test::shared_data_file("recordings/GREIT_v10_Circ_Matrix.mat");
@@ -45,10 +24,7 @@ TEST_CASE("replaying iirc_data_2006.mat through a GREIT model turns the target ~
     eit::test::report_skip("IIRC replay", "built without libmatio");
     return;
   }
-  eit::recon::MatrixImportOptions mo;
-  mo.file = *greit;
-  mo.geometry = eit::recon::centred_disc_grid(32);
-  const eit::recon::Model model = eit::recon::import_matrix(mo);
+  const eit::recon::Model model = eit::test::greit_v10_model(*greit);
   const auto& grid = std::get<eit::recon::GridGeometry>(model.geometry);
 
   ReplayOptions ro;
@@ -72,20 +48,13 @@ TEST_CASE("replaying iirc_data_2006.mat through a GREIT model turns the target ~
       for (size_t i = 0; i < img.size(); ++i)
         img[i] += double(model.H(Eigen::Index(i), Eigen::Index(j))) * dv;
     }
-    angles.push_back(target_angle(img, grid));
+    angles.push_back(eit::test::target_angle(img, grid));
   }
   REQUIRE(angles.size() == 100);
-  double sum = 0;
-  int same_way = 0;
-  for (size_t f = 1; f < angles.size(); ++f) {
-    const double step = std::remainder(angles[f] - angles[f - 1], 360.0);
-    sum += step;
-    same_way += step < 0;
-  }
-  const double mean = sum / double(angles.size() - 1);
-  MESSAGE("target turns " << mean << "° per frame on average; " << same_way
+  const eit::test::Rotation turn = eit::test::rotation(angles);
+  MESSAGE("target turns " << turn.mean_step << "° per frame on average; " << turn.clockwise
                           << " of 99 steps clockwise");
-  CHECK(std::abs(mean) > 9.0);
-  CHECK(std::abs(mean) < 13.0);
-  CHECK(same_way >= 90);
+  CHECK(std::abs(turn.mean_step) > 9.0);
+  CHECK(std::abs(turn.mean_step) < 13.0);
+  CHECK(turn.clockwise >= 90);
 }

@@ -12,12 +12,12 @@
 #include "eit/gpu/cuda_backend.hpp"
 #include "eit/gpu/cuda_gauss_newton.hpp"
 #include "eit/pipeline/gn_reconstructor.hpp"
-#include "eit/recon/gn_model.hpp"
-#include "eit/recon/layered_circle_mesh.hpp"
+#include "gn_stream_support.hpp"
 #include "test_data.hpp"
 
 using namespace eit;
-using pipeline::FrameSlot;
+using eit::test::GnFrames;
+using eit::test::run_one;
 
 namespace {
 
@@ -28,49 +28,12 @@ bool skip(const char* what) {
   return true;
 }
 
-struct Frames {
-  std::vector<std::vector<float>> values, images;
-  std::vector<FrameSlot> slots;
-  Frames(size_t n, size_t n_meas, size_t n_out)
-      : values(n, std::vector<float>(n_meas)), images(n, std::vector<float>(n_out)), slots(n) {
-    for (size_t i = 0; i < n; ++i) {
-      slots[i].values = values[i].data();
-      slots[i].image = images[i].data();
-    }
-  }
-  Eigen::VectorXd image(size_t i) const {
-    return Eigen::Map<const Eigen::VectorXf>(images[i].data(),
-                                             static_cast<Eigen::Index>(images[i].size()))
-        .cast<double>();
-  }
-};
-
-void run_one(pipeline::Reconstructor& r, FrameSlot& slot) {
-  FrameSlot* in[] = {&slot};
-  std::vector<FrameSlot*> out(r.max_batch());
-  REQUIRE(r.submit(in));
-  REQUIRE(r.complete(out, true) == 1);
-}
-
-recon::GnOptions streaming_options() {
-  recon::GnOptions o;
-  o.start = recon::GnOptions::Start::kFitted;
-  o.lambda0 = 0.1;
-  o.lambda_decay = 0.5;
-  o.lambda_min = 1e-3;
-  o.max_iterations = 10;
-  o.tolerance = 0;
-  o.frame_iterations = 3;
-  return o;
-}
-
 }  // namespace
 
 TEST_CASE("cuda backend streams a gn model like the host GnReconstructor") {
   if (skip("cuda gn streaming")) return;
-  const recon::Mesh mesh = recon::layered_circle_mesh(16, 4);
-  const recon::Protocol protocol = recon::make_protocol({});
-  const recon::Model model = recon::make_gn_model(mesh, protocol, {}, streaming_options());
+  const auto [mesh, protocol, model, truth, v] =
+      eit::test::gn_phantom_case(eit::test::gn_streaming_options(10, 3));
   gpu::CudaOptions co;
   co.max_batch = 4;
   const std::unique_ptr<pipeline::Reconstructor> cuda = gpu::make_cuda_reconstructor(model, co);
@@ -79,18 +42,11 @@ TEST_CASE("cuda backend streams a gn model like the host GnReconstructor") {
   CHECK(cuda->n_out() == static_cast<size_t>(mesh.n_elems()));
   CHECK(cuda->n_meas() == protocol.n_meas());
 
-  recon::ForwardModel forward(mesh, protocol);
-  Eigen::VectorXd truth = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
-  for (int e = 0; e < 20; ++e) truth(e) = 3.0;
-  const Eigen::VectorXd v = forward.solve(truth);
   const size_t n = 6;
-  Frames a(n, host.n_meas(), host.n_out()), b(n, host.n_meas(), host.n_out());
-  for (Frames* f : {&a, &b})
-    for (size_t i = 0; i < n; ++i)
-      for (size_t k = 0; k < f->values[i].size(); ++k)
-        f->values[i][k] = static_cast<float>(v(static_cast<Eigen::Index>(k)) *
-                                             (1.0 + 0.01 * static_cast<double>(i)));
-  for (Frames* f : {&a, &b}) {
+  GnFrames a(n, host.n_meas(), host.n_out()), b(n, host.n_meas(), host.n_out());
+  for (GnFrames* f : {&a, &b})
+    for (size_t i = 0; i < n; ++i) f->set(i, v * (1.0 + 0.01 * static_cast<double>(i)));
+  for (GnFrames* f : {&a, &b}) {
     f->values[2][5] = std::numeric_limits<float>::infinity();
     for (size_t k = 0; k < f->values[4].size(); ++k) f->values[4][k] = (k % 2 ? 1e30f : -1e30f);
   }
@@ -120,7 +76,7 @@ TEST_CASE("cuda gn: the iteration replayed as a CUDA graph equals the launched o
       Eigen::VectorXd truth = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
       for (int e = 0; e < 12; ++e) truth(e) = 4.0;
       const Eigen::VectorXd v = forward.solve(truth);
-      recon::GnOptions o = streaming_options();
+      recon::GnOptions o = eit::test::gn_streaming_options(10, 3);
       o.pyeit_compat = compat;
       gpu::CudaGaussNewton launched(mesh, protocol, o), graphed(mesh, protocol, o);
       launched.use_graph(false);

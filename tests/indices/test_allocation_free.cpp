@@ -1,30 +1,17 @@
 // The per-frame path of the indices allocates nothing: IndicesEngine::push over a minute of
 // breathing at 50 frames/s (breaths completing, per-breath indices computed) and the breath JSON,
-// counted by replacing the global operator new in this test binary (per thread).
+// counted per thread by counting_new.hpp (every malloc, operator new included; operator new alone
+// under a sanitizer).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "breathing_images.hpp"
+#include "counting_new.hpp"
 #include "eit/indices/breath_json.hpp"
 #include "eit/indices/indices_engine.hpp"
 
-namespace {
-thread_local uint64_t t_allocations = 0;
-}
-
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+using eit::test::t_allocations;
 
 using namespace eit::indices;
 

@@ -1,6 +1,6 @@
 #pragma once
-// Test doubles for pipeline tests: a random model, a Source that replays given frames, and a sink
-// that records what it sees (optionally stalling until released).
+// Test doubles for pipeline tests: a random model, a Source that replays given frames, a sink
+// that records what it sees (optionally stalling until released), and a bounded wait for a run.
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -11,8 +11,9 @@
 
 #include <Eigen/Core>
 
-#include "eit/pipeline/source.hpp"
 #include "eit/pipeline/image_sink.hpp"
+#include "eit/pipeline/pipeline.hpp"
+#include "eit/pipeline/source.hpp"
 #include "eit/recon/model.hpp"
 #include "eit/recon/protocol.hpp"
 
@@ -160,6 +161,18 @@ inline double relative_error(const std::vector<float>& got, const Eigen::VectorX
     den += want[i] * want[i];
   }
   return std::sqrt(num / std::max(den, 1e-300));
+}
+
+// Waits (bounded) for the pipeline to finish, then joins it; false on timeout.
+inline bool wait_finished(pipeline::Pipeline& p,
+                          std::chrono::seconds limit = std::chrono::seconds(60)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!p.finished()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  p.wait();
+  return true;
 }
 
 }  // namespace eit::test

@@ -1,12 +1,11 @@
-// The per-frame path allocates nothing: every malloc-family call in this binary is counted (the
-// hook below interposes glibc's malloc, which operator new also goes through), and N frames
+// The per-frame path allocates nothing: every malloc-family call in this binary is counted
+// (counting_new.hpp interposes glibc's malloc, which operator new also goes through), and N frames
 // through the whole pipeline — source, reconstructor (CPU), fan-out, two sink threads — after a
 // warm-up add no allocation, in both stage layouts.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
 #include "eit/pipeline/cpu_reconstructor.hpp"
@@ -14,57 +13,7 @@
 #include "eit/pipeline/pipeline.hpp"
 #include "pipeline_test_support.hpp"
 
-#include "malloc_counter.hpp"
-
-namespace eit::test {
-std::atomic<uint64_t> g_allocations{0};
-thread_local bool g_counting = false;
-thread_local long g_mallocs = 0;
-}  // namespace eit::test
-
-#if defined(EIT_COUNT_MALLOC)
-namespace {
-void count_one() noexcept {
-  eit::test::g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (eit::test::g_counting) ++eit::test::g_mallocs;
-}
-}  // namespace
-
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-
-void* malloc(size_t n) {
-  count_one();
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t size) {
-  count_one();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t n) {
-  count_one();
-  return __libc_realloc(p, n);
-}
-void* aligned_alloc(size_t alignment, size_t n) {
-  count_one();
-  return __libc_memalign(alignment, n);
-}
-void* memalign(size_t alignment, size_t n) {
-  count_one();
-  return __libc_memalign(alignment, n);
-}
-int posix_memalign(void** out, size_t alignment, size_t n) {
-  count_one();
-  void* p = __libc_memalign(alignment, n);
-  if (!p) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-}
-#endif
+#include "counting_new.hpp"
 
 using namespace eit::pipeline;
 

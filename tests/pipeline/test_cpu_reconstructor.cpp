@@ -6,9 +6,9 @@
 #include <limits>
 #include <vector>
 
+#include "allocation_count.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame_pool.hpp"
-#include "malloc_counter.hpp"
 #include "pipeline_test_support.hpp"
 
 using namespace eit::pipeline;
@@ -16,8 +16,7 @@ using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
 
-using eit::test::g_counting;
-using eit::test::g_mallocs;
+using eit::test::t_allocations;
 
 namespace {
 
@@ -159,14 +158,13 @@ TEST_CASE("CPU reconstructor's submit and complete do not allocate, GEMV or GEMM
       CAPTURE(batch);
       CAPTURE(rec->threads());
       std::span<FrameSlot* const> b(slots.data(), batch);
-      g_mallocs = 0;
-      g_counting = true;
+      const uint64_t before = t_allocations;
       const bool ok = rec->submit(b);
       const size_t n = rec->complete(out, true);
-      g_counting = false;
+      const uint64_t allocations = t_allocations - before;
       CHECK(ok);
       CHECK(n == batch);
-      CHECK(g_mallocs == 0);
+      CHECK(allocations == 0);
     }
   }
 }

@@ -2,89 +2,41 @@
 // and the per-frame faults (non-finite frame, divergence) flagged, counted and survived.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <limits>
 #include <vector>
 
 #include "eit/pipeline/gn_reconstructor.hpp"
-#include "eit/recon/gn_model.hpp"
-#include "eit/recon/layered_circle_mesh.hpp"
+#include "gn_stream_support.hpp"
 
 using namespace eit;
-using pipeline::FrameSlot;
-
-namespace {
-
-struct Frames {
-  std::vector<std::vector<float>> values, images;
-  std::vector<FrameSlot> slots;
-  Frames(size_t n, size_t n_meas, size_t n_out)
-      : values(n, std::vector<float>(n_meas)), images(n, std::vector<float>(n_out)), slots(n) {
-    for (size_t i = 0; i < n; ++i) {
-      slots[i].values = values[i].data();
-      slots[i].image = images[i].data();
-    }
-  }
-  void set(size_t i, const Eigen::VectorXd& v) {
-    for (Eigen::Index k = 0; k < v.size(); ++k)
-      values[i][static_cast<size_t>(k)] = static_cast<float>(v(k));
-  }
-};
-
-Eigen::VectorXd image_of(const Frames& f, size_t i) {
-  Eigen::VectorXd x(static_cast<Eigen::Index>(f.images[i].size()));
-  for (Eigen::Index e = 0; e < x.size(); ++e) x(e) = f.images[i][static_cast<size_t>(e)];
-  return x;
-}
-
-void run_one(pipeline::GnReconstructor& r, FrameSlot& slot) {
-  FrameSlot* in[] = {&slot};
-  std::vector<FrameSlot*> out(r.max_batch());
-  REQUIRE(r.submit(in));
-  REQUIRE(r.complete(out, true) == 1);
-}
-
-}  // namespace
+using eit::test::GnFrames;
+using eit::test::run_one;
 
 TEST_CASE("GnReconstructor streams absolute σ, warm-started, and survives bad frames") {
-  const recon::Mesh mesh = recon::layered_circle_mesh(16, 4);
-  const recon::Protocol protocol = recon::make_protocol({});
-  recon::GnOptions o;
-  o.start = recon::GnOptions::Start::kFitted;
-  o.lambda0 = 0.1;
-  o.lambda_decay = 0.5;
-  o.lambda_min = 1e-3;
-  o.max_iterations = 12;
-  o.tolerance = 0;
-  o.frame_iterations = 2;
-  const recon::Model model = recon::make_gn_model(mesh, protocol, {}, o);
+  const auto [mesh, protocol, model, truth, v] =
+      eit::test::gn_phantom_case(eit::test::gn_streaming_options(12, 2));
   pipeline::GnReconstructor r(model);
   CHECK(r.n_out() == static_cast<size_t>(mesh.n_elems()));
   CHECK(r.n_meas() == protocol.n_meas());
   CHECK_THROWS_AS(r.set_reference(std::vector<double>(3, 1.0), false), std::invalid_argument);
 
-  recon::ForwardModel forward(mesh, protocol);
-  Eigen::VectorXd truth = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
-  for (int e = 0; e < 20; ++e) truth(e) = 3.0;  // the centre rings
-  const Eigen::VectorXd v = forward.solve(truth);
-
-  Frames f(5, r.n_meas(), r.n_out());
+  GnFrames f(5, r.n_meas(), r.n_out());
   for (size_t i = 0; i < 5; ++i) f.set(i, v);
   f.values[1][7] = std::numeric_limits<float>::quiet_NaN();
   for (size_t k = 0; k < f.values[3].size(); ++k)  // wildly inconsistent: the step leaves σ > 0
     f.values[3][k] = (k % 2 ? 1e30f : -1e30f);
   for (size_t i = 0; i < 5; ++i) run_one(r, f.slots[i]);
 
-  const double err0 = (image_of(f, 0) - truth).norm() / truth.norm();
+  const double err0 = (f.image(0) - truth).norm() / truth.norm();
   CHECK(err0 < 0.2);
   CHECK((f.slots[1].flags & pipeline::kFlagNonFinite) != 0);
-  CHECK(image_of(f, 1).norm() == 0);
-  const double err2 = (image_of(f, 2) - truth).norm() / truth.norm();
+  CHECK(f.image(1).norm() == 0);
+  const double err2 = (f.image(2) - truth).norm() / truth.norm();
   CHECK(err2 <= err0 * 1.01);  // warm start from frame 0 keeps (or improves) the image
   CHECK((f.slots[3].flags & pipeline::kFlagDiverged) != 0);
-  CHECK(image_of(f, 3).minCoeff() > 0);  // the last good iterate, never σ ≤ 0
+  CHECK(f.image(3).minCoeff() > 0);  // the last good iterate, never σ ≤ 0
   CHECK((f.slots[4].flags & (pipeline::kFlagDiverged | pipeline::kFlagNonFinite)) == 0);
-  CHECK((image_of(f, 4) - truth).norm() / truth.norm() < 0.2);  // cold restart after divergence
+  CHECK((f.image(4) - truth).norm() / truth.norm() < 0.2);  // cold restart after divergence
   CHECK(r.counts().frames == 5);
   CHECK(r.counts().non_finite == 1);
   CHECK(r.counts().diverged == 1);

@@ -15,21 +15,7 @@ using eit::test::CollectingSink;
 using eit::test::random_frames;
 using eit::test::random_model;
 using eit::test::VectorSource;
-
-namespace {
-
-// Waits (bounded) for the pipeline to finish; false on timeout.
-bool wait_finished(Pipeline& p, std::chrono::seconds limit = std::chrono::seconds(60)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!p.finished()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  p.wait();
-  return true;
-}
-
-}  // namespace
+using eit::test::wait_finished;
 
 TEST_CASE("a frame of finite 1e38 values publishes no inf pixel: zeros, flagged and counted") {
   const auto m = random_model(256);

@@ -14,22 +14,12 @@ using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
 using eit::test::VectorSource;
+using eit::test::wait_finished;
 
 namespace {
 
 std::unique_ptr<Reconstructor> cpu(const eit::recon::Model& m, size_t batch = 16) {
   return std::make_unique<CpuReconstructor>(m, CpuOptions{batch});
-}
-
-// Waits (bounded) for the pipeline to finish; false on timeout.
-bool wait_finished(Pipeline& p, std::chrono::seconds limit = std::chrono::seconds(60)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!p.finished()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  p.wait();
-  return true;
 }
 
 // A backend that fails after a number of frames, to exercise the fault path.

@@ -17,21 +17,12 @@ using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
 using eit::test::VectorSource;
+using eit::test::wait_finished;
 
 namespace {
 
 std::unique_ptr<Reconstructor> cpu(const eit::recon::Model& m) {
   return std::make_unique<CpuReconstructor>(m, CpuOptions{16});
-}
-
-bool wait_finished(Pipeline& p) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!p.finished()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  p.wait();
-  return true;
 }
 
 // Each delivered frame's dropped_before equals the frames missing before it by seq.

@@ -14,6 +14,7 @@
 
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/mesh_generator.hpp"
+#include "gmsh_skip.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_surface.hpp"
 #include "pyeit_csv.hpp"
@@ -21,6 +22,7 @@
 
 using namespace eit::recon;
 using eit::test::rel_fro_error;
+using eit::test::skip_without_gmsh;
 using Shape = Mesh3dOptions::ElectrodeShape;
 
 namespace {
@@ -46,21 +48,24 @@ ForwardOptions cem(double z, double width = 0.1) {
   return o;
 }
 
-}  // namespace
-
-TEST_CASE("3-D rectangular and circular patches: exact rectangles, discs, refined, deterministic") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("3-D electrode patches", "built without Gmsh");
-    return;
-  }
+// Two rings of 8 rectangular 0.2 × 0.15 patches on the unit cylinder of height 1.
+Mesh3dOptions two_ring_patches(double h_electrode) {
   Mesh3dOptions o;
   o.n_electrodes = 16;
   o.n_rings = 2;
   o.h0 = 0.35;
-  o.h_electrode = 0.06;
+  o.h_electrode = h_electrode;
   o.electrode_shape = Shape::kRectangle;
   o.electrode_width = 0.2;
   o.electrode_height = 0.15;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("3-D rectangular and circular patches: exact rectangles, discs, refined, deterministic") {
+  if (skip_without_gmsh("3-D electrode patches")) return;
+  Mesh3dOptions o = two_ring_patches(0.06);
   const Mesh rect = generate_mesh_3d(o);
   MESSAGE(rect.n_nodes() << " nodes, " << rect.n_elems() << " tetrahedra (rectangles)");
   REQUIRE(rect.electrode_patches.size() == 16);
@@ -94,19 +99,8 @@ TEST_CASE("3-D rectangular and circular patches: exact rectangles, discs, refine
 }
 
 TEST_CASE("3-D CEM: currents sum to zero, reciprocity, symmetric in z and patch size") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("3-D CEM physics", "built without Gmsh");
-    return;
-  }
-  Mesh3dOptions o;
-  o.n_electrodes = 16;
-  o.n_rings = 2;
-  o.h0 = 0.35;
-  o.h_electrode = 0.08;
-  o.electrode_shape = Shape::kRectangle;
-  o.electrode_width = 0.2;
-  o.electrode_height = 0.15;
-  const Mesh mesh = generate_mesh_3d(o);
+  if (skip_without_gmsh("3-D CEM physics")) return;
+  const Mesh mesh = generate_mesh_3d(two_ring_patches(0.08));
   ForwardModel fwd(mesh, make_protocol({.n_electrodes = 16}), cem(0.02));
   const Eigen::MatrixXd z = fwd.transfer_impedance();
   CHECK(rel_fro_error(z, z.transpose()) < 1e-10);
@@ -140,10 +134,7 @@ TEST_CASE("3-D CEM: currents sum to zero, reciprocity, symmetric in z and patch 
 }
 
 TEST_CASE("3-D CEM approaches the point-electrode model as the patches shrink") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("3-D CEM point limit", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("3-D CEM point limit")) return;
   Mesh3dOptions o;
   o.n_electrodes = 16;
   o.n_rings = 1;
@@ -169,10 +160,7 @@ TEST_CASE("3-D CEM approaches the point-electrode model as the patches shrink") 
 }
 
 TEST_CASE("3-D CEM with full-height electrodes equals the 2-D CEM (v_3D · height = v_2D)") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("3-D CEM against 2-D", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("3-D CEM against 2-D")) return;
   const double height = 0.3, width = 0.25, z = 0.05;
   Mesh3dOptions o;
   o.n_electrodes = 16;

@@ -4,35 +4,28 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace eit::test::h5read {
 
+// The HDF5 memory type of T.
 template <typename T>
-hid_t native();
-template <>
-inline hid_t native<float>() {
-  return H5T_NATIVE_FLOAT;
-}
-template <>
-inline hid_t native<double>() {
-  return H5T_NATIVE_DOUBLE;
-}
-template <>
-inline hid_t native<uint64_t>() {
-  return H5T_NATIVE_UINT64;
-}
-template <>
-inline hid_t native<int64_t>() {
-  return H5T_NATIVE_INT64;
-}
-template <>
-inline hid_t native<uint32_t>() {
-  return H5T_NATIVE_UINT32;
-}
-template <>
-inline hid_t native<uint8_t>() {
-  return H5T_NATIVE_UINT8;
+hid_t native() {
+  if constexpr (std::is_same_v<T, float>)
+    return H5T_NATIVE_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return H5T_NATIVE_DOUBLE;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return H5T_NATIVE_UINT64;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return H5T_NATIVE_UINT32;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return H5T_NATIVE_UINT8;
+  else
+    static_assert(sizeof(T) == 0, "h5read::native: no HDF5 type for T");
 }
 
 // The whole dataset, flattened row-major, and its shape.

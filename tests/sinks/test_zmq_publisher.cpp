@@ -23,6 +23,7 @@ using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
 using eit::test::VectorSource;
+using eit::test::wait_finished;
 
 namespace {
 
@@ -50,14 +51,6 @@ std::optional<Message> receive(zmq::socket_t& s) {
     m.json = parts[1].to_string();
   }
   return m;
-}
-
-bool wait_finished(Pipeline& p) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!p.finished() && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  p.wait();
-  return p.finished();
 }
 
 ZmqPublisherOptions options(ZmqPattern pattern, bool lossless) {

@@ -1,65 +1,38 @@
 // `eitstream model build --dim 3` and `model info` on a 3-D model, through the real binary.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "cli_run.hpp"
 #include "eit/recon/mesh_generator.hpp"
+#include "gmsh_skip.hpp"
 #include "eit/recon/model_file.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace eit::recon;
+using namespace eit::test;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Run eitstream3d(const std::string& args) {
-  Run r;
-  FILE* pipe = ::popen(fmt::format("{} {} 2>&1", EITSTREAM_BIN, args).c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-fs::path temp3d(const std::string& name) {
-  return fs::temp_directory_path() / fmt::format("eit_cli3d_{}_{}", ::getpid(), name);
-}
-
-bool has(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
+fs::path temp3d(const std::string& name) { return cli_temp_path("eit_cli3d", name); }
 
 }  // namespace
 
 TEST_CASE("model build --dim 3 meshes a two-ring cylinder and model info describes it") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build --dim 3", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build --dim 3")) return;
   const fs::path out = temp3d("cyl.h5");
-  const Run b = eitstream3d(fmt::format(
+  const CliResult b = run_eitstream(fmt::format(
       "model build --dim 3 --mesh circle --height 1 --rings 2 --electrodes 16 --h0 0.35 "
       "--algorithm jac -o {}",
       out.string()));
   INFO(b.output);
   REQUIRE(b.code == 0);
-  CHECK(has(b.output, "tetrahedra"));
-  CHECK(has(b.output, "height 1, 2 ring(s)"));
+  CHECK(contains(b.output, "tetrahedra"));
+  CHECK(contains(b.output, "height 1, 2 ring(s)"));
   const Model m = load_model(out);
   const auto& g = std::get<MeshGeometry>(m.geometry);
   REQUIRE(g.nodes.cols() == 3);
@@ -70,23 +43,20 @@ TEST_CASE("model build --dim 3 meshes a two-ring cylinder and model info describ
   CHECK(g.nodes(g.electrode_nodes[0], 2) == doctest::Approx(1.0 / 3));
   CHECK(g.nodes(g.electrode_nodes[8], 2) == doctest::Approx(2.0 / 3));
 
-  const Run i = eitstream3d(fmt::format("model info {}", out.string()));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
   INFO(i.output);
   CHECK(i.code == 0);
-  CHECK(has(i.output, fmt::format("mesh 3-D: {} nodes, {} tetrahedra, 16 electrode nodes",
-                                  g.nodes.rows(), g.elements.rows())));
-  CHECK(has(i.output, "2 rings: z = 0.333333 (8), z = 0.666667 (8)"));
-  CHECK(has(i.output, "16 electrodes, drive distance 1"));
+  CHECK(contains(i.output, fmt::format("mesh 3-D: {} nodes, {} tetrahedra, 16 electrode nodes",
+                                       g.nodes.rows(), g.elements.rows())));
+  CHECK(contains(i.output, "2 rings: z = 0.333333 (8), z = 0.666667 (8)"));
+  CHECK(contains(i.output, "16 electrodes, drive distance 1"));
   fs::remove(out);
 }
 
 TEST_CASE("model build --dim 3 takes ring heights and refuses GREIT and bad rings by name") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build --dim 3 options", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build --dim 3 options")) return;
   const fs::path out = temp3d("ell.h5");
-  const Run b = eitstream3d(fmt::format(
+  const CliResult b = run_eitstream(fmt::format(
       "model build --dim 3 --mesh ellipse:1.2,0.9 --height 2 --rings 3 --ring-z 0.5,1,1.5 "
       "--electrodes 24 --h0 0.5 --algorithm bp --pattern planar -o {}",
       out.string()));
@@ -98,48 +68,45 @@ TEST_CASE("model build --dim 3 takes ring heights and refuses GREIT and bad ring
   CHECK(m.H.rows() == g.nodes.rows());  // back-projection: one row per node
   // planar, 3 rings of 8: each drive 5 measurements on its own ring, 8 on each other ring.
   CHECK(m.H.cols() == 24 * (5 + 16));
-  CHECK(has(m.parameters_json, R"("protocol": {"pattern": "planar", "n_rings": 3)"));
-  const Run i = eitstream3d(fmt::format("model info {}", out.string()));
-  CHECK(has(i.output, "3 rings: z = 0.5 (8), z = 1 (8), z = 1.5 (8)"));
-  CHECK(has(i.output, R"("pattern": "planar")"));
+  CHECK(contains(m.parameters_json, R"("protocol": {"pattern": "planar", "n_rings": 3)"));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
+  CHECK(contains(i.output, "3 rings: z = 0.5 (8), z = 1 (8), z = 1.5 (8)"));
+  CHECK(contains(i.output, R"("pattern": "planar")"));
   fs::remove(out);
 
-  const Run greit = eitstream3d(fmt::format(
-      "model build --dim 3 --h0 0.5 --algorithm greit -o {}", temp3d("g.h5").string()));
+  const CliResult greit = run_eitstream(
+      fmt::format("model build --dim 3 --h0 0.5 --algorithm greit -o {}", temp3d("g.h5").string()));
   CHECK(greit.code != 0);
-  CHECK(has(greit.output, "GREIT's pixel grid is 2-D"));
-  const Run rings = eitstream3d(fmt::format(
-      "model build --dim 3 --rings 3 --electrodes 16 --algorithm jac -o {}",
-      temp3d("r.h5").string()));
+  CHECK(contains(greit.output, "GREIT's pixel grid is 2-D"));
+  const CliResult rings = run_eitstream(
+      fmt::format("model build --dim 3 --rings 3 --electrodes 16 --algorithm jac -o {}",
+                  temp3d("r.h5").string()));
   CHECK(rings.code != 0);
-  CHECK(has(rings.output, "16 electrodes on 3 rings"));
-  const Run help = eitstream3d("model build --help");
-  CHECK(has(help.output, "--dim"));
-  CHECK(has(help.output, "--ring-z"));
+  CHECK(contains(rings.output, "16 electrodes on 3 rings"));
+  const CliResult help = run_eitstream("model build --help");
+  CHECK(contains(help.output, "--dim"));
+  CHECK(contains(help.output, "--ring-z"));
 }
 
 TEST_CASE("model build --dim 3 with the complete electrode model on rectangular patches") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build --dim 3 complete", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build --dim 3 complete")) return;
   const fs::path out = temp3d("cem.h5");
-  const Run b = eitstream3d(fmt::format(
+  const CliResult b = run_eitstream(fmt::format(
       "model build --dim 3 --mesh circle --height 1 --rings 2 --electrodes 16 --h0 0.35 "
       "--h-electrode 0.1 --electrode-model complete --electrode-shape rect --electrode-width 0.3 "
       "--electrode-height 0.2 --contact-impedance 0.02 --algorithm jac --pattern planar -o {}",
       out.string()));
   INFO(b.output);
   REQUIRE(b.code == 0);
-  CHECK(has(b.output, "complete electrode model"));
+  CHECK(contains(b.output, "complete electrode model"));
   const Model m = load_model(out);
   CHECK(m.H.cols() == 208);  // planar 2 × 8: (5 + 8) per drive
-  CHECK(has(m.parameters_json, "complete"));
+  CHECK(contains(m.parameters_json, "complete"));
   fs::remove(out);
-  const Run wide = eitstream3d(fmt::format(
-      "model build --dim 3 --h0 0.35 --electrode-model complete --electrode-width 0.9 "
-      "--algorithm jac -o {}",
-      temp3d("w.h5").string()));
+  const CliResult wide = run_eitstream(
+      fmt::format("model build --dim 3 --h0 0.35 --electrode-model complete --electrode-width 0.9 "
+                  "--algorithm jac -o {}",
+                  temp3d("w.h5").string()));
   CHECK(wide.code != 0);
-  CHECK(has(wide.output, "electrode spacing"));
+  CHECK(contains(wide.output, "electrode spacing"));
 }

@@ -1,12 +1,7 @@
 // Drives the real `eitstream model` binary (EITSTREAM_BIN) and checks what it writes.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <sys/wait.h>
-
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,50 +10,27 @@
 
 #include <fmt/format.h>
 
+#include "cli_run.hpp"
 #include "eit/recon/mesh_generator.hpp"
+#include "gmsh_skip.hpp"
 #include "eit/recon/model_file.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace eit::recon;
+using namespace eit::test;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Result eitstream(const std::string& args) {
-  Result r;
-  const std::string cmd = fmt::format("{} {} 2>&1", EITSTREAM_BIN, args);
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-fs::path temp_path(const std::string& name) {
-  return fs::temp_directory_path() / fmt::format("eit_cli_{}_{}", ::getpid(), name);
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
+fs::path temp_path(const std::string& name) { return cli_temp_path("eit_cli", name); }
 
 }  // namespace
 
 TEST_CASE("model build writes a GREIT model and model info describes it") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build circle", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build circle")) return;
   const fs::path out = temp_path("greit.h5");
-  const Result b =
-      eitstream(fmt::format("model build --mesh circle --h0 0.15 -o {}", out.string()));
+  const CliResult b =
+      run_eitstream(fmt::format("model build --mesh circle --h0 0.15 -o {}", out.string()));
   INFO(b.output);
   REQUIRE(b.code == 0);
   for (const char* step : {"mesh", "forward", "jacobian", "matrix", "save", "total"})
@@ -67,7 +39,7 @@ TEST_CASE("model build writes a GREIT model and model info describes it") {
   CHECK(m.H.rows() == 1024);
   CHECK(m.H.cols() == 208);
   CHECK(m.algorithm == "greit");
-  const Result i = eitstream(fmt::format("model info {}", out.string()));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
   INFO(i.output);
   CHECK(i.code == 0);
   CHECK(contains(i.output, m.id));
@@ -82,7 +54,7 @@ TEST_CASE("model build on pyEIT's CSV mesh gives pyEIT's JAC matrix with the sig
   const auto ref = eit::test::shared_data_file("pyeit/h0_0.1/H_jac.csv");
   if (!dir || !ref) return;
   const fs::path out = temp_path("jac.h5");
-  const Result b = eitstream(fmt::format(
+  const CliResult b = run_eitstream(fmt::format(
       "model build --mesh csv:{} --algorithm jac --prior kotre --p 0.5 --lambda 0.01 -o {}",
       dir->parent_path().string(), out.string()));
   INFO(b.output);
@@ -107,12 +79,9 @@ TEST_CASE("model build on pyEIT's CSV mesh gives pyEIT's JAC matrix with the sig
 }
 
 TEST_CASE("model build with the complete electrode model on an ellipse succeeds") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build ellipse", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build ellipse")) return;
   const fs::path out = temp_path("cem.h5");
-  const Result b = eitstream(fmt::format(
+  const CliResult b = run_eitstream(fmt::format(
       "model build --mesh ellipse:1.3,1 --h0 0.15 --electrodes 8 --electrode-model complete "
       "--electrode-width 0.2 --algorithm jac --prior tikhonov -o {}",
       out.string()));
@@ -126,15 +95,12 @@ TEST_CASE("model build with the complete electrode model on an ellipse succeeds"
 }
 
 TEST_CASE("model build meshes a polygon outline file and builds back-projection on its nodes") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build polygon", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build polygon")) return;
   const fs::path outline = temp_path("square.txt"), out = temp_path("bp.h5");
   std::ofstream(outline) << "# a square\n-1,-1\n1,-1\n1 1\n-1,1\n";
-  const Result b =
-      eitstream(fmt::format("model build --mesh polygon:{} --h0 0.2 --algorithm bp -o {}",
-                            outline.string(), out.string()));
+  const CliResult b =
+      run_eitstream(fmt::format("model build --mesh polygon:{} --h0 0.2 --algorithm bp -o {}",
+                                outline.string(), out.string()));
   INFO(b.output);
   REQUIRE(b.code == 0);
   const Model m = load_model(out);
@@ -143,24 +109,21 @@ TEST_CASE("model build meshes a polygon outline file and builds back-projection 
   CHECK(m.H.rows() == g.nodes.rows());
   CHECK(g.nodes(g.electrode_nodes[0], 0) == doctest::Approx(-1.0));  // 9 o'clock start
   CHECK(g.nodes(g.electrode_nodes[0], 1) == doctest::Approx(0.0));
-  const Result i = eitstream(fmt::format("model info {}", out.string()));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
   CHECK(contains(i.output, "output on nodes"));
   fs::remove(outline);
   fs::remove(out);
 }
 
 TEST_CASE("model build reads a Gmsh .msh file with its electrode groups") {
-  if (!mesh_generator_available()) {
-    eit::test::report_skip("model build msh", "built without Gmsh");
-    return;
-  }
+  if (skip_without_gmsh("model build msh")) return;
   MeshOptions o;
   o.h0 = 0.15;
   o.save_msh = temp_path("circle.msh");
   const Mesh mesh = generate_mesh(o);
   const fs::path out = temp_path("msh.h5");
-  const Result b = eitstream(fmt::format("model build --mesh msh:{} --algorithm jac -o {}",
-                                         o.save_msh.string(), out.string()));
+  const CliResult b = run_eitstream(fmt::format("model build --mesh msh:{} --algorithm jac -o {}",
+                                                o.save_msh.string(), out.string()));
   INFO(b.output);
   REQUIRE(b.code == 0);
   const Model m = load_model(out);
@@ -177,7 +140,8 @@ TEST_CASE("model import unpacks EIDORS' GREIT v1.0 matrix to 1024 x 208") {
   const auto mat = eit::test::shared_data_file("recordings/GREIT_v10_Circ_Matrix.mat");
   if (!mat) return;
   const fs::path out = temp_path("eidors.h5");
-  const Result r = eitstream(fmt::format("model import {} -o {}", mat->string(), out.string()));
+  const CliResult r =
+      run_eitstream(fmt::format("model import {} -o {}", mat->string(), out.string()));
   INFO(r.output);
   if (contains(r.output, "without libmatio")) {
     eit::test::report_skip("model import .mat", "built without libmatio");
@@ -209,15 +173,15 @@ TEST_CASE("model import reads a .npy matrix with geometry and protocol from flag
       f.write(reinterpret_cast<const char*>(&v), 4);
     }
   }
-  const Result r = eitstream(fmt::format("model import {} --electrodes 8 --grid 4 --scale -1 -o {}",
-                                         npy.string(), out.string()));
+  const CliResult r = run_eitstream(fmt::format(
+      "model import {} --electrodes 8 --grid 4 --scale -1 -o {}", npy.string(), out.string()));
   INFO(r.output);
   REQUIRE(r.code == 0);
   const Model m = load_model(out);
   CHECK(m.H(2, 3) == -83.0f);
   CHECK(std::get<GridGeometry>(m.geometry).nx == 4);
-  const Result bad =
-      eitstream(fmt::format("model import {} --electrodes 16 -o {}", npy.string(), out.string()));
+  const CliResult bad = run_eitstream(
+      fmt::format("model import {} --electrodes 16 -o {}", npy.string(), out.string()));
   CHECK(bad.code != 0);
   CHECK(contains(bad.output, "matrix is 16 × 40, expected 1024 × 208"));
   fs::remove(npy);
@@ -225,16 +189,16 @@ TEST_CASE("model import reads a .npy matrix with geometry and protocol from flag
 }
 
 TEST_CASE("model commands report bad input with the file or argument named") {
-  const Result missing = eitstream("model info /nonexistent/model.h5");
+  const CliResult missing = run_eitstream("model info /nonexistent/model.h5");
   CHECK(missing.code != 0);
   CHECK(contains(missing.output, "/nonexistent/model.h5: model file not found"));
-  const Result ellipse =
-      eitstream(fmt::format("model build --mesh ellipse -o {}", temp_path("x.h5").string()));
+  const CliResult ellipse =
+      run_eitstream(fmt::format("model build --mesh ellipse -o {}", temp_path("x.h5").string()));
   CHECK(ellipse.code != 0);
   CHECK(contains(ellipse.output, "expected ellipse:A,B"));
   const fs::path msh = temp_path("bad.msh");
   std::ofstream(msh) << "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1\n1 0 zero 0\n$EndNodes\n";
-  const Result bad = eitstream(
+  const CliResult bad = run_eitstream(
       fmt::format("model build --mesh msh:{} -o {}", msh.string(), temp_path("x.h5").string()));
   CHECK(bad.code != 0);
   CHECK(contains(bad.output, "bad.msh:6: $Nodes: y 'zero': expected a number"));

@@ -8,70 +8,55 @@
 
 namespace eit::cli {
 
+namespace {
+
+// One option of the table below: its name after the prefix, where it goes, its help text, and
+// whether the help shows the default.
+struct IndicesOption {
+  const char* name;
+  std::variant<double*, int*, size_t*, std::string*, std::vector<std::string>*> target;
+  const char* help;
+  bool show_default = true;
+};
+
+}  // namespace
+
 void add_indices_options(CLI::App& cmd, IndicesCliOptions& o, const std::string& prefix) {
-  const std::string p = "--" + prefix;
-  const std::string g = "Indices";
-  cmd.add_option(p + "sign", o.sign,
-                 "Impedance = sign · image (eitstream images are conductivity change: −1)")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "layers", o.layers, "Ventral → dorsal layers")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "ventral", o.ventral, "Where ventral is: +y | -y")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "right", o.right, "Where the patient's right is: -x | +x")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "roi", o.rois,
-                 "ROI mask file (0/1 per image value, image order); repeatable; named by file stem")
-      ->group(g);
-  cmd.add_option(p + "lung-roi", o.lung_roi,
-                 "ROI (file stem) to use as lung region for silent spaces (default: lung space)")
-      ->group(g);
-  cmd.add_option(p + "min-breath", o.breath.minimum_duration_s, "Minimum breath duration (s)")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "averaging-window", o.breath.averaging_window_s,
-                 "Moving-average window of breath detection (s)")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "amplitude-cutoff", o.breath.amplitude_cutoff_fraction,
-                 "Drop breaths below this fraction of the median amplitude (0: keep all)")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "invalid-window", o.breath.invalid_window_s,
-                 "Drop breaths within this many seconds of invalid data")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "invalid-percentile", o.breath.invalid_percentile,
-                 "Invalid-data guard: percentile n")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "invalid-multiplier", o.breath.invalid_multiplier,
-                 "Invalid-data guard: multiplier m")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "max-breath", o.breath.max_breath_s, "Longest breath analysed (s)")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "lungspace", o.per_breath.lungspace_fraction,
-                 "Lung space: mean tidal image ≥ this fraction of its maximum")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "silent", o.per_breath.silent_fraction,
-                 "Silent spaces: tidal variation < this fraction of the breath's maximum")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "rvd-threshold", o.per_breath.rvd_threshold,
-                 "RVD: fraction of each pixel's inspiratory rise")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option(p + "trend-breaths", o.per_breath.trend_breaths,
-                 "EELI trend over this many breaths")
-      ->capture_default_str()
-      ->group(g);
+  const IndicesOption options[] = {
+      {"sign", &o.sign, "Impedance = sign · image (eitstream images are conductivity change: −1)"},
+      {"layers", &o.layers, "Ventral → dorsal layers"},
+      {"ventral", &o.ventral, "Where ventral is: +y | -y"},
+      {"right", &o.right, "Where the patient's right is: -x | +x"},
+      {"roi", &o.rois,
+       "ROI mask file (0/1 per image value, image order); repeatable; named by file stem", false},
+      {"lung-roi", &o.lung_roi,
+       "ROI (file stem) to use as lung region for silent spaces (default: lung space)", false},
+      {"min-breath", &o.breath.minimum_duration_s, "Minimum breath duration (s)"},
+      {"averaging-window", &o.breath.averaging_window_s,
+       "Moving-average window of breath detection (s)"},
+      {"amplitude-cutoff", &o.breath.amplitude_cutoff_fraction,
+       "Drop breaths below this fraction of the median amplitude (0: keep all)"},
+      {"invalid-window", &o.breath.invalid_window_s,
+       "Drop breaths within this many seconds of invalid data"},
+      {"invalid-percentile", &o.breath.invalid_percentile, "Invalid-data guard: percentile n"},
+      {"invalid-multiplier", &o.breath.invalid_multiplier, "Invalid-data guard: multiplier m"},
+      {"max-breath", &o.breath.max_breath_s, "Longest breath analysed (s)"},
+      {"lungspace", &o.per_breath.lungspace_fraction,
+       "Lung space: mean tidal image ≥ this fraction of its maximum"},
+      {"silent", &o.per_breath.silent_fraction,
+       "Silent spaces: tidal variation < this fraction of the breath's maximum"},
+      {"rvd-threshold", &o.per_breath.rvd_threshold,
+       "RVD: fraction of each pixel's inspiratory rise"},
+      {"trend-breaths", &o.per_breath.trend_breaths, "EELI trend over this many breaths"},
+  };
+  for (const IndicesOption& option : options)
+    std::visit(
+        [&](auto* target) {
+          CLI::Option* added = cmd.add_option("--" + prefix + option.name, *target, option.help);
+          if (option.show_default) added->capture_default_str();
+          added->group("Indices");
+        },
+        option.target);
 }
 
 indices::BodyLayout make_layout(

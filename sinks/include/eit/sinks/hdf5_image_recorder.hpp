@@ -42,8 +42,7 @@ class Hdf5ImageRecorder final : public pipeline::ImageSink {
   pipeline::SinkPolicy policy() const noexcept override;
 
  private:
-  std::unique_ptr<detail::H5Recording> file_;  // the table, common metadata, tick/stats
-  std::unique_ptr<RecordingAnnex> annex_;
+  std::unique_ptr<detail::H5Recording> file_;  // the table, metadata, annex, tick/stats
 };
 
 }  // namespace eit::sinks
