@@ -24,9 +24,9 @@ struct GnState {
       : forward(mesh, protocol, options), rows(group_reciprocal_rows(protocol)) {}
   GnForwardT<Scalar> forward;
   ReciprocalRows rows;
-  Vector v;                                                        // F(σ), n_meas
-  Vector residual, reduced;                                        // v − F(σ), and its r_u
-  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> jt;        // J_uᵀ, n_elems × n_rows
+  Vector v;                                                  // F(σ), n_meas
+  Vector residual, reduced;                                  // v − F(σ), and its r_u
+  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> jt;  // J_uᵀ, n_elems × n_rows
 };
 
 }  // namespace detail
@@ -221,8 +221,7 @@ std::complex<double> GaussNewton::fit_homogeneous_complex(const Eigen::VectorXcd
     throw std::invalid_argument(
         fmt::format("gn: frame has {} values, expected {}", v.size(), unit.size()));
   // v ≈ F(1)/σ: the least-squares 1/σ is F(1)ᵀv / ‖F(1)‖² (F(1) is real).
-  const std::complex<double> sigma =
-      unit.squaredNorm() / unit.cast<std::complex<double>>().dot(v);
+  const std::complex<double> sigma = unit.squaredNorm() / unit.cast<std::complex<double>>().dot(v);
   if (!(sigma.real() > 0) || !std::isfinite(sigma.real()) || !std::isfinite(sigma.imag()))
     return {std::numeric_limits<double>::quiet_NaN(), 0};
   return sigma;
@@ -263,8 +262,7 @@ template <class Scalar>
 BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> GaussNewton::iterate(
     detail::GnState<Scalar>& state, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& v,
     Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, int iterations,
-    const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>&
-        on_iteration) {
+    const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>& on_iteration) {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   const Mesh& mesh = state.forward.mesh();
   BasicGnResult<Vector> result;

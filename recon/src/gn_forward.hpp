@@ -33,7 +33,8 @@ struct GnFactorisation {
 };
 template <>
 struct GnFactorisation<std::complex<double>> {
-  using type = Eigen::SparseLU<Eigen::SparseMatrix<std::complex<double>>, Eigen::COLAMDOrdering<int>>;
+  using type =
+      Eigen::SparseLU<Eigen::SparseMatrix<std::complex<double>>, Eigen::COLAMDOrdering<int>>;
 };
 
 template <class Scalar>

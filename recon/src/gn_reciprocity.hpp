@@ -12,7 +12,8 @@
 // (c_q rows in group q, s_k = ±1 the sign of row k against the group's canonical row j_q), and the
 // step (JᵀJ + λR)⁻¹ Jᵀ r is unchanged when J, r are replaced by J_u, r_u — exactly, not as an
 // approximation — while every product on J costs half. diag(JᵀJ), the kotre prior's input, is
-// diag(J_uᵀJ_u) too. A protocol without reciprocal pairs has c_q = 1 throughout and nothing changes.
+// diag(J_uᵀJ_u) too. A protocol without reciprocal pairs has c_q = 1 throughout and nothing
+// changes.
 #include <cstdint>
 #include <vector>
 
@@ -47,8 +48,7 @@ void reduce_residual(const ReciprocalRows& g, const Vector& r, Vector& out) {
   out.setZero(static_cast<Eigen::Index>(g.rows.size()));
   for (size_t k = 0; k < g.group.size(); ++k)
     out(g.group[k]) += static_cast<double>(g.sign[k]) * r(static_cast<Eigen::Index>(k));
-  for (size_t q = 0; q < g.rows.size(); ++q)
-    out(static_cast<Eigen::Index>(q)) *= g.inv_scale[q];
+  for (size_t q = 0; q < g.rows.size(); ++q) out(static_cast<Eigen::Index>(q)) *= g.inv_scale[q];
 }
 
 }  // namespace eit::recon::detail

@@ -18,7 +18,8 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
 
 // The complex step d = (JᴴJ + λR)⁻¹ Jᴴ r from Jᵀ (n_elems × rows, the plain transpose of the
 // holomorphic J), R real from diag(JᴴJ); the smaller of the Hermitian normal matrices
-// (R⁻¹Jᴴ(J R⁻¹ Jᴴ + λI)⁻¹ r or the n_elems-sized one), complex Cholesky on one thread (gn_step_complex.cpp).
+// (R⁻¹Jᴴ(J R⁻¹ Jᴴ + λI)⁻¹ r or the n_elems-sized one), complex Cholesky on one thread
+// (gn_step_complex.cpp).
 Eigen::VectorXcd gn_step_complex(const Eigen::MatrixXcd& jt, const Eigen::VectorXcd& r,
                                  double lambda, const GnOptions& options, const Mesh& mesh,
                                  GnStepTimes& times);

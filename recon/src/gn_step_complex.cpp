@@ -23,8 +23,7 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-Eigen::VectorXcd solve_hpd(const Eigen::MatrixXcd& a, const Eigen::VectorXcd& b,
-                           const char* what) {
+Eigen::VectorXcd solve_hpd(const Eigen::MatrixXcd& a, const Eigen::VectorXcd& b, const char* what) {
   const Eigen::LLT<Eigen::MatrixXcd> llt(a);
   if (llt.info() != Eigen::Success)
     throw std::runtime_error(fmt::format("gn: {} is not positive definite", what));

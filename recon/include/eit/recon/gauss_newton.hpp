@@ -119,11 +119,12 @@ class GaussNewton {
   BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> iterate(
       detail::GnState<Scalar>& state, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& v,
       Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, int iterations,
-      const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>& on_iteration);
+      const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>&
+          on_iteration);
   template <class Scalar>
   bool evaluate(detail::GnState<Scalar>& state,
                 const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& sigma, bool with_jacobian);
-  const Eigen::VectorXd& unit_measurements();  // F(1), computed once
+  const Eigen::VectorXd& unit_measurements();              // F(1), computed once
   detail::GnState<std::complex<double>>& complex_state();  // made on first use
 
   std::unique_ptr<detail::GnState<double>> real_;
