@@ -37,6 +37,10 @@ class CudaGnSolver final : public pipeline::GnSolver {
       throw std::runtime_error(
           "gn cuda: the model uses complete electrodes; the CUDA solver has point electrodes "
           "only (use --backend cpu)");
+    if (s.options.complex_conductivity)
+      throw std::runtime_error(
+          "gn cuda: the model has complex conductivity; the CUDA solver is real only (use "
+          "--backend cpu)");
     if (s.mesh.elements.cols() != 3)
       throw std::runtime_error(fmt::format(
           "gn cuda: the mesh has {}-node elements; the CUDA solver takes triangles only (use "

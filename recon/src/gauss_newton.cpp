@@ -10,9 +10,26 @@
 #include <fmt/format.h>
 
 #include "gn_forward.hpp"
+#include "gn_reciprocity.hpp"
 #include "gn_step.hpp"
 
 namespace eit::recon {
+namespace detail {
+
+// A forward model of one scalar type, the distinct rows of J and the per-iterate buffers.
+template <class Scalar>
+struct GnState {
+  using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  GnState(const Mesh& mesh, const Protocol& protocol, const ForwardOptions& options)
+      : forward(mesh, protocol, options), rows(group_reciprocal_rows(protocol)) {}
+  GnForwardT<Scalar> forward;
+  ReciprocalRows rows;
+  Vector v;                                                  // F(σ), n_meas
+  Vector residual, reduced;                                  // v − F(σ), and its r_u
+  Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> jt;  // J_uᵀ, n_elems × n_rows
+};
+
+}  // namespace detail
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -21,16 +38,38 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-bool all_finite(const Eigen::VectorXd& x) {
-  for (Eigen::Index e = 0; e < x.size(); ++e)
-    if (!std::isfinite(x(e))) return false;
-  return true;
+template <class Vector>
+bool all_finite(const Vector& x) {
+  return x.allFinite();
 }
 
+// Conductivity > 0; for admittivity its real part (the imaginary part may take either sign).
 bool all_positive_finite(const Eigen::VectorXd& x) {
   for (Eigen::Index e = 0; e < x.size(); ++e)
     if (!(x(e) > 0) || !std::isfinite(x(e))) return false;
   return true;
+}
+
+bool all_positive_finite(const Eigen::VectorXcd& x) {
+  return x.allFinite() && all_positive_finite(Eigen::VectorXd(x.real()));
+}
+
+Eigen::VectorXd step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, double lambda,
+                     const GnOptions& o, const Mesh& mesh, detail::GnStepTimes& times) {
+  return detail::gn_step(jt, r, lambda, o, mesh, times);
+}
+
+Eigen::VectorXcd step(const Eigen::MatrixXcd& jt, const Eigen::VectorXcd& r, double lambda,
+                      const GnOptions& o, const Mesh& mesh, detail::GnStepTimes& times) {
+  return detail::gn_step_complex(jt, r, lambda, o, mesh, times);
+}
+
+void check_sizes(Eigen::Index v, Eigen::Index start, int n_meas, int n_elems) {
+  if (v != n_meas)
+    throw std::invalid_argument(fmt::format("gn: frame has {} values, expected {}", v, n_meas));
+  if (start != 0 && start != n_elems)
+    throw std::invalid_argument(
+        fmt::format("gn: start has {} values, expected {}", start, n_elems));
 }
 
 }  // namespace
@@ -120,7 +159,8 @@ void validate_gn_options(const GnOptions& o, int n_elems) {
 
 GaussNewton::GaussNewton(const Mesh& mesh, const Protocol& protocol, const ForwardOptions& forward,
                          GnOptions options)
-    : forward_(std::make_unique<detail::GnForward>(mesh, protocol, forward)),
+    : real_(std::make_unique<detail::GnState<double>>(mesh, protocol, forward)),
+      forward_options_(forward),
       options_(std::move(options)) {
   validate_gn_options(options_, mesh.n_elems());
 }
@@ -129,34 +169,62 @@ GaussNewton::~GaussNewton() = default;
 GaussNewton::GaussNewton(GaussNewton&&) noexcept = default;
 GaussNewton& GaussNewton::operator=(GaussNewton&&) noexcept = default;
 
-int GaussNewton::n_elems() const noexcept { return forward_->mesh().n_elems(); }
-int GaussNewton::n_meas() const noexcept { return forward_->n_meas(); }
+int GaussNewton::n_elems() const noexcept { return real_->forward.mesh().n_elems(); }
+int GaussNewton::n_meas() const noexcept { return real_->forward.n_meas(); }
+int GaussNewton::n_rows() const noexcept { return static_cast<int>(real_->rows.rows.size()); }
 
-bool GaussNewton::evaluate(const Eigen::VectorXd& sigma, bool with_jacobian) {
+detail::GnState<std::complex<double>>& GaussNewton::complex_state() {
+  if (!complex_)
+    complex_ = std::make_unique<detail::GnState<std::complex<double>>>(
+        real_->forward.mesh(), real_->forward.protocol(), forward_options_);
+  return *complex_;
+}
+
+template <class Scalar>
+bool GaussNewton::evaluate(detail::GnState<Scalar>& state,
+                           const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& sigma,
+                           bool with_jacobian) {
   auto t = Clock::now();
-  if (!forward_->set_conductivity(sigma)) return false;
-  forward_->measurements(v_);
+  if (!state.forward.set_conductivity(sigma)) return false;
+  state.forward.measurements(state.v);
   timings_.forward += seconds_since(t);
   if (with_jacobian) {
     t = Clock::now();
-    forward_->jacobian_transposed(jt_, options_.threads);
+    state.forward.jacobian_transposed(state.jt, state.rows.rows, options_.threads);
     timings_.jacobian += seconds_since(t);
   }
   return true;
 }
 
-double GaussNewton::fit_homogeneous(const Eigen::VectorXd& v) {
+const Eigen::VectorXd& GaussNewton::unit_measurements() {
   if (v_unit_.size() == 0) {
-    if (!evaluate(Eigen::VectorXd::Ones(n_elems()), false))
+    if (!evaluate<double>(*real_, Eigen::VectorXd::Ones(n_elems()), false))
       throw std::runtime_error("gn: the forward system at σ = 1 is singular (mesh connected?)");
-    v_unit_ = v_;
+    v_unit_ = real_->v;
   }
-  if (v.size() != v_unit_.size())
+  return v_unit_;
+}
+
+double GaussNewton::fit_homogeneous(const Eigen::VectorXd& v) {
+  const Eigen::VectorXd& unit = unit_measurements();
+  if (v.size() != unit.size())
     throw std::invalid_argument(
-        fmt::format("gn: frame has {} values, expected {}", v.size(), v_unit_.size()));
-  const double uv = v_unit_.dot(v);
+        fmt::format("gn: frame has {} values, expected {}", v.size(), unit.size()));
+  const double uv = unit.dot(v);
   if (!(uv > 0) || !std::isfinite(uv)) return std::numeric_limits<double>::quiet_NaN();
-  return v_unit_.squaredNorm() / uv;
+  return unit.squaredNorm() / uv;
+}
+
+std::complex<double> GaussNewton::fit_homogeneous_complex(const Eigen::VectorXcd& v) {
+  const Eigen::VectorXd& unit = unit_measurements();
+  if (v.size() != unit.size())
+    throw std::invalid_argument(
+        fmt::format("gn: frame has {} values, expected {}", v.size(), unit.size()));
+  // v ≈ F(1)/σ: the least-squares 1/σ is F(1)ᵀv / ‖F(1)‖² (F(1) is real).
+  const std::complex<double> sigma = unit.squaredNorm() / unit.cast<std::complex<double>>().dot(v);
+  if (!(sigma.real() > 0) || !std::isfinite(sigma.real()) || !std::isfinite(sigma.imag()))
+    return {std::numeric_limits<double>::quiet_NaN(), 0};
+  return sigma;
 }
 
 Eigen::VectorXd GaussNewton::start_for(const Eigen::VectorXd& v) {
@@ -174,37 +242,46 @@ Eigen::VectorXd GaussNewton::start_for(const Eigen::VectorXd& v) {
   return Eigen::VectorXd::Constant(n_e, options_.start_value);
 }
 
-GnResult GaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
-                            int max_iterations,
-                            const std::function<void(int, const Eigen::VectorXd&)>& on_iteration) {
-  const Mesh& mesh = forward_->mesh();
-  const auto n_meas = static_cast<Eigen::Index>(forward_->n_meas());
-  if (v.size() != n_meas)
-    throw std::invalid_argument(
-        fmt::format("gn: frame has {} values, expected {}", v.size(), n_meas));
-  if (start.size() != 0 && start.size() != mesh.n_elems())
-    throw std::invalid_argument(
-        fmt::format("gn: start has {} values, expected {}", start.size(), mesh.n_elems()));
-  const int iterations = max_iterations < 0 ? options_.max_iterations : max_iterations;
+Eigen::VectorXcd GaussNewton::start_for_complex(const Eigen::VectorXcd& v) {
+  const int n_e = n_elems();
+  switch (options_.start) {
+    case GnOptions::Start::kPerElement:
+      return options_.start_perm.cast<std::complex<double>>();
+    case GnOptions::Start::kFitted: {
+      const std::complex<double> s = fit_homogeneous_complex(v);
+      return Eigen::VectorXcd::Constant(
+          n_e, std::isfinite(s.real()) ? s : std::complex<double>(options_.start_value, 0));
+    }
+    case GnOptions::Start::kScalar:
+      break;
+  }
+  return Eigen::VectorXcd::Constant(n_e, options_.start_value);
+}
 
-  GnResult result;
-  result.sigma = start.size() ? start : start_for(v);
+template <class Scalar>
+BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> GaussNewton::iterate(
+    detail::GnState<Scalar>& state, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& v,
+    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, int iterations,
+    const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>& on_iteration) {
+  using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+  const Mesh& mesh = state.forward.mesh();
+  BasicGnResult<Vector> result;
+  result.sigma = std::move(sigma);
   // pyEIT's test divides by the norm of x0 as given: a scalar start is one number.
-  const double start_norm = start.size() == 0 && options_.start != GnOptions::Start::kPerElement
-                                ? std::abs(result.sigma(0))
-                                : result.sigma.norm();
+  const double start_norm = scalar_start ? std::abs(result.sigma(0)) : result.sigma.norm();
   double lambda = options_.lambda0;
   detail::GnStepTimes step_times;
   for (int k = 1; k <= iterations; ++k) {
-    if (!evaluate(result.sigma, true)) {
+    if (!evaluate(state, result.sigma, true)) {
       result.status = GnStatus::kDiverged;
       return result;
     }
-    const Eigen::VectorXd residual = v - v_;
+    state.residual = v - state.v;
+    detail::reduce_residual(state.rows, state.residual, state.reduced);
     step_times = {};
-    Eigen::VectorXd d;
+    Vector d;
     try {
-      d = detail::gn_step(jt_, residual, lambda, options_, mesh, step_times);
+      d = step(state.jt, state.reduced, lambda, options_, mesh, step_times);
     } catch (const std::runtime_error&) {  // normal matrix not positive definite
       result.status = GnStatus::kDiverged;
       return result;
@@ -213,7 +290,7 @@ GnResult GaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& sta
     timings_.solve += step_times.solve;
     ++timings_.iterations;
 
-    Eigen::VectorXd next = result.sigma - d;
+    Vector next = result.sigma - d;
     const double denominator = options_.pyeit_compat ? start_norm : result.sigma.norm();
     result.last_step = d.norm() / denominator;
     const bool converged = result.last_step < options_.tolerance;
@@ -236,6 +313,24 @@ GnResult GaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& sta
   }
   result.status = GnStatus::kIterationLimit;
   return result;
+}
+
+GnResult GaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
+                            int max_iterations,
+                            const std::function<void(int, const Eigen::VectorXd&)>& on_iteration) {
+  check_sizes(v.size(), start.size(), n_meas(), n_elems());
+  const bool scalar_start = start.size() == 0 && options_.start != GnOptions::Start::kPerElement;
+  return iterate(*real_, v, start.size() ? start : start_for(v), scalar_start,
+                 max_iterations < 0 ? options_.max_iterations : max_iterations, on_iteration);
+}
+
+GnComplexResult GaussNewton::solve_complex(
+    const Eigen::VectorXcd& v, const Eigen::VectorXcd& start, int max_iterations,
+    const std::function<void(int, const Eigen::VectorXcd&)>& on_iteration) {
+  check_sizes(v.size(), start.size(), n_meas(), n_elems());
+  const bool scalar_start = start.size() == 0 && options_.start != GnOptions::Start::kPerElement;
+  return iterate(complex_state(), v, start.size() ? start : start_for_complex(v), scalar_start,
+                 max_iterations < 0 ? options_.max_iterations : max_iterations, on_iteration);
 }
 
 }  // namespace eit::recon

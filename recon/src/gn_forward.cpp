@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -13,7 +14,9 @@
 
 namespace eit::recon::detail {
 
-GnForward::GnForward(const Mesh& mesh, const Protocol& protocol, const ForwardOptions& options)
+template <class Scalar>
+GnForwardT<Scalar>::GnForwardT(const Mesh& mesh, const Protocol& protocol,
+                               const ForwardOptions& options)
     : mesh_(mesh), protocol_(protocol) {
   check_mesh(mesh, "gn forward model mesh");
   if (mesh.elements.cols() != 3)
@@ -38,7 +41,8 @@ GnForward::GnForward(const Mesh& mesh, const Protocol& protocol, const ForwardOp
   const int n_e = mesh.n_elems();
   // σ = 0 keeps every element entry as an explicit zero, so base_ has the full pattern.
   base_ = assemble_system(mesh, g, Eigen::VectorXd::Zero(n_e), segments, options.contact_impedance,
-                          /*grounded=*/true);
+                          /*grounded=*/true)
+              .template cast<Scalar>();
   base_.makeCompressed();
   matrix_ = base_;
   sx_ = g.grad[0];  // triangles: the edges opposite each node, w = 1/(4A)
@@ -59,24 +63,29 @@ GnForward::GnForward(const Mesh& mesh, const Protocol& protocol, const ForwardOp
         const int* hit = std::lower_bound(begin, end, r);
         scatter_(e, k) = static_cast<int>(hit - base_.innerIndexPtr());
       }
-  ldlt_.analyzePattern(base_);
-  rhs_ = Eigen::MatrixXd::Zero(base_.rows(), mesh.n_electrodes());
+  factor_.analyzePattern(base_);
+  rhs_ = Matrix::Zero(base_.rows(), mesh.n_electrodes());
   for (int l = 0; l < mesh.n_electrodes(); ++l) rhs_(electrode_row_[static_cast<size_t>(l)], l) = 1;
 }
 
-bool GnForward::set_conductivity(const Eigen::VectorXd& sigma) {
-  double* values = matrix_.valuePtr();
+template <class Scalar>
+bool GnForwardT<Scalar>::set_conductivity(const Vector& sigma) {
+  Scalar* values = matrix_.valuePtr();
   std::copy(base_.valuePtr(), base_.valuePtr() + base_.nonZeros(), values);
   for (Eigen::Index e = 0; e < sigma.size(); ++e)
     for (int k = 0; k < 9; ++k)
       if (scatter_(e, k) >= 0) values[scatter_(e, k)] += sigma(e) * local_(e, k);
-  ldlt_.factorize(matrix_);
-  if (ldlt_.info() != Eigen::Success) return false;
-  fields_ = solve_many(ldlt_, rhs_);
+  factor_.factorize(matrix_);
+  if (factor_.info() != Eigen::Success) return false;
+  if constexpr (std::is_same_v<Scalar, double>)
+    fields_ = solve_many(factor_, rhs_);  // one sweep of the factor for all electrodes
+  else
+    fields_ = factor_.solve(rhs_);
   return fields_.allFinite();
 }
 
-void GnForward::measurements(Eigen::VectorXd& v) const {
+template <class Scalar>
+void GnForwardT<Scalar>::measurements(Vector& v) const {
   v.resize(static_cast<Eigen::Index>(protocol_.n_meas()));
   const auto z = [&](int row_el, int col_el) {
     return fields_(electrode_row_[static_cast<size_t>(row_el)], col_el);
@@ -89,9 +98,11 @@ void GnForward::measurements(Eigen::VectorXd& v) const {
   }
 }
 
-void GnForward::jacobian_transposed(Eigen::MatrixXd& jt, int threads) const {
+template <class Scalar>
+void GnForwardT<Scalar>::jacobian_transposed(Matrix& jt, std::span<const JacobianRow> rows,
+                                             int threads) const {
   const int n_e = mesh_.n_elems(), n_el = mesh_.n_electrodes();
-  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using RowMajor = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const RowMajor xr = fields_.topRows(mesh_.n_nodes());
   // Rotated gradient (×2A) of every electrode field per element: G = Σ_i x(n_i) s_i.
   RowMajor gxr(n_e, n_el), gyr(n_e, n_el);
@@ -101,37 +112,42 @@ void GnForward::jacobian_transposed(Eigen::MatrixXd& jt, int threads) const {
     gxr.row(e) = sx_(e, 0) * a + sx_(e, 1) * b + sx_(e, 2) * c;
     gyr.row(e) = sy_(e, 0) * a + sy_(e, 1) * b + sy_(e, 2) * c;
   }
-  const Eigen::MatrixXd gx = gxr, gy = gyr;
-  // Jᵀ[e, k] = (G_adjoint(k) · G_drive(k)) / 4A, measurement k's adjoint = unit current in at its
-  // positive electrode and out at its negative one.
-  const size_t n_meas = protocol_.n_meas();
-  jt.resize(n_e, static_cast<Eigen::Index>(n_meas));
+  const Matrix gx = gxr, gy = gyr;
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+  const Array inv4a = inv4a_.template cast<Scalar>();
+  // Jᵀ[e, k] = factor · (G_adjoint(k) · G_drive(k)) / 4A, row k's adjoint = unit current in at
+  // its positive electrode and out at its negative one.
+  const size_t n_rows = rows.size();
+  jt.resize(n_e, static_cast<Eigen::Index>(n_rows));
   // Columns [k0, k1) of Jᵀ; independent per range (each range finds its own drive field).
   auto columns = [&](size_t k0, size_t k1) {
-    Eigen::ArrayXd fx(n_e), fy(n_e);
-    int current_drive = -1;
+    Array fx(n_e), fy(n_e);
+    int source = -1, sink = -1;
+    double factor = 0;
     for (size_t k = k0; k < k1; ++k) {
-      const Measurement& m = protocol_.measurements[k];
-      if (m.drive != current_drive) {
-        const Drive& d = protocol_.drives[static_cast<size_t>(m.drive)];
-        fx = (gx.col(d.source) - gx.col(d.sink)).array() * inv4a_;
-        fy = (gy.col(d.source) - gy.col(d.sink)).array() * inv4a_;
-        current_drive = m.drive;
+      const JacobianRow& r = rows[k];
+      if (r.source != source || r.sink != sink || r.factor != factor) {
+        source = r.source, sink = r.sink, factor = r.factor;
+        fx = (gx.col(source) - gx.col(sink)).array() * inv4a * Scalar(factor);
+        fy = (gy.col(source) - gy.col(sink)).array() * inv4a * Scalar(factor);
       }
       jt.col(static_cast<Eigen::Index>(k)) =
-          (gx.col(m.positive) - gx.col(m.negative)).array() * fx +
-          (gy.col(m.positive) - gy.col(m.negative)).array() * fy;
+          (gx.col(r.positive) - gx.col(r.negative)).array() * fx +
+          (gy.col(r.positive) - gy.col(r.negative)).array() * fy;
     }
   };
-  const int team = static_cast<double>(n_e) * static_cast<double>(n_meas) < kMinParallelWork
+  const int team = static_cast<double>(n_e) * static_cast<double>(n_rows) < kMinParallelWork
                        ? 1
                        : detail::resolve_threads(threads);
   std::vector<std::thread> pool;
   for (int t = 1; t < team; ++t)
-    pool.emplace_back(columns, n_meas * static_cast<size_t>(t) / static_cast<size_t>(team),
-                      n_meas * static_cast<size_t>(t + 1) / static_cast<size_t>(team));
-  columns(0, n_meas / static_cast<size_t>(team));
+    pool.emplace_back(columns, n_rows * static_cast<size_t>(t) / static_cast<size_t>(team),
+                      n_rows * static_cast<size_t>(t + 1) / static_cast<size_t>(team));
+  columns(0, n_rows / static_cast<size_t>(team));
   for (std::thread& th : pool) th.join();
 }
+
+template class GnForwardT<double>;
+template class GnForwardT<std::complex<double>>;
 
 }  // namespace eit::recon::detail

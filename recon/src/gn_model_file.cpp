@@ -30,7 +30,8 @@ std::string gn_parameters_json(const GnSetup& s) {
       to_string(o.prior), json_number(o.p), json_number(o.lambda0), json_number(o.lambda_decay),
       json_number(o.lambda_min), o.max_iterations, json_number(o.tolerance), start,
       o.pyeit_compat ? "true" : "false", o.frame_iterations, s.mesh.ref_node, patches,
-      detail::forward_json(s.forward));
+      // "complex" only when set, so the ids of real models stay what they were.
+      detail::forward_json(s.forward) + (o.complex_conductivity ? R"(, "complex": true)" : ""));
 }
 
 Model make_gn_model(const Mesh& mesh, const Protocol& protocol, const ForwardOptions& forward,
@@ -106,6 +107,7 @@ void write_gn(hid_t root, const Model& m, const std::string& file) {
   h5::write_attr(g.get(), "start_value", o.start_value, file);
   h5::write_attr(g.get(), "pyeit_compat", int64_t{o.pyeit_compat ? 1 : 0}, file);
   h5::write_attr(g.get(), "frame_iterations", int64_t{o.frame_iterations}, file);
+  h5::write_attr(g.get(), "complex", int64_t{o.complex_conductivity ? 1 : 0}, file);
   h5::write_attr(g.get(), "ref_node", int64_t{s.mesh.ref_node}, file);
   const bool cem = s.forward.electrodes == ForwardOptions::Electrodes::kComplete;
   h5::write_attr(g.get(), "electrodes", std::string(cem ? "complete" : "point"), file);
@@ -149,6 +151,9 @@ GnSetup read_gn(hid_t root, const MeshGeometry& geometry, const std::string& fil
   o.start_value = h5::read_attr_double(g.get(), "start_value", where);
   o.pyeit_compat = h5::read_attr_int(g.get(), "pyeit_compat", where) != 0;
   o.frame_iterations = static_cast<int>(h5::read_attr_int(g.get(), "frame_iterations", where));
+  // Absent in files written before complex conductivity: real.
+  o.complex_conductivity =
+      h5::has_attr(g.get(), "complex") && h5::read_attr_int(g.get(), "complex", where) != 0;
   const std::string electrodes = h5::read_attr_string(g.get(), "electrodes", where);
   if (electrodes != "point" && electrodes != "complete")
     throw std::runtime_error(

@@ -16,6 +16,14 @@ struct GnStepTimes {
 Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, double lambda,
                         const GnOptions& options, const Mesh& mesh, GnStepTimes& times);
 
+// The complex step d = (JᴴJ + λR)⁻¹ Jᴴ r from Jᵀ (n_elems × rows, the plain transpose of the
+// holomorphic J), R real from diag(JᴴJ); the smaller of the Hermitian normal matrices
+// (R⁻¹Jᴴ(J R⁻¹ Jᴴ + λI)⁻¹ r or the n_elems-sized one), complex Cholesky on one thread
+// (gn_step_complex.cpp).
+Eigen::VectorXcd gn_step_complex(const Eigen::MatrixXcd& jt, const Eigen::VectorXcd& r,
+                                 double lambda, const GnOptions& options, const Mesh& mesh,
+                                 GnStepTimes& times);
+
 // R's diagonal for kotre/lm/noser/tikhonov from Jᵀ (diag(JᵀJ) = squared row norms of Jᵀ).
 Eigen::VectorXd gn_diagonal_prior(const Eigen::MatrixXd& jt, const GnOptions& options);
 // The same from diag(JᵀJ) already at hand (the n_elems-sized path reads it off JᵀJ).

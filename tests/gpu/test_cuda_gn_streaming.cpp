@@ -92,3 +92,17 @@ TEST_CASE("cuda gn: the iteration replayed as a CUDA graph equals the launched o
       CHECK(graphed.timings().total > 0);
     }
 }
+
+TEST_CASE("cuda gn refuses a complex-conductivity model at set-up, saying so") {
+  if (skip("cuda gn complex refusal")) return;
+  const recon::Mesh mesh = recon::layered_circle_mesh(16, 3);
+  recon::GnOptions o = streaming_options();
+  o.complex_conductivity = true;
+  const recon::Model model = recon::make_gn_model(mesh, recon::make_protocol({}), {}, o);
+  gpu::CudaOptions co;
+  co.max_batch = 1;
+  CHECK_THROWS_WITH_AS(gpu::make_cuda_reconstructor(model, co),
+                       doctest::Contains("the CUDA solver is real only"), std::runtime_error);
+  // The same model on the host: GnReconstructor takes it (complex frames).
+  CHECK_NOTHROW(pipeline::GnReconstructor(model, {}));
+}

@@ -5,8 +5,13 @@
 #include <limits>
 #include <vector>
 
+#include <complex>
+
 #include "eit/pipeline/gn_reconstructor.hpp"
 #include "gn_stream_support.hpp"
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/gn_model.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
 
 using namespace eit;
 using eit::test::GnFrames;
@@ -48,4 +53,68 @@ TEST_CASE("GnReconstructor refuses a model that is not 'gn'") {
   m.algorithm = "jac";
   CHECK_THROWS_WITH_AS(pipeline::GnReconstructor{m}, doctest::Contains("expected a 'gn' model"),
                        std::invalid_argument);
+}
+
+TEST_CASE("GnReconstructor: a complex model takes (re, im) frames and writes (Re σ, Im σ) images") {
+  const recon::Mesh mesh = recon::layered_circle_mesh(16, 3);
+  const recon::Protocol protocol = recon::make_protocol({});
+  recon::GnOptions o;
+  o.start = recon::GnOptions::Start::kFitted;
+  o.lambda0 = 0.1;
+  o.max_iterations = 6;
+  o.tolerance = 0;  // spend the whole budget
+  o.frame_iterations = 2;
+  o.complex_conductivity = true;
+  const recon::Model model = recon::make_gn_model(mesh, protocol, {}, o);
+  pipeline::GnReconstructor r(model, {1, -1, true});
+  REQUIRE(r.n_meas() == 2 * protocol.n_meas());
+  REQUIRE(r.n_out() == 2 * static_cast<size_t>(mesh.n_elems()));
+
+  // A frame of the homogeneous admittivity 1.5 + 0.6i: σ comes back complex, near that value.
+  recon::GaussNewton gn(mesh, protocol, {}, o);
+  const std::complex<double> truth(1.5, 0.6);
+  const Eigen::VectorXd unit_v = [&] {
+    recon::ForwardModel f(mesh, protocol);
+    return f.solve(Eigen::VectorXd::Ones(mesh.n_elems()));
+  }();
+  const Eigen::VectorXcd v = unit_v.cast<std::complex<double>>() / truth;  // F(σ·1) = F(1)/σ
+  Frames frames(2, r.n_meas(), r.n_out());
+  for (size_t i = 0; i < 2; ++i)
+    for (Eigen::Index k = 0; k < v.size(); ++k) {
+      frames.values[i][2 * static_cast<size_t>(k)] = static_cast<float>(v(k).real());
+      frames.values[i][2 * static_cast<size_t>(k) + 1] = static_cast<float>(v(k).imag());
+    }
+  run_one(r, frames.slots[0]);
+  run_one(r, frames.slots[1]);
+  CHECK(r.counts().diverged == 0);
+  CHECK(r.counts().iterations == 6 + 2);  // cold, then warm
+  const Eigen::VectorXcd sent = v.cast<std::complex<float>>().cast<std::complex<double>>();
+  const Eigen::VectorXcd want = gn.solve_complex(sent).sigma;
+  for (Eigen::Index e = 0; e < want.size(); ++e) {
+    CHECK(frames.images[0][2 * static_cast<size_t>(e)] ==
+          doctest::Approx(want(e).real()).epsilon(1e-5));
+    CHECK(frames.images[0][2 * static_cast<size_t>(e) + 1] ==
+          doctest::Approx(want(e).imag()).epsilon(1e-5));
+    CHECK(frames.images[1][2 * static_cast<size_t>(e)] == doctest::Approx(1.5).epsilon(1e-2));
+    CHECK(frames.images[1][2 * static_cast<size_t>(e) + 1] == doctest::Approx(0.6).epsilon(1e-2));
+  }
+}
+
+TEST_CASE("GnReconstructor refuses a complex model with a real-only solver, by name") {
+  struct RealOnly final : pipeline::GnSolver {
+    recon::GnResult solve(const Eigen::VectorXd&, const Eigen::VectorXd&, int) override {
+      return {};
+    }
+    const recon::GnTimings& timings() const noexcept override { return t; }
+    recon::GnTimings t;
+  };
+  const recon::Mesh mesh = recon::layered_circle_mesh(16, 2);
+  recon::GnOptions o;
+  o.complex_conductivity = true;
+  const recon::Model model = recon::make_gn_model(mesh, recon::make_protocol({}), {}, o);
+  CHECK_THROWS_WITH_AS(pipeline::GnReconstructor(model, {}, std::make_unique<RealOnly>(), "gpu-x"),
+                       doctest::Contains("gpu-x: model"), std::invalid_argument);
+  o.complex_conductivity = false;
+  const recon::Model real = recon::make_gn_model(mesh, recon::make_protocol({}), {}, o);
+  CHECK_NOTHROW(pipeline::GnReconstructor(real, {}, std::make_unique<RealOnly>(), "gpu-x"));
 }

@@ -69,3 +69,24 @@ TEST_CASE("gn model refuses bad settings by name") {
   CHECK_THROWS_AS(parse_gn_prior("ridge"), std::invalid_argument);
   CHECK(parse_gn_prior("dgn") == GnOptions::Prior::kTikhonov);
 }
+
+TEST_CASE("gn model: complex conductivity round-trips and changes the id; real ids do not move") {
+  const Mesh mesh = layered_circle_mesh(16, 2);
+  GnOptions o;
+  Model real = make_gn_model(mesh, make_protocol({}), {}, o);
+  CHECK(real.parameters_json.find("complex") == std::string::npos);  // ids of real models kept
+  o.complex_conductivity = true;
+  Model m = make_gn_model(mesh, make_protocol({}), {}, o);
+  const auto path = std::filesystem::temp_directory_path() / "eitstream_test_gn_complex.h5";
+  save_model(path, m);
+  const Model back = load_model(path);
+  save_model(path, real);
+  const Model back_real = load_model(path);
+  std::filesystem::remove(path);
+  REQUIRE(back.gn);
+  CHECK(back.gn->options.complex_conductivity);
+  CHECK(back.id == m.id);
+  CHECK(m.id != real.id);  // save_model sets the id from the parameters
+  REQUIRE(back_real.gn);
+  CHECK_FALSE(back_real.gn->options.complex_conductivity);
+}

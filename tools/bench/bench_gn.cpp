@@ -2,13 +2,16 @@
 // el_pos.csv, info.json with ref_node; pyEIT's layout) against measurements v1.csv.
 //
 //   bench_gn DIR [--iterations 20] [--repeat 3] [--live-frames 200] [--frame-iterations 3]
+//                [--sigma-out FILE]
 //
 // Prints one JSON object: the best-of-repeat time of the cold solve (pyEIT's static example:
 // kotre p = 0.25, λ₀ = 1, decay 0.1, λ_min 1e-5, start 1, compat mode), its per-iteration split
-// into forward / Jacobian / system / solve, and the live rate: frames/s of GnReconstructor with
-// frame_iterations warm-started iterations per frame on the same frame (default mode, λ_min 1e-2). Driven side by side with
-// pyEIT by tools/bench/bench_gn_vs_pyeit.py. The step's normal matrix and Cholesky use every core
-// (GnOptions::threads = 0, std::thread bands: recon/src/gn_dense.hpp); the rest is one thread.
+// into forward / Jacobian / system / solve (n_rows: the distinct rows of J the step uses,
+// recon/src/gn_reciprocity.hpp), and the live rate: frames/s of GnReconstructor with
+// frame_iterations warm-started iterations per frame on the same frame (default mode, λ_min 1e-2).
+// Driven side by side with pyEIT by tools/bench/bench_gn_vs_pyeit.py. The step's normal matrix and
+// Cholesky use every core (GnOptions::threads = 0, std::thread bands: recon/src/gn_dense.hpp); the
+// rest is one thread.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -53,8 +56,13 @@ int main(int argc, char** argv) {
   }
   const std::string dir = argv[1];
   int iterations = 20, repeat = 3, live_frames = 200, frame_iterations = 3;
+  std::string sigma_out;  // --sigma-out FILE: the cold solve's final σ, one value a line
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--sigma-out") {
+      sigma_out = argv[i + 1];
+      continue;
+    }
     const int v = std::stoi(argv[i + 1]);
     if (k == "--iterations")
       iterations = v;
@@ -82,9 +90,10 @@ int main(int argc, char** argv) {
 
   double best = 1e300;
   eit::recon::GnTimings split;
-  int done = 0;
+  int done = 0, n_rows = 0;
   for (int r = 0; r < repeat; ++r) {
     eit::recon::GaussNewton gn(mesh, protocol, {}, o);
+    n_rows = gn.n_rows();
     const auto t0 = Clock::now();
     const eit::recon::GnResult res = gn.solve(v1);
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -92,6 +101,12 @@ int main(int argc, char** argv) {
       best = s;
       split = gn.timings();
       done = res.iterations;
+    }
+    if (!sigma_out.empty() && r == 0) {
+      std::ofstream out(sigma_out);
+      for (Eigen::Index e = 0; e < res.sigma.size(); ++e)
+        out << fmt::format("{:.17g}\n", res.sigma(e));
+      if (!out) throw std::runtime_error(sigma_out + ": cannot write");
     }
   }
   // Live: the same frame streamed through the reconstructor, warm-started.
@@ -120,13 +135,15 @@ int main(int argc, char** argv) {
   const double live_s = std::chrono::duration<double>(Clock::now() - t0).count();
   const double n = split.iterations ? split.iterations : 1;
   fmt::print(
-      "{{\"n_nodes\": {}, \"n_elems\": {}, \"n_meas\": {}, \"iterations\": {}, \"seconds\": "
+      "{{\"n_nodes\": {}, \"n_elems\": {}, \"n_meas\": {}, \"n_rows\": {}, \"iterations\": {}, "
+      "\"seconds\": "
       "{:.6f}, "
       "\"per_iteration_ms\": {{\"forward\": {:.4f}, \"jacobian\": {:.4f}, \"system\": {:.4f}, "
       "\"solve\": {:.4f}}}, \"live_frames\": {}, \"frame_iterations\": {}, \"live_fps\": {:.2f}, "
       "\"diverged_frames\": {}}}\n",
-      mesh.n_nodes(), mesh.n_elems(), protocol.n_meas(), done, best, 1e3 * split.forward / n,
-      1e3 * split.jacobian / n, 1e3 * split.system / n, 1e3 * split.solve / n, live_frames,
-      frame_iterations, live_frames / live_s, rec.counts().diverged);
+      mesh.n_nodes(), mesh.n_elems(), protocol.n_meas(), n_rows, done, best,
+      1e3 * split.forward / n, 1e3 * split.jacobian / n, 1e3 * split.system / n,
+      1e3 * split.solve / n, live_frames, frame_iterations, live_frames / live_s,
+      rec.counts().diverged);
   return 0;
 }

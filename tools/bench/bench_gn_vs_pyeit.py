@@ -64,18 +64,23 @@ def main():
             r = make_case(n_el, h0, folder, not a.no_pyeit, a.iterations)
             live = a.live_frames if n_el <= 16 else max(5, a.live_frames // 20)
             cmd = [a.bench_gn, folder, "--iterations", str(a.iterations), "--repeat", str(a.repeat),
-                   "--live-frames", str(live), "--frame-iterations", "3"]
+                   "--live-frames", str(live), "--frame-iterations", "3",
+                   "--sigma-out", os.path.join(folder, "eitstream_final.csv")]
             ours = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
             r["eitstream"] = ours
             if not a.no_pyeit:
                 r["speedup"] = r["pyeit_gn_s"] / ours["seconds"]
+                mine = np.loadtxt(os.path.join(folder, "eitstream_final.csv"))
+                theirs = np.loadtxt(os.path.join(folder, "pyeit_final.csv"))
+                r["final_sigma_rel_diff"] = float(np.linalg.norm(mine - theirs) / np.linalg.norm(theirs))
             results.append(r)
             sp = f"{r['pyeit_gn_s']:8.2f} s pyEIT   {r['speedup']:7.1f}x" if "speedup" in r else "(pyEIT not run)"
             s = ours["per_iteration_ms"]
-            print(f"{n_el:3d} el h0 {h0:<5} {r['n_nodes']:5d} nodes {r['n_elems']:5d} tri {r['n_meas']:5d} meas | "
+            print(f"{n_el:3d} el h0 {h0:<5} {r['n_nodes']:5d} nodes {r['n_elems']:5d} tri {r['n_meas']:5d} meas ({ours.get('n_rows', '?')} distinct rows of J) | "
                   f"{ours['iterations']} it: eitstream {ours['seconds']:8.4f} s  {sp} | per it ms: fwd {s['forward']:.2f} "
                   f"jac {s['jacobian']:.2f} sys {s['system']:.2f} solve {s['solve']:.2f} | live {ours['frame_iterations']} it/frame "
-                  f"{ours['live_fps']:.1f} frames/s", flush=True)
+                  f"{ours['live_fps']:.1f} frames/s" + (f" | final σ vs pyEIT {r['final_sigma_rel_diff']:.1e}"
+                                                if "final_sigma_rel_diff" in r else ""), flush=True)
     if a.out:
         json.dump(results, open(a.out, "w"), indent=1)
 

@@ -83,6 +83,13 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
                      size_t cpu_threads) {
   Backend b;
   if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the device or the host
+    if (model.gn->options.complex_conductivity)
+      throw CommandError(fmt::format(
+          "model {} has complex conductivity (model build --complex): its frames are (re, im) "
+          "pairs, and run, reconstruct and bench read real frames (a recording's or device's "
+          "complex values become one part, --complex real|imag|magnitude); build the gn model "
+          "without --complex",
+          model.id));
     if (resolve_backend(which, &b.why_not_cuda) == "cuda") {
       gpu::CudaOptions options;
       options.max_batch = max_batch;

@@ -31,6 +31,9 @@ void GnBuildArgs::add(CLI::App* b) {
   b->add_flag("--pyeit-compat", pyeit_compat,
               "gn: reproduce pyEIT JAC.gn exactly (absolute stop test, last step dropped, "
               "negative σ allowed)");
+  b->add_flag("--complex", complex,
+              "gn: complex conductivity (σ + iωε) from complex frames, interleaved (re, im); "
+              "reconstructed through the library (GnReconstructor), not by run/reconstruct");
   b->add_option("--frame-iterations", frame_iterations,
                 "gn: iterations per streamed frame, warm-started from the previous σ")
       ->capture_default_str();
@@ -50,6 +53,7 @@ recon::GnOptions GnBuildArgs::options(const std::string& prior, const double* p,
   o.start_value = start_value;
   o.pyeit_compat = pyeit_compat;
   o.frame_iterations = frame_iterations;
+  o.complex_conductivity = complex;
   if (o.start == recon::GnOptions::Start::kPerElement) {
     if (start_file.empty()) throw std::invalid_argument("--start element needs --start-file");
     std::ifstream in(start_file);

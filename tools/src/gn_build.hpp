@@ -16,6 +16,7 @@ struct GnBuildArgs {
   int iterations = 20, frame_iterations = 3;
   std::string start = "scalar", start_file;
   bool pyeit_compat = false;
+  bool complex = false;
 
   void add(CLI::App* build);
   // prior/p/lambda come from the build command's shared --prior/--p/--lambda (when given).

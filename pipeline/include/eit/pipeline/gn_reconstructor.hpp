@@ -11,6 +11,12 @@
 // Both are counted; nothing throws on the per-frame path. The reference (set_reference) is checked
 // for size and otherwise unused: absolute images need none.
 //
+// Complex conductivity (the model's GnOptions::complex_conductivity): a frame is n_meas
+// interleaved (re, im) pairs — 2·n_meas floats, the layout of complex64 samples — and the image
+// n_elems interleaved (Re σ, Im σ) pairs (n_meas() and n_out() count floats: 2·n_meas, 2·n_elems);
+// the solver's solve_complex runs instead of solve. A solver without complex support (the CUDA
+// one) is refused at construction with a message.
+//
 // The work happens in submit() (frames of a batch in order); complete() hands the batch back.
 // The solver is pluggable (GnSolver): the host one (recon::GaussNewton) by default, the CUDA one
 // (gpu/src/cuda_gn_backend.cpp, `--backend cuda`) through the second constructor; the streaming
@@ -40,6 +46,11 @@ class GnSolver {
   virtual recon::GnResult solve(const Eigen::VectorXd& v, const Eigen::VectorXd& start,
                                 int max_iterations) = 0;
   virtual const recon::GnTimings& timings() const noexcept = 0;
+  // Complex conductivity (recon::GaussNewton::solve_complex's contract). Solvers that have it
+  // say so; the default refuses.
+  virtual bool supports_complex() const noexcept { return false; }
+  virtual recon::GnComplexResult solve_complex(const Eigen::VectorXcd& v,
+                                               const Eigen::VectorXcd& start, int max_iterations);
 };
 
 struct GnReconstructorOptions {
@@ -75,17 +86,23 @@ class GnReconstructor final : public Reconstructor {
 
   const GnFrameCounts& counts() const noexcept { return counts_; }
   const recon::GnTimings& timings() const noexcept { return solver_->timings(); }
-  const Eigen::VectorXd& sigma() const noexcept { return sigma_; }  // last good σ
+  const Eigen::VectorXd& sigma() const noexcept { return sigma_; }  // last good σ (real model)
+  const Eigen::VectorXcd& sigma_complex() const noexcept { return sigma_c_; }  // complex model
 
  private:
   void reconstruct(FrameSlot& frame);
+  // Runs the solver on frame f's values, warm or cold; false when it diverged.
+  template <class Vector>
+  bool solve_frame(const FrameSlot& f, Vector& sigma);
 
   std::unique_ptr<GnSolver> solver_;
   std::string_view name_;
   GnReconstructorOptions options_;
   int full_iterations_, frame_iterations_;
-  size_t n_meas_, n_out_, max_batch_;
+  bool complex_;
+  size_t n_meas_, n_out_, max_batch_;  // floats per frame and per image
   Eigen::VectorXd v_, sigma_;
+  Eigen::VectorXcd v_c_, sigma_c_;
   bool warm_ = false;
   GnFrameCounts counts_;
   std::vector<FrameSlot*> batch_;

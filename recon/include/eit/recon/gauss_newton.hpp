@@ -7,7 +7,16 @@
 // prior: kotre diag(JᵀJ)^p, lm diag(JᵀJ), noser diag(JᵀJ)^0.5, tikhonov I (pyEIT 'dgn'),
 // laplacian LᵀL (element adjacency). The step is solved through the smaller of the two normal
 // equations (gn_step.hpp): n_meas-sized J R⁻¹ Jᵀ + λI for diagonal R when n_meas ≤ n_elems, else
-// the n_elems-sized JᵀJ + λR, dense Cholesky either way.
+// the n_elems-sized JᵀJ + λR, dense Cholesky either way. J and the residual enter only through
+// their distinct rows (reciprocal measurements share a row of J: gn_reciprocity.hpp), which
+// leaves the step unchanged and halves every product for a full adjacent protocol; "n_meas" above
+// is then the number of distinct rows (16 electrodes: 104 of 208; 64: 1,952 of 3,904).
+//
+// Complex conductivity (admittivity, σ + iωε per element) when the frame is complex:
+// solve_complex. The forward model is then complex symmetric (sparse LU), J = −∂v/∂σ the
+// holomorphic derivative, and the step d = (JᴴJ + λR)⁻¹ Jᴴ r with R from diag(JᴴJ) (real),
+// Hermitian normal matrices, complex Cholesky (one thread). Modes, stop test and λ schedule are
+// the real ones; "σ ≤ 0" reads Re σ ≤ 0 (the imaginary part may take either sign).
 //
 // Two modes (docs/formats.md, "gn"):
 //  * pyeit_compat reproduces pyEIT 1.2.4 JAC.gn: stop when ‖d_k‖ / ‖x_start‖ < tol with the norm of
@@ -25,6 +34,7 @@
 // ordering and symbolic factorisation once; values and numeric factorisation per iterate), checked
 // against ForwardModel by the tests. Not thread-safe; allocates on every iteration (sparse
 // numeric factorisation, Jᵀ's gradient tables, the dense normal matrix).
+#include <complex>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -38,18 +48,22 @@
 
 namespace eit::recon {
 namespace detail {
-class GnForward;
+template <class Scalar>
+struct GnState;
 }
 
 enum class GnStatus { kIterationLimit, kConverged, kDiverged };
 std::string_view to_string(GnStatus status) noexcept;
 
-struct GnResult {
-  Eigen::VectorXd sigma;  // n_elems: the returned iterate
+template <class Vector>
+struct BasicGnResult {
+  Vector sigma;           // n_elems: the returned iterate
   int iterations = 0;     // iterations whose iterate is in sigma's history (pyEIT: yielded)
   GnStatus status = GnStatus::kIterationLimit;
   double last_step = 0;  // the convergence measure of the last step computed
 };
+using GnResult = BasicGnResult<Eigen::VectorXd>;
+using GnComplexResult = BasicGnResult<Eigen::VectorXcd>;
 
 // Seconds spent in each part, summed over iterations since the last reset.
 struct GnTimings {
@@ -75,6 +89,12 @@ class GaussNewton {
                  int max_iterations = -1,
                  const std::function<void(int, const Eigen::VectorXd&)>& on_iteration = {});
 
+  // The same for a complex frame v (n_meas): complex σ, complex start (empty = the options' start,
+  // real, or the fitted complex homogeneous value). The real solve is untouched by this one.
+  GnComplexResult solve_complex(
+      const Eigen::VectorXcd& v, const Eigen::VectorXcd& start = {}, int max_iterations = -1,
+      const std::function<void(int, const Eigen::VectorXcd&)>& on_iteration = {});
+
   // σ₀ minimising ‖v − F(σ₀·1)‖ over homogeneous conductivities (closed form: F(σ·1) = F(1)/σ
   // for point electrodes; under CEM the contact impedance does not scale, so it is the fit of
   // that model's 1/σ family, a good start rather than the exact optimum). NaN when v·F(1) ≤ 0.
@@ -82,21 +102,36 @@ class GaussNewton {
 
   // The start value the options give for v (scalar, per element or fitted), n_elems.
   Eigen::VectorXd start_for(const Eigen::VectorXd& v);
+  // Complex: 1/s with s minimising ‖v − s·F(1)‖ over complex s (NaN when Re σ₀ ≤ 0), and the
+  // complex start (scalar and per-element starts are real).
+  std::complex<double> fit_homogeneous_complex(const Eigen::VectorXcd& v);
+  Eigen::VectorXcd start_for_complex(const Eigen::VectorXcd& v);
 
   const GnOptions& options() const noexcept { return options_; }
   int n_elems() const noexcept;
   int n_meas() const noexcept;
+  int n_rows() const noexcept;  // distinct rows of J (the reduced "n_meas" of the step)
   const GnTimings& timings() const noexcept { return timings_; }
   void reset_timings() noexcept { timings_ = {}; }
 
  private:
-  bool evaluate(const Eigen::VectorXd& sigma, bool with_jacobian);
+  template <class Scalar>
+  BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> iterate(
+      detail::GnState<Scalar>& state, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& v,
+      Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, int iterations,
+      const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>&
+          on_iteration);
+  template <class Scalar>
+  bool evaluate(detail::GnState<Scalar>& state,
+                const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& sigma, bool with_jacobian);
+  const Eigen::VectorXd& unit_measurements();              // F(1), computed once
+  detail::GnState<std::complex<double>>& complex_state();  // made on first use
 
-  std::unique_ptr<detail::GnForward> forward_;
+  std::unique_ptr<detail::GnState<double>> real_;
+  std::unique_ptr<detail::GnState<std::complex<double>>> complex_;
+  ForwardOptions forward_options_;
   GnOptions options_;
   Eigen::VectorXd v_unit_;  // F(1), for the fitted start
-  Eigen::VectorXd v_;       // F(σ) at the current iterate
-  Eigen::MatrixXd jt_;      // Jᵀ at the current iterate
   GnTimings timings_;
 };
 

@@ -22,6 +22,9 @@ struct GnOptions {
   Eigen::VectorXd start_perm;  // kPerElement (n_elems, all > 0)
   bool pyeit_compat = false;
   int frame_iterations = 3;  // streaming: iterations per frame, warm-started from the last σ
+  // Complex conductivity (admittivity σ + iωε per element) from complex frames: the model's
+  // frames and images are then interleaved (re, im) pairs (GnReconstructor; docs/formats.md).
+  bool complex_conductivity = false;
   // CPU threads for the normal matrix and its Cholesky (std::thread bands; 0 = every core the
   // machine has). A run-time setting: not stored in the Model file (loads as 0).
   int threads = 0;
