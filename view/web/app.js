@@ -211,6 +211,7 @@
   }
   $("stream-select").onchange = (e) => {
     st.stream = e.target.value; st.series = null; st.latest = null; st.lastSeq = null; wave.clear();
+    st.recvTimes.length = 0; st.recvSeqs.length = 0;  // another stream's seq numbers
     location.hash = `stream=${encodeURIComponent(st.stream)}`;
     send({ type: "select", stream: st.stream });
   };
