@@ -245,16 +245,16 @@ std::string ViewServer::Impl::stats_json() const {
     streams_json.push_back({{"name", name},
                             {"images", st.images},
                             {"overwritten", st.channel ? st.channel->ring().overwritten() : 0}});
-  return json{{"browsers", browsers},
-              {"streams", streams_json},
-              {"display_latency_ms",
-               summary_ms(display_latency[kTotal].snapshot().since(latency_baseline[kTotal])
-                              .summary())},
-              {"display_latency_parts_ms", parts},
-              {"images_sent", counters.images_sent.load()},
-              {"images_skipped", counters.images_skipped.load()},
-              {"images_thinned", counters.images_thinned.load()},
-              {"paint_reports", counters.paint_reports.load()}}
+  return json{
+      {"browsers", browsers},
+      {"streams", streams_json},
+      {"display_latency_ms",
+       summary_ms(display_latency[kTotal].snapshot().since(latency_baseline[kTotal]).summary())},
+      {"display_latency_parts_ms", parts},
+      {"images_sent", counters.images_sent.load()},
+      {"images_skipped", counters.images_skipped.load()},
+      {"images_thinned", counters.images_thinned.load()},
+      {"paint_reports", counters.paint_reports.load()}}
       .dump();
 }
 
