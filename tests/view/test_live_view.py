@@ -92,6 +92,10 @@ def test_page_keeps_up_draws_the_anomaly_and_ignores_a_frozen_client(chromium):
         assert stuck["images_skipped"] > 0
         assert stuck["images_sent"] < page["images_sent"]
         assert s["display_latency_ms"]["count"] > 0
+        # The page reports its receive and display-frame times (the latency's parts) and asks to
+        # be paced to twice its display's refresh (at least 120 images/s); the raw client did not.
+        assert s["display_latency_parts_ms"]["received_to_frame"]["count"] > 0
+        assert page["max_rate_hz"] >= 120 and stuck["max_rate_hz"] == 0
 
         driver.save_screenshot(str(artifact_dir() / "live-view.png"))
         driver.find_element("id", "freeze").click()

@@ -118,3 +118,37 @@ def test_run_http_with_indices_sends_the_page_global_batches_and_breaths():
         assert breaths[-1]["pixel_data"] is True and breaths[-1]["gi"] is not None
     finally:
         run.stop()
+
+
+def test_a_paced_client_gets_the_newest_images_at_its_rate():
+    """A client that asks for {"type": "pace", "max_rate_hz": 50} on a 1,000 frames/s stream gets
+    at most 50 images/s (plus the pacer's burst of 4), in order, and the server counts the rest
+    as thinned for it, not as skipped."""
+    run = Process([eitstream_bin(), "run", "--fps", "1000", "--duration", "30", "--http",
+                   "127.0.0.1:0", "--endpoint", "tcp://127.0.0.1:*", "--quiet"])
+    try:
+        port = view_port(run)
+        ws = RawWebSocket(port)
+        ws.send_text(json.dumps({"type": "pace", "max_rate_hz": 50}))
+        seqs, start = [], None
+        while start is None or time.monotonic() - start < 3.0:
+            op, payload = ws.receive()
+            if op != 2:
+                continue
+            if start is None:
+                start = time.monotonic()  # the first image: the window starts here
+            seqs.append(decode_header(payload)["seq"])
+        elapsed = time.monotonic() - start
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats", timeout=5) as r:
+            stats = json.load(r)
+        ws.close()
+        assert seqs == sorted(set(seqs)), "images out of order or repeated"
+        assert 10 <= len(seqs) <= 50 * (elapsed + 0.2) + 4 + 1, (len(seqs), elapsed)
+        # The stream really ran at 1,000 frames/s: consecutive images lie ~20 frames apart.
+        assert (seqs[-1] - seqs[0]) / (len(seqs) - 1) > 5
+        me = stats["browsers"][0]
+        assert me["max_rate_hz"] == 50
+        assert me["images_thinned"] > me["images_skipped"]
+        assert stats["images_thinned"] >= me["images_thinned"]
+    finally:
+        run.stop()

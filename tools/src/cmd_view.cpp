@@ -75,8 +75,10 @@ void view(const ViewOptions& o) {
   feed.stop();
   server.stop();
   const auto s = server.stats();
-  fmt::print("view: images sent {}, skipped for slow browsers {}, paint reports {}\n",
-             s.images_sent, s.images_skipped, s.paint_reports);
+  fmt::print(
+      "view: images sent {}, skipped for slow browsers {}, thinned to the pages' display rate {}, "
+      "paint reports {}\n",
+      s.images_sent, s.images_skipped, s.images_thinned, s.paint_reports);
 }
 
 const RegisterCommand kView{

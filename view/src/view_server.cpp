@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -97,8 +98,9 @@ void ViewServer::Impl::drain_channels() {
       if (!st.channel->ring().take(*buffer)) break;
       const auto h = sinks::decode_image_header(*buffer);
       if (!h) continue;  // only ViewServer's own feeders write here, and they validate
-      st.acquired_wall[h->seq % StreamState::kSeqRing] = {
-          h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns)};
+      st.wall_times[h->seq % StreamState::kSeqRing] = {
+          h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns),
+          h->t_published_wall_ns};
       ++st.images;
       batch.push_back({std::move(buffer), h->t_acquired_ns});
     }
@@ -126,6 +128,7 @@ void ViewServer::Impl::arm_status() {
                     {"browser",
                      {{"images_sent", s->images_sent},
                       {"images_skipped", s->images_skipped},
+                      {"images_thinned", s->images_thinned},
                       {"painted", s->painted}}},
                     {"source", source}};
         json names = json::array();
@@ -179,13 +182,23 @@ void ViewServer::Impl::on_session_select(const std::shared_ptr<WsSession>& s,
 }
 
 void ViewServer::Impl::on_paint_report(const std::string& stream, uint64_t seq,
-                                       double paint_wall_ms) {
+                                       double paint_wall_ms, double recv_wall_ms,
+                                       double raf_wall_ms) {
   counters.paint_reports.fetch_add(1, std::memory_order_relaxed);
   const StreamState* st = find_stream(stream);
   if (!st) return;
-  const auto& [ring_seq, acquired] = st->acquired_wall[seq % StreamState::kSeqRing];
-  if (ring_seq != seq || acquired == 0) return;
-  display_latency.record(static_cast<int64_t>(paint_wall_ms * 1e6) - acquired);
+  const auto& t = st->wall_times[seq % StreamState::kSeqRing];
+  if (t.seq != seq || t.acquired_ns == 0) return;
+  const auto ns = [](double ms) { return static_cast<int64_t>(ms * 1e6); };
+  display_latency[kTotal].record(ns(paint_wall_ms) - t.acquired_ns);
+  display_latency[kPipeline].record(t.published_ns - t.acquired_ns);
+  // A page's own times are ordered (received ≤ frame start ≤ drawn) unless it is not this page.
+  if (!std::isfinite(recv_wall_ms) || !std::isfinite(raf_wall_ms) ||
+      !(recv_wall_ms <= raf_wall_ms && raf_wall_ms <= paint_wall_ms))
+    return;
+  display_latency[kToPage].record(ns(recv_wall_ms) - t.published_ns);
+  display_latency[kToFrame].record(ns(raf_wall_ms - recv_wall_ms));
+  display_latency[kDraw].record(ns(paint_wall_ms - raf_wall_ms));
 }
 
 std::string ViewServer::Impl::state_json() const {
@@ -210,35 +223,46 @@ std::string ViewServer::Impl::stats_json() const {
                         {"stream", s->stream()},
                         {"images_sent", s->images_sent},
                         {"images_skipped", s->images_skipped},
+                        {"images_thinned", s->images_thinned},
+                        {"max_rate_hz", s->max_rate_hz()},
                         {"painted", s->painted},
                         {"seconds", age},
                         {"painted_per_s", age > 0 ? static_cast<double>(s->painted) / age : 0.0}});
   }
-  const auto l = display_latency.snapshot().since(latency_baseline).summary();
+  const auto summary_ms = [](const pipeline::LatencySummary& l) {
+    return json{{"count", l.count},
+                {"p50", static_cast<double>(l.p50_ns) / 1e6},
+                {"p90", static_cast<double>(l.p90_ns) / 1e6},
+                {"p99", static_cast<double>(l.p99_ns) / 1e6},
+                {"max", static_cast<double>(l.max_ns) / 1e6}};
+  };
+  json parts = json::object();
+  for (size_t i = kPipeline; i < kLatencyParts; ++i)
+    parts[kLatencyPartNames[i]] =
+        summary_ms(display_latency[i].snapshot().since(latency_baseline[i]).summary());
   json streams_json = json::array();
   for (const auto& [name, st] : streams)
     streams_json.push_back({{"name", name},
                             {"images", st.images},
                             {"overwritten", st.channel ? st.channel->ring().overwritten() : 0}});
-  return json{{"browsers", browsers},
-              {"streams", streams_json},
-              {"display_latency_ms",
-               {{"count", l.count},
-                {"p50", static_cast<double>(l.p50_ns) / 1e6},
-                {"p90", static_cast<double>(l.p90_ns) / 1e6},
-                {"p99", static_cast<double>(l.p99_ns) / 1e6},
-                {"max", static_cast<double>(l.max_ns) / 1e6}}},
-              {"images_sent", counters.images_sent.load()},
-              {"images_skipped", counters.images_skipped.load()},
-              {"paint_reports", counters.paint_reports.load()}}
+  return json{
+      {"browsers", browsers},
+      {"streams", streams_json},
+      {"display_latency_ms",
+       summary_ms(display_latency[kTotal].snapshot().since(latency_baseline[kTotal]).summary())},
+      {"display_latency_parts_ms", parts},
+      {"images_sent", counters.images_sent.load()},
+      {"images_skipped", counters.images_skipped.load()},
+      {"images_thinned", counters.images_thinned.load()},
+      {"paint_reports", counters.paint_reports.load()}}
       .dump();
 }
 
 void ViewServer::Impl::reset_stats() {
-  latency_baseline = display_latency.snapshot();
+  for (size_t i = 0; i < kLatencyParts; ++i) latency_baseline[i] = display_latency[i].snapshot();
   const int64_t now = pipeline::now_ns();
   for (const auto& s : sessions) {
-    s->images_sent = s->images_skipped = s->painted = 0;
+    s->images_sent = s->images_skipped = s->images_thinned = s->painted = 0;
     s->opened_ns = now;
   }
 }
@@ -347,7 +371,8 @@ void ViewServer::set_status_provider(std::function<std::string()> provider) {
 
 ViewStats ViewServer::stats() const noexcept {
   const auto& c = impl_->counters;
-  return {c.browsers.load(), c.images_sent.load(), c.images_skipped.load(), c.paint_reports.load()};
+  return {c.browsers.load(), c.images_sent.load(), c.images_skipped.load(), c.images_thinned.load(),
+          c.paint_reports.load()};
 }
 
 }  // namespace eit::view

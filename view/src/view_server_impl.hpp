@@ -1,6 +1,7 @@
 #pragma once
 // ViewServer's private state. Everything here is touched on the server thread only, except the
 // atomics in `counters` and what the public methods post to the io_context.
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -37,11 +38,14 @@ struct StreamState {
   std::vector<std::shared_ptr<ImageBuffer>> pool;
   uint64_t images = 0;
   int64_t last_image_wall_ns = 0;
-  // seq → acquisition time (CLOCK_REALTIME ns) of recent images, to turn a page's paint report
-  // into a display latency measured on this host's clock.
+  // seq → acquisition and publication times (CLOCK_REALTIME ns) of recent images, to turn a
+  // page's paint report into a display latency measured on this host's clock.
+  struct WallTimes {
+    uint64_t seq = 0;
+    int64_t acquired_ns = 0, published_ns = 0;
+  };
   static constexpr size_t kSeqRing = 8192;
-  std::vector<std::pair<uint64_t, int64_t>> acquired_wall =
-      std::vector<std::pair<uint64_t, int64_t>>(kSeqRing);
+  std::vector<WallTimes> wall_times = std::vector<WallTimes>(kSeqRing);
 
   std::shared_ptr<ImageBuffer> acquire_buffer();
 };
@@ -67,10 +71,19 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   std::function<std::string(size_t)> recapture;
   std::function<std::string()> status_provider;
 
-  pipeline::LatencyHistogram display_latency;    // acquired → painted, all pages
-  pipeline::HistogramSnapshot latency_baseline;  // POST /api/stats/reset
+  // Display latency, all pages: acquired → painted, and its parts: acquired → published (the
+  // pipeline), published → received by the page's script (this server, the socket, the browser's
+  // network process), received → the start of the display frame that draws it (waiting for the
+  // frame), that start → drawn (the page's drawing code). Parts need the page's recv/raf times.
+  enum LatencyPart : size_t { kTotal, kPipeline, kToPage, kToFrame, kDraw, kLatencyParts };
+  static constexpr std::array<const char*, kLatencyParts> kLatencyPartNames = {
+      "total", "acquired_to_published", "published_to_received", "received_to_frame",
+      "frame_to_drawn"};
+  std::array<pipeline::LatencyHistogram, kLatencyParts> display_latency;
+  std::array<pipeline::HistogramSnapshot, kLatencyParts> latency_baseline;  // stats/reset
   struct Counters {
-    std::atomic<uint64_t> browsers{0}, images_sent{0}, images_skipped{0}, paint_reports{0};
+    std::atomic<uint64_t> browsers{0}, images_sent{0}, images_skipped{0}, images_thinned{0},
+        paint_reports{0};
   } counters;
 
   // Server thread.
@@ -81,7 +94,9 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   void on_session_open(const std::shared_ptr<WsSession>& s);
   void on_session_close(const std::shared_ptr<WsSession>& s);
   void on_session_select(const std::shared_ptr<WsSession>& s, const std::string& stream);
-  void on_paint_report(const std::string& stream, uint64_t seq, double paint_wall_ms);
+  // recv_wall_ms / raf_wall_ms: NaN when the page did not report them.
+  void on_paint_report(const std::string& stream, uint64_t seq, double paint_wall_ms,
+                       double recv_wall_ms, double raf_wall_ms);
   std::string hello_json() const;
   std::string state_json() const;
   std::string stats_json() const;

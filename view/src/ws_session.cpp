@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +18,10 @@ std::atomic<uint64_t> g_next_session_id{1};
 }
 
 WsSession::WsSession(boost::asio::ip::tcp::socket socket, std::weak_ptr<ViewServer::Impl> server)
-    : ws_(std::move(socket)), server_(std::move(server)), id_(g_next_session_id.fetch_add(1)) {}
+    : ws_(std::move(socket)),
+      server_(std::move(server)),
+      id_(g_next_session_id.fetch_add(1)),
+      pace_timer_(ws_.get_executor()) {}
 
 void WsSession::accept(beast::http::request<beast::http::string_body> request) {
   beast::get_lowest_layer(ws_).expires_never();
@@ -51,19 +56,31 @@ void WsSession::read() {
 void WsSession::on_message(const std::string& text) {
   auto server = server_.lock();
   if (!server) return;
+  if (text == R"({"type":"ack"})") {  // one per image: the common message, without a JSON parse
+    if (in_flight > 0) --in_flight;
+    if (!writing_) write_next();
+    return;
+  }
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return;
   const std::string type = j["type"].get<std::string>();
   if (type == "painted" && j.contains("seq") && j.contains("paint_wall_ms") &&
       j["seq"].is_number_unsigned() && j["paint_wall_ms"].is_number()) {
     ++painted;
-    server->on_paint_report(stream_, j["seq"].get<uint64_t>(), j["paint_wall_ms"].get<double>());
+    const auto optional_ms = [&j](const char* key) {
+      return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+    };
+    server->on_paint_report(stream_, j["seq"].get<uint64_t>(), j["paint_wall_ms"].get<double>(),
+                            optional_ms("recv_wall_ms"), optional_ms("raf_wall_ms"));
   } else if (type == "ack") {
     if (in_flight > 0) --in_flight;
     if (!writing_) write_next();
   } else if (type == "flow" && j.contains("window") && j["window"].is_number_unsigned()) {
     window = std::clamp<uint32_t>(j["window"].get<uint32_t>(), 1, 64);
     in_flight = 0;
+    if (!writing_) write_next();
+  } else if (type == "pace" && j.contains("max_rate_hz") && j["max_rate_hz"].is_number()) {
+    pacer_.set_rate(j["max_rate_hz"].get<double>(), pipeline::now_ns());
     if (!writing_) write_next();
   } else if (type == "select" && j.contains("stream") && j["stream"].is_string()) {
     server->on_session_select(shared_from_this(), j["stream"].get<std::string>());
@@ -73,6 +90,8 @@ void WsSession::on_message(const std::string& text) {
 void WsSession::send_images(std::span<const QueuedImage> images) {
   if (!open_ || images.empty()) return;
   pending_images_.insert(pending_images_.end(), images.begin(), images.end());
+  // Paced: what cannot go before the newest does is thinned now rather than skipped later.
+  if (pacer_.paced()) thin_to(std::max<size_t>(1, pacer_.allowed(pipeline::now_ns())));
   // Newest wins: drop what is too many or too old behind the newest image waiting.
   const int64_t newest = pending_images_.back().t_acquired_ns;
   uint64_t skipped = 0;
@@ -117,7 +136,8 @@ void WsSession::write_next() {
     writing_ = true;
     ws_.text(true);
     ws_.async_write(boost::asio::buffer(writing_text_), std::move(done));
-  } else if (!pending_images_.empty() && (window == 0 || in_flight < window)) {
+  } else if (!pending_images_.empty() && (window == 0 || in_flight < window) && pace_images()) {
+    pacer_.spend();
     writing_image_ = std::move(pending_images_.front().bytes);
     pending_images_.pop_front();
     writing_ = true;
@@ -131,7 +151,36 @@ void WsSession::write_next() {
   }
 }
 
+bool WsSession::pace_images() {
+  if (!pacer_.paced()) return true;
+  const int64_t now = pipeline::now_ns();
+  const size_t allowed = pacer_.allowed(now);
+  if (allowed >= 1) {
+    thin_to(allowed);
+    return true;
+  }
+  if (!pace_armed_) {
+    pace_armed_ = true;
+    pace_timer_.expires_after(std::chrono::nanoseconds(pacer_.due_ns(now) - now));
+    pace_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      self->pace_armed_ = false;
+      if (!ec && !self->writing_) self->write_next();
+    });
+  }
+  return false;
+}
+
+void WsSession::thin_to(size_t keep) {
+  uint64_t thinned = 0;
+  for (; pending_images_.size() > keep; ++thinned) pending_images_.pop_front();
+  if (!thinned) return;
+  images_thinned += thinned;
+  if (auto server = server_.lock())
+    server->counters.images_thinned.fetch_add(thinned, std::memory_order_relaxed);
+}
+
 void WsSession::close() {
+  pace_timer_.cancel();
   if (!open_) return;
   open_ = false;
   beast::error_code ec;

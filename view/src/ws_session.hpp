@@ -9,6 +9,9 @@
 // the flow control: after {"type": "flow", "window": W} at most W images are unacknowledged
 // ({"type": "ack"} per image the page has taken), so that a page whose script falls behind cannot
 // pile images up inside the browser either; the newest waits here instead, older ones are skipped.
+// And the pace: after {"type": "pace", "max_rate_hz": R} images go out at most R per second
+// (ImagePacer); when some may go, the newest waiting ones do and the older ones are thinned
+// (counted apart from the skips: thinning to the display's rate is no loss the page could show).
 //
 // Threads: the server thread only (the io_context runs on one thread, so no strand is needed).
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "eit/view/image_pacer.hpp"
 #include "view_server_impl.hpp"
 
 namespace eit::view {
@@ -45,15 +49,20 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void set_stream(std::string name) { stream_ = std::move(name); }
   uint64_t id() const noexcept { return id_; }
 
-  uint64_t images_sent = 0, images_skipped = 0, texts_dropped = 0, painted = 0;
+  uint64_t images_sent = 0, images_skipped = 0, images_thinned = 0, texts_dropped = 0, painted = 0;
   uint32_t window = 0;     // most unacknowledged images; 0: no flow control (plain clients)
   uint32_t in_flight = 0;  // images sent and not yet acknowledged
   int64_t opened_ns = 0;
+  double max_rate_hz() const noexcept { return pacer_.rate_hz(); }
 
  private:
   void read();
   void on_message(const std::string& text);
   void write_next();
+  // Paced: drops all but the images that may go now (thinned); false when none may go yet (a
+  // timer then calls write_next when one may).
+  bool pace_images();
+  void thin_to(size_t keep);  // drops the oldest waiting images beyond `keep`, counted as thinned
 
   boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
   std::weak_ptr<ViewServer::Impl> server_;
@@ -65,6 +74,9 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   std::deque<QueuedImage> pending_images_;
   std::shared_ptr<const ImageBuffer> writing_image_;
   std::string writing_text_;
+  ImagePacer pacer_;
+  boost::asio::steady_timer pace_timer_;
+  bool pace_armed_ = false;
   static constexpr size_t kMaxTexts = 8;
 };
 

@@ -2,8 +2,11 @@
 // messages JSON: hello (streams, whether recapture is available), series, series-end, status
 // (server counters, source state), and the indices' global / breath messages when the stream has
 // them. onmessage only keeps the newest image; requestAnimationFrame draws it, so the page shows
-// frames at the stream's rate up to the display's refresh and never falls behind. After drawing,
-// the page reports {seq, paint time} back, which the server turns into the display latency.
+// frames at the stream's rate up to the display's refresh and never falls behind. The page asks
+// the server for at most PACE_PER_FRAME images per display frame (the newest each time), so a
+// 1,000 frames/s stream costs it ~120 messages/s, not 1,000. After drawing, the page reports
+// {seq, paint time, when it received the image, when the display frame began} back, which the
+// server turns into the display latency and its parts.
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -12,8 +15,9 @@
   const st = {
     ws: null, link: "connecting", attempts: 0, streams: [], stream: null, recapture: false,
     series: null, seriesId: null, ended: false, latest: null, drawnSeq: -1, frozen: false,
-    framesReceived: 0, framesDrawn: 0, lastSeq: null, gaps: 0, pipelineDrops: 0, skipped: 0,
-    lastFrameWall: 0, startedWall: Wire.nowWallMs(), recvTimes: [], drawTimes: [], latencyMs: [],
+    framesReceived: 0, framesDrawn: 0, lastSeq: null, pipelineDrops: 0, skipped: 0, thinned: 0,
+    overwritten: 0, lastFrameWall: 0, startedWall: Wire.nowWallMs(), recvTimes: [], recvSeqs: [],
+    drawTimes: [], latencyMs: [], frameIntervals: [], lastFrameTs: 0, refreshHz: 60, paceHz: 0,
     seqWall: new Map(), waveDrawn: 0,  // seq → acquisition wall time of recent frames (breath marks)
     scale: 0, scaleLowSince: 0, publishedGlobal: false, status: null, lastError: "",
     globalPoints: 0, breaths: 0, lastBreath: null,
@@ -32,6 +36,7 @@
       // At most 32 images in flight: if this page's script falls behind, the server holds the
       // newest image back (and skips older ones) instead of letting them queue up in the browser.
       send({ type: "flow", window: 32 });
+      st.paceHz = 0; sendPace(st.refreshHz);
       const wanted = new URLSearchParams(location.hash.slice(1)).get("stream");
       if (wanted) send({ type: "select", stream: wanted });
     };
@@ -42,7 +47,18 @@
       setTimeout(connect, delay);
     };
   }
-  const ACK = JSON.stringify({ type: "ack" });
+  const ACK = JSON.stringify({ type: "ack" });  // the server reads exactly this text fast
+
+  // Images per display frame to ask for: 2 keeps the newest drawn image under half a display frame
+  // old (plus transport). A display measured slower than 60 Hz still asks for 120/s, so a page
+  // the machine holds up for a moment keeps every frame of a 50 frames/s stream.
+  const PACE_PER_FRAME = 2;
+  function sendPace(refreshHz) {
+    const hz = Math.round(PACE_PER_FRAME * Math.max(60, Math.min(refreshHz, 500)));
+    if (st.paceHz && Math.abs(hz - st.paceHz) <= 0.15 * st.paceHz) return;
+    st.paceHz = hz;
+    send({ type: "pace", max_rate_hz: hz });
+  }
   function send(obj) {
     if (st.ws && st.ws.readyState === 1) st.ws.send(typeof obj === "string" ? obj : JSON.stringify(obj));
   }
@@ -53,11 +69,12 @@
     if (!img) return;
     const now = Wire.nowWallMs();
     st.framesReceived++;
-    st.recvTimes.push(now);
+    img.recvWallMs = now;
+    if (st.lastSeq !== null && img.seq < st.lastSeq) {  // a new run
+      wave.clear(); st.recvTimes.length = 0; st.recvSeqs.length = 0;
+    }
+    st.recvTimes.push(now); st.recvSeqs.push(img.seq);
     st.latencyMs.push(now - img.acquiredWallMs);
-    if (st.lastSeq !== null && img.seq > st.lastSeq + 1 + img.droppedBefore)
-      st.gaps += img.seq - st.lastSeq - 1 - img.droppedBefore;
-    if (st.lastSeq !== null && img.seq < st.lastSeq) wave.clear();  // a new run
     st.lastSeq = img.seq;
     st.pipelineDrops += img.droppedBefore;
     st.lastFrameWall = now;
@@ -158,7 +175,8 @@
 
   function onStatus(m) {
     st.status = m;
-    st.skipped = m.browser ? m.browser.images_skipped : st.skipped;
+    if (m.browser) { st.skipped = m.browser.images_skipped; st.thinned = m.browser.images_thinned || 0; }
+    if (m.stream_state) st.overwritten = m.stream_state.overwritten || 0;
     if (m.streams && m.streams.join() !== st.streams.join()) { st.streams = m.streams; fillStreams(); }
     if (m.stream && m.stream !== st.stream) { st.stream = m.stream; fillStreams(); }
     const src = m.source || {};
@@ -193,6 +211,7 @@
   }
   $("stream-select").onchange = (e) => {
     st.stream = e.target.value; st.series = null; st.latest = null; st.lastSeq = null; wave.clear();
+    st.recvTimes.length = 0; st.recvSeqs.length = 0;  // another stream's seq numbers
     location.hash = `stream=${encodeURIComponent(st.stream)}`;
     send({ type: "select", stream: st.stream });
   };
@@ -236,7 +255,7 @@
   function setLink(state) { st.link = state; }
   const pct = (arr, q) => { const a = [...arr].sort((x, y) => x - y); return a[Math.min(a.length - 1, Math.floor(q * a.length))]; };
 
-  function frame() {
+  function frame(ts) {
     const now = Wire.nowWallMs();
     const img = st.latest;
     const ready = st.series && img && img.seriesId === st.seriesId;
@@ -245,30 +264,47 @@
       st.drawnSeq = img.seq; st.framesDrawn++;
       const paint = Wire.nowWallMs();
       st.drawTimes.push(paint);
-      send({ type: "painted", seq: img.seq, paint_wall_ms: paint });
+      send({ type: "painted", seq: img.seq, paint_wall_ms: paint, recv_wall_ms: img.recvWallMs,
+             raf_wall_ms: now });
     }
     if (now - st.waveDrawn >= 40) { wave.draw(now); st.waveDrawn = now; }  // 25 Hz is smooth enough
+    measureRefresh(ts);
     requestAnimationFrame(frame);
+  }
+
+  // The display's refresh from the median interval of 60 display frames; the pace follows it.
+  function measureRefresh(ts) {
+    if (st.lastFrameTs) st.frameIntervals.push(ts - st.lastFrameTs);
+    st.lastFrameTs = ts;
+    if (st.frameIntervals.length < 60) return;
+    const median = pct(st.frameIntervals, 0.5);
+    st.frameIntervals.length = 0;
+    if (median > 0) { st.refreshHz = 1000 / median; sendPace(st.refreshHz); }
   }
 
   // Numbers and the state line, 4 times a second.
   function updateNumbers() {
     const now = Wire.nowWallMs();
     const cut = now - 2000;
-    while (st.recvTimes.length && st.recvTimes[0] < cut) st.recvTimes.shift();
+    while (st.recvTimes.length && st.recvTimes[0] < cut) { st.recvTimes.shift(); st.recvSeqs.shift(); }
     while (st.drawTimes.length && st.drawTimes[0] < cut) st.drawTimes.shift();
     if (st.latencyMs.length > 2000) st.latencyMs.splice(0, st.latencyMs.length - 2000);
-    const fps = st.recvTimes.length / 2, dps = st.drawTimes.length / 2;
+    // The stream's rate from the seq numbers: a paced page receives fewer images than the stream has.
+    const n = st.recvTimes.length, received = n / 2, dps = st.drawTimes.length / 2;
+    const span = n > 1 ? st.recvTimes[n - 1] - st.recvTimes[0] : 0;
+    const fps = span > 250 ? (1000 * (st.recvSeqs[n - 1] - st.recvSeqs[0])) / span : received;
     $("fps").textContent = fps.toFixed(fps < 10 ? 1 : 0);
-    $("fps-sub").textContent = `drawn ${dps.toFixed(0)}/s`;
+    $("fps-sub").textContent = `received ${received.toFixed(0)}/s · drawn ${dps.toFixed(0)}/s`;
     const recent = st.latencyMs.slice(-Math.max(10, st.recvTimes.length));
     $("latency").textContent = recent.length ? pct(recent, 0.5).toFixed(1) : "–";
     $("frames").textContent = String(st.framesReceived);
     $("seq").textContent = st.lastSeq === null ? "–" : String(st.lastSeq);
-    const drops = st.pipelineDrops + st.skipped + st.gaps;
+    // Thinned images (more than the display can show) are no loss; the rest are.
+    const drops = st.pipelineDrops + st.skipped + st.overwritten;
     $("drops").textContent = String(drops);
     $("drops").classList.toggle("warn", drops > 0);
-    $("drops-sub").textContent = `pipeline ${st.pipelineDrops} · skipped ${st.skipped} · gaps ${st.gaps}`;
+    $("drops-sub").textContent = `pipeline ${st.pipelineDrops} · skipped ${st.skipped} · ` +
+                                 `not taken ${st.overwritten} · thinned ${st.thinned}`;
     $("clock").textContent = new Date().toLocaleTimeString();
 
     // State pill and overlay, most serious first.
