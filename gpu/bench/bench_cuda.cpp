@@ -33,7 +33,7 @@ constexpr size_t kInFlight = 4;
 constexpr size_t kFrameSlots = 64;
 
 void single_frame_section(Report& rep, const Size& z, const recon::Model& model,
-                          const pipeline::FramePool& host_pool, bool quick) {
+                          pipeline::FramePool& host_pool, bool quick) {
   const int iters = quick ? std::max(200, z.iters / 10) : z.iters;
   rep.single_frame_header(iters);
   double naive_p50 = 0;
@@ -110,7 +110,7 @@ void batch_section(Report& rep, const Size& z, const recon::Model& model, const 
 }
 
 void paced_section(Report& rep, const Size& z, const recon::Model& model,
-                   const pipeline::FramePool& host_pool, bool quick) {
+                   pipeline::FramePool& host_pool, bool quick) {
   rep.paced_header();
   for (double rate : {1000.0, 2500.0}) {
     const int frames = static_cast<int>(rate * (quick ? 0.2 : 1.0));
