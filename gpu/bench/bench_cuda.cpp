@@ -79,6 +79,10 @@ void batch_section(Report& rep, const Size& z, const recon::Model& model, const 
   oz.stage_batch_values = false;
   auto zero_copy = make_cuda_reconstructor(model, oz);
   auto zero_copy_pool = backend_pool(*zero_copy, batch_slots, model, 7);
+  CudaOptions od = o;
+  od.stage_batch_descriptors = true;
+  auto staged_descs = make_cuda_reconstructor(model, od);
+  auto staged_descs_pool = backend_pool(*staged_descs, batch_slots, model, 7);
   std::unique_ptr<pipeline::Reconstructor> own, blas;
   std::unique_ptr<pipeline::FramePool> own_pool, blas_pool;
   if (both_paths) {
@@ -94,7 +98,7 @@ void batch_section(Report& rep, const Size& z, const recon::Model& model, const 
   NaiveReference naive(model.H.data(), z.n_out, z.n_meas, z.max_batch);
   const double bound = bw.d2h_gbs * 1e9 / (z.n_out * 4);
   for (size_t b : batch_sizes(z.max_batch)) {
-    Report::BatchRow row{b, 0, 0, bound, 0, ""};
+    Report::BatchRow row{b, 0, 0, bound, 0, 0, 0, ""};
     if (both_paths) {
       const double secs = quick ? 0.05 : 0.15;
       row.extra = fmt::format(
@@ -103,6 +107,10 @@ void batch_section(Report& rep, const Size& z, const recon::Model& model, const 
           backend_throughput(*blas, *blas_pool, b, secs));
     }
     row.zero_copy = backend_throughput(*zero_copy, *zero_copy_pool, b, quick ? 0.05 : 0.15);
+    row.staged_descs =
+        backend_throughput(*staged_descs, *staged_descs_pool, b, quick ? 0.05 : 0.15);
+    row.copy_alone =
+        copy_down_rate(pool->image_stride() * sizeof(float), b, kInFlight, quick ? 0.05 : 0.15);
     row.backend = backend_throughput(*r, *pool, b, quick ? 0.05 : 0.25);
     row.naive = naive_throughput(naive, b, quick ? 0.05 : 0.25);
     rep.batch_row(row);

@@ -33,6 +33,8 @@ class Report {
     size_t batch;
     double backend, naive, bound;  // frames/s
     double zero_copy;              // frames/s of the backend with stage_batch_values off
+    double staged_descs;           // frames/s with stage_batch_descriptors on
+    double copy_alone;             // frames/s of the images' copy alone (copy_down_rate)
     std::string extra;             // the forced-path cells, "" when not measured
   };
   void batch_row(const BatchRow& r);

@@ -55,7 +55,8 @@ CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
   const size_t ld = DeviceMatrix::padded_ld(n_meas), ld_img = (n_out + 3) / 4 * 4;
   const size_t eb = element_bytes(o.precision);
   const double h_bytes = double(n_out) * ld * eb;
-  const double stage_bytes = o.stage_batch_values ? stage_ld(n_meas) * 4.0 : 0.0;
+  const double stage_bytes =
+      o.stage_batch_values ? stage_ld(n_meas) * 4.0 + sizeof(FrameDesc) : 0.0;
   const double lane_bytes = double(o.max_batch) * (ld * eb + ld_img * 4.0 + stage_bytes) +
                             ld * 4.0 + kPerLaneReserveBytes;
   const double need = h_bytes + o.max_in_flight * lane_bytes +
@@ -101,6 +102,7 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   shape.single_blocks = std::min(groups, shape.single_fused ? sms : 4 * sms);
   const size_t h_bytes = size_t(m.n_out) * m.ld * element_bytes(options_.precision);
   shape.stage_ld = options_.stage_batch_values ? stage_ld(static_cast<size_t>(m.n_meas)) : 0;
+  shape.stage_descs = options_.stage_batch_descriptors;
   shape.own_kernel_max_batch = options_.own_kernel_max_batch > 0 ? options_.own_kernel_max_batch
                                : h_bytes <= kOwnKernelMaxBytes
                                    ? std::max<size_t>(1, kOwnKernelMaxBatchBytes / h_bytes)

@@ -45,6 +45,8 @@ LaunchLane::LaunchLane(const LaneShape& shape) : shape_(shape) {
   EIT_CUDA(cudaMalloc(&d_dv1_, ld * sizeof(float)));
   EIT_CUDA(cudaMalloc(&d_images_, n * sizeof(float*)));
   if (shape.stage_ld > 0) EIT_CUDA(cudaMalloc(&d_values_, shape.stage_ld * n * sizeof(float)));
+  if (shape.stage_ld > 0 && shape.stage_descs)
+    EIT_CUDA(cudaMalloc(&d_descs_, n * sizeof(FrameDesc)));
   EIT_CUDA(cudaMalloc(&d_img_, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
   EIT_CUDA(cudaMemset(d_img_, 0, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
   // Write-combined: the host only writes descriptors (streaming stores, no read-for-ownership of
@@ -62,6 +64,7 @@ LaunchLane::~LaunchLane() {
   if (d_dv1_) cudaFree(d_dv1_);
   if (d_images_) cudaFree(d_images_);
   if (d_values_) cudaFree(d_values_);
+  if (d_descs_) cudaFree(d_descs_);
   if (blas_) cublasDestroy(blas_);
   if (done_) cudaFreeHost(done_);
   if (counter_) cudaFree(counter_);
@@ -107,7 +110,13 @@ bool LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t
       const size_t floats = (n - 1) * values_pitch + static_cast<size_t>(m.n_meas);
       EIT_CUDA(cudaMemcpyAsync(d_values_, values_base, floats * sizeof(float),
                                cudaMemcpyHostToDevice, stream_));
-      launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_,
+      const FrameDesc* descs = descs_dev_;
+      if (d_descs_) {
+        EIT_CUDA(cudaMemcpyAsync(d_descs_, descs_, n * sizeof(FrameDesc), cudaMemcpyHostToDevice,
+                                 stream_));
+        descs = d_descs_;
+      }
+      launch_prepare(shape_.precision, m, descs, b, d_dv_, status_dev_, d_images_, stream_,
                      d_values_, static_cast<int>(values_pitch));
       staged = true;
     } else {

@@ -26,6 +26,7 @@ struct LaneShape {
   // Floats per frame in the device staging buffer for a cuBLAS-path batch's values (≥ n_meas);
   // 0: never stage (prepare reads the values by zero-copy loads).
   size_t stage_ld;
+  bool stage_descs;  // with staged values, descriptors go up by a copy-engine transfer too
 };
 
 class LaunchLane {
@@ -77,6 +78,7 @@ class LaunchLane {
   float* d_img_ = nullptr;
   float** d_images_ = nullptr;  // device: the batch's image addresses (written by prepare)
   float* d_values_ = nullptr;   // device: staged values, stage_ld floats per frame (or null)
+  FrameDesc* d_descs_ = nullptr;  // device: staged descriptors (stage_descs only)
   FrameDesc* descs_ = nullptr;
   FrameDesc* descs_dev_ = nullptr;
   uint32_t* status_ = nullptr;

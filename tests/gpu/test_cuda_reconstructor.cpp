@@ -220,18 +220,21 @@ TEST_CASE("cuBLAS-path batches: values staged or zero-copy, in or out of pool or
   // Every batch on the cuBLAS path (own_kernel_max_batch 1), one lane reused batch after batch:
   // a frame flagged in one batch must not stay flagged in the next (prepare writes only bad
   // frames' status words; the host zeroes them), and values staged by the copy engine (slots in
-  // pool order) or read in place (slots out of order) give the same exact images.
+  // pool order; with or without the descriptors) or read in place (slots out of order) give the
+// same exact images.
   if (skip_without_cuda("cuBLAS-path batches")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(1024, 208, rng, true);
-  for (bool stage : {true, false}) {
-    CAPTURE(stage);
+  for (int variant : {0, 1, 2}) {  // values read in place; staged; staged with descriptors
+    const bool stage = variant > 0;
+    CAPTURE(variant);
     gpu::CudaOptions o;
     o.max_batch = 48;
     o.max_in_flight = 1;
     o.mode = Mode::kLaunch;
     o.own_kernel_max_batch = 1;
     o.stage_batch_values = stage;
+    o.stage_batch_descriptors = variant == 2;
     auto r = gpu::make_cuda_reconstructor(model, o);
     // 48 + 33 slots released in address order: every batch below gets consecutive slots.
     auto pool_owner = bound_pool(*r, 81);

@@ -62,6 +62,9 @@ struct CudaOptions {
   // them up by one copy-engine transfer; false: prepare reads them by zero-copy loads (the
   // behaviour before issue 9's run 10, kept for the benchmark's comparison).
   bool stage_batch_values = true;
+  // With staged values, also bring the batch's frame descriptors up by a copy-engine transfer
+  // (else prepare reads each one, 32 bytes, by a zero-copy load).
+  bool stage_batch_descriptors = false;
 };
 
 // A "gn" model (absolute imaging) gets the Gauss–Newton reconstructor instead: CudaGaussNewton
