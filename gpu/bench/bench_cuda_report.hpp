@@ -33,7 +33,7 @@ class Report {
     size_t batch;
     double backend, naive, bound;  // frames/s
     double zero_copy;              // frames/s of the backend with stage_batch_values off
-    double staged_descs;           // frames/s with stage_batch_descriptors on
+    double zero_copy_descs;        // frames/s with stage_batch_descriptors off
     double copy_alone;             // frames/s of the images' copy alone (copy_down_rate)
     std::string extra;             // the forced-path cells, "" when not measured
   };

@@ -45,7 +45,8 @@ class LaunchLane {
   // the scatter kernel: a linear one when pitch_bytes equals the device layout's, else 2-D.
   // When the n frames' values lie at values_base + i · values_pitch floats in pinned memory
   // (values_base non-null, values_pitch ≤ stage_ld), a cuBLAS-path batch brings them up by one
-  // copy-engine transfer instead of zero-copy loads in prepare (docs/gpu-notes.md, run 10).
+  // copy-engine transfer instead of zero-copy loads in prepare, and with stage_descs so do the
+  // descriptors (docs/gpu-notes.md, runs 10 and 11).
   // cuBLAS computes gemm_columns(n) ≥ n columns (shapes warmed at set-up); only n come down.
   // Returns whether the values were staged. BackendError on failure.
   bool run(size_t n, const FrameDesc& first, float* image_base = nullptr, size_t pitch_bytes = 0,
