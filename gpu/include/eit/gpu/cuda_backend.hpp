@@ -10,7 +10,8 @@
 //     it.
 //   - Batches (frames that queued up) go to one gather/subtract/normalise kernel, one cuBLAS GEMM
 //     and one copy-engine transfer (or scatter kernel) on one of max_in_flight streams, with the
-//     values brought up by one copy-engine transfer when the slots are in pool order; the last
+//     values and descriptors brought up by copy-engine transfers when the slots are in pool
+//     order (the cuBLAS path then reads no host memory by zero-copy loads); the last
 //     kernel writes a completion word the host polls; completion is in submission order.
 //   - Per-frame CUDA errors become pipeline::BackendError naming the failing call.
 //   - Every kernel and every cuBLAS GEMM shape the batched path can use is loaded and run once at
