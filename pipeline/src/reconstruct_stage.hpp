@@ -40,9 +40,8 @@ class ReconstructStage {
   // After the last frame: completes everything still in flight.
   void finish() noexcept { drain_all(); }
   // Idle: warms the backend's caches when warm_interval_us has passed since the last work (when
-  // frames come further apart than two warm intervals: only from one warm interval before the
-  // next frame is due, by the mean gap so far). Returns the time by which it wants to be called
-  // again.
+  // frames come far apart: only from a few warm intervals before the next frame is due, by the
+  // mean gap so far). Returns the time by which it wants to be called again.
   int64_t idle(int64_t now) noexcept;
 
  private:

@@ -74,5 +74,5 @@ TEST_CASE("at 50 Hz the idle reconstructor warms about once per frame, not every
   const uint64_t w = warms_at(50, frames);
   MESSAGE("warm() calls for " << frames << " frames at 50 Hz: " << w);
   CHECK(w >= 1);               // it still warms before frames
-  CHECK(w <= 4 * frames);      // at most a few per 20 ms gap
+  CHECK(w <= 8 * frames);      // a few per 20 ms gap (every 1 ms all through: ~17)
 }
