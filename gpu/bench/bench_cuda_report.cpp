@@ -17,9 +17,7 @@ void Report::save(const std::string& path) const {
   if (!path.empty()) std::ofstream(path) << text_;
 }
 
-void Report::header(const std::string& device) {
-  line("## bench_cuda\n\nDevice: {}\n", device);
-}
+void Report::header(const std::string& device) { line("## bench_cuda\n\nDevice: {}\n", device); }
 
 void Report::bandwidth(const Bandwidth& bw) {
   line(

@@ -77,8 +77,8 @@ class LaunchLane {
   void* d_dv_ = nullptr;    // ld × max_batch elements of H's type (GEMM input)
   float* d_dv1_ = nullptr;  // ld floats: one frame's dv for the unfused single-frame path
   float* d_img_ = nullptr;
-  float** d_images_ = nullptr;  // device: the batch's image addresses (written by prepare)
-  float* d_values_ = nullptr;   // device: staged values, stage_ld floats per frame (or null)
+  float** d_images_ = nullptr;    // device: the batch's image addresses (written by prepare)
+  float* d_values_ = nullptr;     // device: staged values, stage_ld floats per frame (or null)
   FrameDesc* d_descs_ = nullptr;  // device: staged descriptors (stage_descs only)
   FrameDesc* descs_ = nullptr;
   FrameDesc* descs_dev_ = nullptr;

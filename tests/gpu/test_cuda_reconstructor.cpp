@@ -221,7 +221,7 @@ TEST_CASE("cuBLAS-path batches: values staged or zero-copy, in or out of pool or
   // a frame flagged in one batch must not stay flagged in the next (prepare writes only bad
   // frames' status words; the host zeroes them), and values staged by the copy engine (slots in
   // pool order; with or without the descriptors) or read in place (slots out of order) give the
-// same exact images.
+  // same exact images.
   if (skip_without_cuda("cuBLAS-path batches")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(1024, 208, rng, true);

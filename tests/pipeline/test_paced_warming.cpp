@@ -73,6 +73,6 @@ TEST_CASE("at 50 Hz the idle reconstructor warms about once per frame, not every
   const size_t frames = 40;  // 0.8 s: warming every 1 ms all through would be ~800 calls
   const uint64_t w = warms_at(50, frames);
   MESSAGE("warm() calls for " << frames << " frames at 50 Hz: " << w);
-  CHECK(w >= 1);               // it still warms before frames
-  CHECK(w <= 8 * frames);      // a few per 20 ms gap (every 1 ms all through: ~17)
+  CHECK(w >= 1);           // it still warms before frames
+  CHECK(w <= 8 * frames);  // a few per 20 ms gap (every 1 ms all through: ~17)
 }

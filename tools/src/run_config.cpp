@@ -81,9 +81,8 @@ const std::vector<std::pair<const char*, const char*>>& run_option_keys() {
   static const std::vector<std::pair<const char*, const char*>> keys = [] {
     std::vector<std::pair<const char*, const char*>> k;
     RunConfig c;
-    for_each_field(c, [&](const char* name, const char* option, auto&) {
-      k.emplace_back(option, name);
-    });
+    for_each_field(
+        c, [&](const char* name, const char* option, auto&) { k.emplace_back(option, name); });
     return k;
   }();
   return keys;
