@@ -31,4 +31,9 @@ struct Bandwidth {
 };
 Bandwidth measure_pcie_bandwidth(size_t bytes = size_t{256} << 20);
 
+// Frames/s of the images alone coming down: batches of `batch` images of image_bytes, one
+// cudaMemcpyAsync each, on in_flight streams, into mapped host memory like the backend's frame
+// memory. What the backend's batched path would reach if nothing but its image copy cost time.
+double copy_down_rate(size_t image_bytes, size_t batch, size_t in_flight, double seconds);
+
 }  // namespace eit::gpu::bench

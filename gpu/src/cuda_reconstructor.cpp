@@ -36,6 +36,10 @@ const char* precision_name(Precision p) {
   return p == kFloat32 ? "float32" : p == kBf16 ? "bf16" : "fp16";
 }
 
+// Floats per frame of a lane's values staging buffer: the FramePool's slot stride (64-byte
+// multiples), so a batch of slots in pool order is one contiguous transfer.
+size_t stage_ld(size_t n_meas) { return (n_meas + 15) / 16 * 16; }
+
 // Validates the options, selects the device and checks that everything fits in its memory.
 CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
   std::string why;
@@ -51,8 +55,10 @@ CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
   const size_t ld = DeviceMatrix::padded_ld(n_meas), ld_img = (n_out + 3) / 4 * 4;
   const size_t eb = element_bytes(o.precision);
   const double h_bytes = double(n_out) * ld * eb;
-  const double lane_bytes =
-      double(o.max_batch) * (ld * eb + ld_img * 4.0) + ld * 4.0 + kPerLaneReserveBytes;
+  const double stage_bytes =
+      o.stage_batch_values ? stage_ld(n_meas) * 4.0 + sizeof(FrameDesc) : 0.0;
+  const double lane_bytes = double(o.max_batch) * (ld * eb + ld_img * 4.0 + stage_bytes) +
+                            ld * 4.0 + kPerLaneReserveBytes;
   const double need = h_bytes + o.max_in_flight * lane_bytes +
                       std::min(64 * kMiB, double(n_out) * n_meas * 4) + kMarginBytes;
   size_t free_bytes = 0, total_bytes = 0;
@@ -95,6 +101,8 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   shape.single_fused = options_.fuse_single_frame && groups <= sms;  // every block reads v
   shape.single_blocks = std::min(groups, shape.single_fused ? sms : 4 * sms);
   const size_t h_bytes = size_t(m.n_out) * m.ld * element_bytes(options_.precision);
+  shape.stage_ld = options_.stage_batch_values ? stage_ld(static_cast<size_t>(m.n_meas)) : 0;
+  shape.stage_descs = options_.stage_batch_descriptors;
   shape.own_kernel_max_batch = options_.own_kernel_max_batch > 0 ? options_.own_kernel_max_batch
                                : h_bytes <= kOwnKernelMaxBytes
                                    ? std::max<size_t>(1, kOwnKernelMaxBatchBytes / h_bytes)
@@ -218,18 +226,28 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
       descs[0] = first;
       for (size_t i = 1; i < batch.size(); ++i) descs[i] = describe(*batch[i]);
     }
-    // Images evenly spaced in pinned memory (slots taken in pool order) come down in one DMA.
-    bool even = batch.size() > 1;
+    // Images evenly spaced in pinned memory (slots taken in pool order) come down in one DMA;
+    // evenly spaced values go up in one (on the cuBLAS path).
+    bool even = batch.size() > 1, even_values = even;
     const ptrdiff_t pitch = even ? batch[1]->image - batch[0]->image : 0;
+    const ptrdiff_t vpitch = even ? batch[1]->values - batch[0]->values : 0;
     even = even && pitch >= static_cast<ptrdiff_t>(n_out());
-    for (size_t i = 2; even && i < batch.size(); ++i)
-      even = batch[i]->image - batch[i - 1]->image == pitch;
+    even_values = even_values && vpitch >= static_cast<ptrdiff_t>(n_meas());
+    for (size_t i = 2; (even || even_values) && i < batch.size(); ++i) {
+      even = even && batch[i]->image - batch[i - 1]->image == pitch;
+      even_values = even_values && batch[i]->values - batch[i - 1]->values == vpitch;
+    }
+    const float* values_base = even_values ? batch[0]->values : nullptr;
+    const size_t values_pitch = even_values ? static_cast<size_t>(vpitch) : 0;
+    bool staged;
     if (even) {
-      lane.run(batch.size(), first, batch[0]->image, pitch * sizeof(float));
+      staged = lane.run(batch.size(), first, batch[0]->image, pitch * sizeof(float), values_base,
+                        values_pitch);
       ++stats_.copy_engine_batches;
     } else {
-      lane.run(batch.size(), first);
+      staged = lane.run(batch.size(), first, nullptr, 0, values_base, values_pitch);
     }
+    if (staged) ++stats_.staged_batches;
     p.persistent = false;
     ++stats_.launched_batches;
     stats_.launched_frames += batch.size();

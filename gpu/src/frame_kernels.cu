@@ -41,7 +41,8 @@ __device__ __forceinline__ float* load_address(float* const* p) {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    prepare_kernel(DeviceModel m, const FrameDesc* descs, T* dv, uint32_t* status, float** images) {
+    prepare_kernel(DeviceModel m, const FrameDesc* descs, const float* staged, int staged_pitch,
+                   T* dv, uint32_t* status, float** images) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   __shared__ FrameDesc s_f;
@@ -50,11 +51,17 @@ __global__ void __launch_bounds__(kThreads)
     images[blockIdx.x] = s_f.image;  // device copy: later kernels' blocks need not cross PCIe
   }
   __syncthreads();
-  const bool bad = block_prepare(m, s_f.values, s_f.flags & kBadFrame, s_dv);
+  const float* values =
+      staged ? staged + static_cast<size_t>(blockIdx.x) * staged_pitch : s_f.values;
+  const bool bad = block_prepare(m, values, s_f.flags & kBadFrame, s_dv);
   T* out = dv + static_cast<size_t>(blockIdx.x) * m.ld;
   for (int i = threadIdx.x; i < m.ld; i += blockDim.x) out[i] = from_float<T>(bad ? 0.f : s_dv[i]);
-  if (threadIdx.x == 0) status[blockIdx.x] = bad ? 1u : 0u;
-  __threadfence_system();
+  // Only a bad frame writes its status word (the host zeroed them): one small PCIe write and a
+  // system fence per frame, interleaved with the images coming down, cost the copy engine time.
+  if (bad && threadIdx.x == 0) {
+    status[blockIdx.x] = 1u;
+    __threadfence_system();
+  }
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -169,11 +176,12 @@ void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, 
 }
 
 void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
-                    uint32_t* status, float** images, cudaStream_t stream) {
+                    uint32_t* status, float** images, cudaStream_t stream, const float* staged,
+                    int staged_pitch) {
   dispatch(p, [&](auto t) {  // p: the element type of dv
     using T = decltype(t);
     prepare_kernel<T><<<batch, kThreads, m.ld * sizeof(float), stream>>>(
-        m, descs, static_cast<T*>(dv), status, images);
+        m, descs, staged, staged_pitch, static_cast<T*>(dv), status, images);
   });
   check_launch("prepare_kernel");
 }

@@ -16,11 +16,15 @@ void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, 
                          uint32_t* status, const Completion& c, cudaStream_t stream);
 
 // B frames → dv (ld × B, element type p) in device memory; bad frames get zero columns and
-// status[b] = 1. descs: B descriptors (device address; may be mapped host memory). The image
-// addresses are copied to images[b] (device memory) for the kernels that follow: many blocks
-// each reading mapped host memory serialise on PCIe (measured: ~2 µs per block).
+// status[b] = 1 (good frames leave status[b] as it was: the caller zeroes it). descs: B
+// descriptors (device address; may be mapped host memory). The values come from the
+// descriptors (zero-copy), or, when `staged` is given, from staged + b · staged_pitch in device
+// memory (brought up by the copy engine). The image addresses are copied to images[b] (device
+// memory) for the kernels that follow: many blocks each reading mapped host memory serialise on
+// PCIe (measured: ~2 µs per block).
 void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
-                    uint32_t* status, float** images, cudaStream_t stream);
+                    uint32_t* status, float** images, cudaStream_t stream,
+                    const float* staged = nullptr, int staged_pitch = 0);
 // Same, one frame given by value (no descriptor read), dv float32 in device memory.
 void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uint32_t* status,
                         cudaStream_t stream);

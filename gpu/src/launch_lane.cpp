@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "cuda_check.hpp"
 #include "eit/pipeline/backoff.hpp"
@@ -43,6 +44,9 @@ LaunchLane::LaunchLane(const LaneShape& shape) : shape_(shape) {
   EIT_CUDA(cudaMemset(d_dv_, 0, ld * n * sizeof(float)));  // columns past a batch: finite zeros
   EIT_CUDA(cudaMalloc(&d_dv1_, ld * sizeof(float)));
   EIT_CUDA(cudaMalloc(&d_images_, n * sizeof(float*)));
+  if (shape.stage_ld > 0) EIT_CUDA(cudaMalloc(&d_values_, shape.stage_ld * n * sizeof(float)));
+  if (shape.stage_ld > 0 && shape.stage_descs)
+    EIT_CUDA(cudaMalloc(&d_descs_, n * sizeof(FrameDesc)));
   EIT_CUDA(cudaMalloc(&d_img_, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
   EIT_CUDA(cudaMemset(d_img_, 0, static_cast<size_t>(shape.ld_img) * n * sizeof(float)));
   // Write-combined: the host only writes descriptors (streaming stores, no read-for-ownership of
@@ -59,6 +63,8 @@ LaunchLane::~LaunchLane() {
   if (d_dv_) cudaFree(d_dv_);
   if (d_dv1_) cudaFree(d_dv1_);
   if (d_images_) cudaFree(d_images_);
+  if (d_values_) cudaFree(d_values_);
+  if (d_descs_) cudaFree(d_descs_);
   if (blas_) cublasDestroy(blas_);
   if (done_) cudaFreeHost(done_);
   if (counter_) cudaFree(counter_);
@@ -71,10 +77,15 @@ size_t LaunchLane::gemm_columns(size_t n) const noexcept {
   return std::min(c, shape_.max_batch);
 }
 
-void LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t pitch_bytes) {
+bool LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t pitch_bytes,
+                     const float* values_base, size_t values_pitch) {
   const DeviceModel& m = shape_.model;
-  // Descriptor stores (write-combined memory) are visible before the launch that reads them.
-  if (n > 1) std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (n > 1) {
+    // prepare writes the status of bad frames only. Then: descriptor stores (write-combined
+    // memory) and the zeroed status words are visible before the launch that reads them.
+    std::memset(status_, 0, n * sizeof(uint32_t));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   const Completion c{counter_, done_dev_, ++seq_};
   if (n == 1) {
     if (shape_.single_fused) {
@@ -90,9 +101,27 @@ void LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t
       launch_prepare(kFloat32, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
       launch_batch_rows(shape_.precision, m, static_cast<const float*>(d_dv_), d_images_, b,
                         shape_.single_blocks, c, stream_);
-      return;
+      return false;
     }
-    launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
+    bool staged = false;
+    if (d_values_ && values_base && values_pitch <= shape_.stage_ld) {
+      // One copy-engine transfer up instead of ~26 zero-copy sector reads per frame, whose
+      // requests share the device→host link with the images (docs/gpu-notes.md, run 10).
+      const size_t floats = (n - 1) * values_pitch + static_cast<size_t>(m.n_meas);
+      EIT_CUDA(cudaMemcpyAsync(d_values_, values_base, floats * sizeof(float),
+                               cudaMemcpyHostToDevice, stream_));
+      const FrameDesc* descs = descs_dev_;
+      if (d_descs_) {
+        EIT_CUDA(cudaMemcpyAsync(d_descs_, descs_, n * sizeof(FrameDesc), cudaMemcpyHostToDevice,
+                                 stream_));
+        descs = d_descs_;
+      }
+      launch_prepare(shape_.precision, m, descs, b, d_dv_, status_dev_, d_images_, stream_,
+                     d_values_, static_cast<int>(values_pitch));
+      staged = true;
+    } else {
+      launch_prepare(shape_.precision, m, descs_dev_, b, d_dv_, status_dev_, d_images_, stream_);
+    }
     gemm(static_cast<int>(gemm_columns(n)));
     if (image_base && pitch_bytes == shape_.ld_img * sizeof(float)) {
       // Same layout as the device buffer: one linear transfer (padding between images included)
@@ -107,7 +136,9 @@ void LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t
     } else {
       launch_scatter(d_img_, m.n_out, shape_.ld_img, d_images_, b, c, stream_);
     }
+    return staged;
   }
+  return false;
 }
 
 void LaunchLane::gemm(int b) {

@@ -23,6 +23,10 @@ struct LaneShape {
   size_t own_kernel_max_batch;  // batches up to this size use the own kernel, not cuBLAS
   int single_blocks;            // blocks of the single-frame kernels
   bool single_fused;            // one fused kernel for a single frame (else prepare + rows)
+  // Floats per frame in the device staging buffer for a cuBLAS-path batch's values (≥ n_meas);
+  // 0: never stage (prepare reads the values by zero-copy loads).
+  size_t stage_ld;
+  bool stage_descs;  // with staged values, descriptors go up by a copy-engine transfer too
 };
 
 class LaunchLane {
@@ -39,9 +43,14 @@ class LaunchLane {
   // Enqueues the batch of n descriptors. When the n images lie at image_base + i · pitch_bytes in
   // pinned memory (image_base non-null), they come down by one copy-engine transfer instead of
   // the scatter kernel: a linear one when pitch_bytes equals the device layout's, else 2-D.
+  // When the n frames' values lie at values_base + i · values_pitch floats in pinned memory
+  // (values_base non-null, values_pitch ≤ stage_ld), a cuBLAS-path batch brings them up by one
+  // copy-engine transfer instead of zero-copy loads in prepare, and with stage_descs so do the
+  // descriptors (docs/gpu-notes.md, runs 10 and 11).
   // cuBLAS computes gemm_columns(n) ≥ n columns (shapes warmed at set-up); only n come down.
-  // BackendError on failure.
-  void run(size_t n, const FrameDesc& first, float* image_base = nullptr, size_t pitch_bytes = 0);
+  // Returns whether the values were staged. BackendError on failure.
+  bool run(size_t n, const FrameDesc& first, float* image_base = nullptr, size_t pitch_bytes = 0,
+           const float* values_base = nullptr, size_t values_pitch = 0);
   // Whether the last run finished; `wait` blocks (spin, then back off). BackendError on failure.
   bool ready(bool wait);
   // Runs one GEMM for every column count gemm_columns() can return, so cuBLAS loads its kernels
@@ -68,7 +77,9 @@ class LaunchLane {
   void* d_dv_ = nullptr;    // ld × max_batch elements of H's type (GEMM input)
   float* d_dv1_ = nullptr;  // ld floats: one frame's dv for the unfused single-frame path
   float* d_img_ = nullptr;
-  float** d_images_ = nullptr;  // device: the batch's image addresses (written by prepare)
+  float** d_images_ = nullptr;    // device: the batch's image addresses (written by prepare)
+  float* d_values_ = nullptr;     // device: staged values, stage_ld floats per frame (or null)
+  FrameDesc* d_descs_ = nullptr;  // device: staged descriptors (stage_descs only)
   FrameDesc* descs_ = nullptr;
   FrameDesc* descs_dev_ = nullptr;
   uint32_t* status_ = nullptr;

@@ -39,8 +39,9 @@ class ReconstructStage {
   void run_one(FrameSlot* f) noexcept;
   // After the last frame: completes everything still in flight.
   void finish() noexcept { drain_all(); }
-  // Idle: warms the backend's caches when warm_interval_us has passed since the last work.
-  // Returns the time by which it wants to be called again.
+  // Idle: warms the backend's caches when warm_interval_us has passed since the last work (when
+  // frames come far apart: only from a few warm intervals before the next frame is due, by the
+  // mean gap so far). Returns the time by which it wants to be called again.
   int64_t idle(int64_t now) noexcept;
 
  private:
@@ -81,7 +82,10 @@ class ReconstructStage {
   std::vector<FrameSlot*> batch_, done_, fifo_;  // fifo_: submitted, not yet completed, in order
   size_t fifo_head_ = 0, fifo_count_ = 0;
   uint64_t pending_drops_ = 0;  // frames lost on a backend fault since the last delivered one
+  void note_work(int64_t now) noexcept;  // frames taken at `now`: the mean gap, warming resets
+
   int64_t warm_ns_ = 0, last_warm_ = 0;
+  int64_t last_work_ = 0, period_ = 0;  // last frames taken; mean gap between frames (0: unknown)
 };
 
 }  // namespace eit::pipeline

@@ -205,7 +205,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   o.reference = ref.options;
   if (c.normalize) o.normalize = 1;
   apply_latency_options(c, o);
-  Backend backend = make_backend(c.backend, model, c.max_batch);
+  if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");
+  Backend backend = make_backend(c.backend, model, c.max_batch, c.cpu_threads);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
@@ -368,38 +369,6 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   return 0;
 }
 
-// Option name → config key; options given on the command line override the config file.
-constexpr std::pair<const char*, const char*> kOptionKeys[] = {
-    {"--model", "model"},
-    {"--source", "source"},
-    {"--backend", "backend"},
-    {"--endpoint", "endpoint"},
-    {"--push", "push"},
-    {"--policy", "policy"},
-    {"--fps", "fps"},
-    {"--loop", "loop"},
-    {"--frames", "frames"},
-    {"--duration", "duration"},
-    {"--reference", "reference"},
-    {"--normalize", "normalize"},
-    {"--stream", "stream"},
-    {"--snr", "snr_db"},
-    {"--max-batch", "max_batch"},
-    {"--queue", "queue"},
-    {"--warm-us", "warm_us"},
-    {"--quiet", "quiet"},
-    {"--record", "record"},
-    {"--record-raw", "record_raw"},
-    {"--record-compress", "record_compress"},
-    {"--record-chunk", "record_chunk"},
-    {"--publish", "publish"},
-    {"--http", "http"},
-    {"--monitor", "monitor"},
-    {"--source-timeout", "source_timeout"},
-    {"--latency-mode", "latency_mode"},
-    {"--stages", "stages"},
-    {"--cpus", "cpus"}};
-
 void attach_run(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("run",
@@ -480,6 +449,10 @@ void attach_run(CLI::App& app) {
   cmd->add_option("--cpus", cli->cpus,
                   "Pin the stage threads (source, reconstructor, each sink) to these CPUs, "
                   "round robin, e.g. 2,3 (with --latency-mode spin on a dedicated host)");
+  cmd->add_option("--cpu-threads", cli->cpu_threads,
+                  "CPU backend: threads each batch is split over (rows of H; ≥ 1). Each thread "
+                  "takes a core while a batch runs")
+      ->capture_default_str();
   cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
   auto indices = std::make_shared<RunIndices>();
   cmd->add_option("--indices", indices->endpoint,
@@ -491,9 +464,7 @@ void attach_run(CLI::App& app) {
   cmd->callback([cmd, cli, config_file, indices, security] {
     RunConfig c;
     if (!config_file->empty()) apply_config_file(*config_file, c);
-    for (const auto& [option, key] : kOptionKeys)
-      if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
-    for (const auto& [option, key] : recording_option_keys())
+    for (const auto& [option, key] : run_option_keys())  // run_config.cpp: the one table
       if (cmd->get_option(option)->count() > 0) copy_key(key, *cli, c);
     const int rc = run(c, *indices, *security);
     if (rc == 4) throw CommandError("lossless delivery incomplete", rc);

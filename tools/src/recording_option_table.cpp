@@ -27,18 +27,6 @@ void add_recording_options(CLI::App* cmd, RecordingArgs& a, bool replay) {
     cmd->add_option("--speed", a.speed, "Replay at k× the recorded rate")->capture_default_str();
 }
 
-const std::vector<std::pair<const char*, const char*>>& recording_option_keys() {
-  static const std::vector<std::pair<const char*, const char*>> keys = {
-      {"--recording-format", "recording_format"},
-      {"--variable", "variable"},
-      {"--values-per-frame", "values_per_frame"},
-      {"--layout", "layout"},
-      {"--complex", "complex"},
-      {"--invert", "invert"},
-      {"--speed", "speed"}};
-  return keys;
-}
-
 acquisition::RecordingOptions to_recording_options(const RecordingArgs& a) {
   acquisition::RecordingOptions r;
   r.format = a.format;

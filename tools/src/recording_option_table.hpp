@@ -2,9 +2,8 @@
 // The one table of recording options shared by `run`, `emulate` and `reconstruct`: how to read a
 // recording (format, .mat variable, values per frame, device layout, complex part, polarity) and
 // how fast to replay it. Each command adds the same flags with the same help from here, and
-// `run` also takes them from its JSON config file under the keys listed by recording_option_keys().
+// `run` also takes them from its JSON config file (their keys are in run_config.cpp's table).
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -26,9 +25,6 @@ struct RecordingArgs {
 // Adds --recording-format, --variable, --values-per-frame, --layout, --complex, --invert and,
 // with `replay`, --speed to `cmd`, writing into `args` (which must outlive the parse).
 void add_recording_options(CLI::App* cmd, RecordingArgs& args, bool replay);
-
-// (option, config key) pairs of those options, for `run`'s "command line overrides the file".
-const std::vector<std::pair<const char*, const char*>>& recording_option_keys();
 
 // Checks the values (throws CommandError naming the option) and converts them.
 acquisition::RecordingOptions to_recording_options(const RecordingArgs& args);

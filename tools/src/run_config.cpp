@@ -10,45 +10,47 @@
 namespace eit::cli {
 namespace {
 
-// One table drives reading, copying and the list of keys, so they cannot disagree.
+// The one table of run options: config key, command-line option, field. It drives reading the
+// config file, "the command line wins" and the list of keys, so they cannot disagree.
 template <typename F>
 void for_each_field(RunConfig& c, F&& f) {
-  f("model", c.model);
-  f("source", c.source);
-  f("backend", c.backend);
-  f("endpoint", c.endpoint);
-  f("push", c.push);
-  f("policy", c.policy);
-  f("fps", c.fps);
-  f("loop", c.loop);
-  f("frames", c.frames);
-  f("duration", c.duration);
-  f("reference", c.reference);
-  f("normalize", c.normalize);
-  f("stream", c.stream);
-  f("snr_db", c.snr_db);
-  f("max_batch", c.max_batch);
-  f("queue", c.queue);
-  f("warm_us", c.warm_us);
-  f("quiet", c.quiet);
-  f("recording_format", c.recording.format);
-  f("variable", c.recording.variable);
-  f("values_per_frame", c.recording.values_per_frame);
-  f("layout", c.recording.layout);
-  f("complex", c.recording.complex_part);
-  f("invert", c.recording.invert);
-  f("speed", c.recording.speed);
-  f("record", c.record);
-  f("record_raw", c.record_raw);
-  f("record_compress", c.record_compress);
-  f("record_chunk", c.record_chunk);
-  f("publish", c.publish);
-  f("http", c.http);
-  f("monitor", c.monitor);
-  f("source_timeout", c.source_timeout);
-  f("latency_mode", c.latency_mode);
-  f("stages", c.stages);
-  f("cpus", c.cpus);
+  f("model", "--model", c.model);
+  f("source", "--source", c.source);
+  f("backend", "--backend", c.backend);
+  f("endpoint", "--endpoint", c.endpoint);
+  f("push", "--push", c.push);
+  f("policy", "--policy", c.policy);
+  f("fps", "--fps", c.fps);
+  f("loop", "--loop", c.loop);
+  f("frames", "--frames", c.frames);
+  f("duration", "--duration", c.duration);
+  f("reference", "--reference", c.reference);
+  f("normalize", "--normalize", c.normalize);
+  f("stream", "--stream", c.stream);
+  f("snr_db", "--snr", c.snr_db);
+  f("max_batch", "--max-batch", c.max_batch);
+  f("queue", "--queue", c.queue);
+  f("warm_us", "--warm-us", c.warm_us);
+  f("quiet", "--quiet", c.quiet);
+  f("recording_format", "--recording-format", c.recording.format);
+  f("variable", "--variable", c.recording.variable);
+  f("values_per_frame", "--values-per-frame", c.recording.values_per_frame);
+  f("layout", "--layout", c.recording.layout);
+  f("complex", "--complex", c.recording.complex_part);
+  f("invert", "--invert", c.recording.invert);
+  f("speed", "--speed", c.recording.speed);
+  f("record", "--record", c.record);
+  f("record_raw", "--record-raw", c.record_raw);
+  f("record_compress", "--record-compress", c.record_compress);
+  f("record_chunk", "--record-chunk", c.record_chunk);
+  f("publish", "--publish", c.publish);
+  f("http", "--http", c.http);
+  f("monitor", "--monitor", c.monitor);
+  f("source_timeout", "--source-timeout", c.source_timeout);
+  f("latency_mode", "--latency-mode", c.latency_mode);
+  f("stages", "--stages", c.stages);
+  f("cpus", "--cpus", c.cpus);
+  f("cpu_threads", "--cpu-threads", c.cpu_threads);
 }
 
 template <typename T>
@@ -69,7 +71,18 @@ const std::vector<std::string>& run_config_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
     RunConfig c;
-    for_each_field(c, [&](const char* name, auto&) { k.emplace_back(name); });
+    for_each_field(c, [&](const char* name, const char*, auto&) { k.emplace_back(name); });
+    return k;
+  }();
+  return keys;
+}
+
+const std::vector<std::pair<const char*, const char*>>& run_option_keys() {
+  static const std::vector<std::pair<const char*, const char*>> keys = [] {
+    std::vector<std::pair<const char*, const char*>> k;
+    RunConfig c;
+    for_each_field(
+        c, [&](const char* name, const char* option, auto&) { k.emplace_back(option, name); });
     return k;
   }();
   return keys;
@@ -91,7 +104,7 @@ void apply_config_file(const std::filesystem::path& path, RunConfig& config) {
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw std::runtime_error(fmt::format("config {}: unknown key '{}' (known: {})", path.string(),
                                            key, fmt::join(keys, ", ")));
-  for_each_field(config, [&](const char* name, auto& field) {
+  for_each_field(config, [&](const char* name, const char*, auto& field) {
     using T = std::decay_t<decltype(field)>;
     if (!j.contains(name)) return;
     const auto& v = j[name];
@@ -107,9 +120,9 @@ void apply_config_file(const std::filesystem::path& path, RunConfig& config) {
 }
 
 void copy_key(const std::string& key, RunConfig from, RunConfig& to) {
-  for_each_field(to, [&](const char* name, auto& dst) {
+  for_each_field(to, [&](const char* name, const char*, auto& dst) {
     if (key != name) return;
-    for_each_field(from, [&](const char* other, auto& src) {
+    for_each_field(from, [&](const char* other, const char*, auto& src) {
       if constexpr (std::is_same_v<std::decay_t<decltype(src)>, std::decay_t<decltype(dst)>>)
         if (key == other) dst = src;
     });

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recording_option_table.hpp"
@@ -41,10 +42,15 @@ struct RunConfig {
   std::string latency_mode = "balanced";  // spin | balanced | idle (how stages wait for work)
   std::string stages = "auto";            // auto | pipelined | run-to-completion
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
+  uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
 };
 
 // Keys a config file may hold (those of RunConfig).
 const std::vector<std::string>& run_config_keys();
+
+// (command-line option, config key) of every key: `run` copies the options given on the command
+// line over the config file's values (explicit options win).
+const std::vector<std::pair<const char*, const char*>>& run_option_keys();
 
 // Reads `path` (JSON object) over `config`. Throws std::runtime_error naming the file and the
 // key for a syntax error, an unknown key or a value of the wrong type.

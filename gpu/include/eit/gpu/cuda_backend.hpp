@@ -9,7 +9,9 @@
 //     (sleeps on the GPU) when idle and exits after a longer idle spell; the next frame restarts
 //     it.
 //   - Batches (frames that queued up) go to one gather/subtract/normalise kernel, one cuBLAS GEMM
-//     and one copy-engine transfer (or scatter kernel) on one of max_in_flight streams; the last
+//     and one copy-engine transfer (or scatter kernel) on one of max_in_flight streams, with the
+//     values and descriptors brought up by copy-engine transfers when the slots are in pool
+//     order (the cuBLAS path then reads no host memory by zero-copy loads); the last
 //     kernel writes a completion word the host polls; completion is in submission order.
 //   - Per-frame CUDA errors become pipeline::BackendError naming the failing call.
 //   - Every kernel and every cuBLAS GEMM shape the batched path can use is loaded and run once at
@@ -57,6 +59,14 @@ struct CudaOptions {
   // instead of cuBLAS GEMM + copy engine. 0: automatic (64 MiB ÷ |H| when H fits in 8 MiB, i.e.
   // 78 frames at 1024×208, 19 at 4096×208; else 1). Measured crossover: docs/gpu-notes.md.
   size_t own_kernel_max_batch = 0;
+  // cuBLAS-path batches whose values lie evenly spaced in the pool (slots in pool order) bring
+  // them up by one copy-engine transfer; false: prepare reads them by zero-copy loads (the
+  // behaviour before issue 9's run 10, kept for the benchmark's comparison).
+  bool stage_batch_values = true;
+  // With staged values, also bring the batch's frame descriptors up by a copy-engine transfer;
+  // false: prepare reads each one (32 bytes) by a zero-copy load. Run 11 on the H200 (1024×208,
+  // batch 1024): 12.5 M frames/s (93 % of the PCIe bound) against 9.9 M (docs/gpu-notes.md).
+  bool stage_batch_descriptors = true;
 };
 
 // A "gn" model (absolute imaging) gets the Gauss–Newton reconstructor instead: CudaGaussNewton
@@ -83,6 +93,7 @@ struct CudaStats {
   int persistent_blocks = 0;
   std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
   uint64_t copy_engine_batches = 0;  // batches whose images came down in one DMA transfer
+  uint64_t staged_batches = 0;       // batches whose values went up in one DMA transfer
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
 

@@ -1,0 +1,122 @@
+// bench_cuda's plan (see bench_cuda_plan.hpp).
+#include "bench_cuda_plan.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace eit::gpu::bench {
+namespace {
+
+using Mode = CudaOptions::Mode;
+
+struct Rng {  // xorshift64*: fast enough to fill a 0.7 GB matrix
+  uint64_t s;
+  float next() {
+    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+    return static_cast<float>(static_cast<int64_t>(s * 0x2545F4914F6CDD1Dull) >> 11) * 0x1p-52f;
+  }
+};
+
+}  // namespace
+
+std::optional<BenchPlan> parse_plan(int argc, char** argv) {
+  BenchPlan plan;
+  std::string sizes_arg = "1024x208,4096x208,20000x928,200000x928";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--out" && i + 1 < argc) {
+      plan.out_path = argv[++i];
+    } else if (a == "--sizes" && i + 1 < argc) {
+      sizes_arg = argv[++i];
+    } else if (a == "--quick") {
+      plan.quick = true;
+    } else if (a == "--batch-only") {
+      plan.batch_only = true;
+    } else if (a == "--big") {
+      sizes_arg += ",1000000x928";
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_cuda [--out FILE] [--sizes AxB,...] [--quick] [--batch-only] "
+                   "[--big]\n");
+      return std::nullopt;
+    }
+  }
+  for (size_t pos = 0; pos < sizes_arg.size();) {
+    size_t end = sizes_arg.find(',', pos);
+    if (end == std::string::npos) end = sizes_arg.size();
+    const std::string tok = sizes_arg.substr(pos, end - pos);
+    pos = end + 1;
+    Size z{};
+    if (std::sscanf(tok.c_str(), "%zux%zu", &z.n_out, &z.n_meas) != 2) continue;
+    const double bytes = 4.0 * z.n_out * z.n_meas;
+    z.max_batch = bytes <= 4e6 ? 4096 : z.n_out <= 20000 ? 1024 : 64;
+    z.iters = bytes <= 4e6 ? 20000 : bytes <= 1e8 ? 5000 : 1000;
+    z.paced = z.n_out == 1024 || z.n_out == 20000;
+    plan.sizes.push_back(z);
+  }
+  return plan;
+}
+
+recon::Model make_model(size_t n_out, size_t n_meas, uint64_t seed) {
+  Rng rng{seed | 1};
+  recon::Model m;
+  m.algorithm = "random";
+  m.H.resize(n_out, n_meas);
+  for (Eigen::Index i = 0; i < m.H.size(); ++i) m.H.data()[i] = rng.next();
+  m.v_ref.resize(n_meas);
+  for (size_t i = 0; i < n_meas; ++i) m.v_ref[i] = 1.0 + 0.5 * rng.next();
+  m.normalize = true;
+  return m;
+}
+
+void fill_values(pipeline::FramePool& pool, const recon::Model& m, uint64_t seed) {
+  Rng rng{seed | 1};
+  for (size_t i = 0; i < pool.size(); ++i)
+    for (size_t j = 0; j < m.n_meas(); ++j)
+      pool.slot(i).values[j] = static_cast<float>(m.v_ref[j] * (1 + 0.05 * rng.next()));
+}
+
+std::unique_ptr<pipeline::FramePool> backend_pool(pipeline::Reconstructor& r, size_t slots,
+                                                  const recon::Model& m, uint64_t seed) {
+  auto pool =
+      std::make_unique<pipeline::FramePool>(slots, m.n_meas(), m.n_out(), r.frame_allocator());
+  r.bind_frames(*pool);
+  fill_values(*pool, m, seed);
+  return pool;
+}
+
+std::vector<Variant> single_frame_variants(const Size& z, size_t in_flight) {
+  std::vector<Variant> variants;
+  auto add = [&](std::string label, Mode mode, int blocks, Precision p) {
+    CudaOptions o;
+    o.max_batch = z.max_batch;
+    o.max_in_flight = in_flight;
+    o.mode = mode;
+    o.persistent_blocks = std::max(blocks, 0);
+    o.fuse_single_frame = blocks < 0;
+    o.precision = p;
+    variants.push_back({std::move(label), o});
+  };
+  add("backend launch (prepare + rows kernels)", Mode::kLaunch, 0, kFloat32);
+  add("backend launch, one fused kernel (every block reads v)", Mode::kLaunch, -1, kFloat32);
+  add("backend persistent (auto blocks)", Mode::kPersistent, 0, kFloat32);
+  if (z.n_out <= 4096) {
+    for (int b : {16, 64, 132})
+      add(fmt::format("backend persistent, {} blocks", b), Mode::kPersistent, b, kFloat32);
+  }
+  add("backend auto, bf16 H", Mode::kAuto, 0, kBf16);
+  return variants;
+}
+
+std::vector<size_t> batch_sizes(size_t max_batch) {
+  std::vector<size_t> out;
+  for (size_t b = 1; b <= max_batch; b *= 4) {
+    out.push_back(b);
+    if (b * 4 > max_batch && b != max_batch) b = max_batch / 4;
+  }
+  return out;
+}
+
+}  // namespace eit::gpu::bench
