@@ -10,6 +10,7 @@
 #include "eit/acquisition/live_source.hpp"
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/view/view_server.hpp"
+#include "network_exposure.hpp"
 
 namespace eit::cli {
 
@@ -25,6 +26,16 @@ void add_security_options(CLI::App& cmd, RunSecurity& s) {
                "Allow binding non-loopback addresses without CURVE (publisher) or TLS (TCP "
                "ingest), and the live view/indices off loopback; patient data then travels in "
                "plaintext");
+}
+
+void warn_run_exposure(const RunConfig& c, const std::string& indices_endpoint) {
+  warn_if_beyond_loopback("the image publisher (--endpoint)", c.endpoint);
+  if (!c.monitor.empty()) warn_if_beyond_loopback("the monitor publisher (--monitor)", c.monitor);
+  if (!c.http.empty()) warn_if_beyond_loopback("the live view (--http)", c.http);
+  if (!indices_endpoint.empty())
+    warn_if_beyond_loopback("the indices publisher (--indices)", indices_endpoint);
+  if (c.source.starts_with("tcp-listen://") || c.source.starts_with("udp://"))
+    warn_if_beyond_loopback("the device source (--source)", c.source);
 }
 
 void apply_run_security(const RunSecurity& s, const RunConfig& c,
