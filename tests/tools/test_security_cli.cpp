@@ -89,7 +89,8 @@ TEST_CASE("run with CURVE: an allowed listen receives, an unknown key and plaint
   fs::remove_all(d);
 }
 
-TEST_CASE("a non-loopback bind without CURVE is refused; --insecure allows it with a warning") {
+// (No ";" in test names: CTest would split the name and run nothing.)
+TEST_CASE("a non-loopback bind without CURVE is refused, --insecure allows it with a warning") {
   Subprocess refused({EITSTREAM_BIN, "run", "--endpoint", "tcp://0.0.0.0:*", "--frames", "1"});
   CHECK(refused.wait(120s) != 0);
   CHECK(refused.err().find("reachable from the network and not secured") != std::string::npos);
@@ -108,6 +109,32 @@ TEST_CASE("a non-loopback bind without CURVE is refused; --insecure allows it wi
   CHECK(insecure.wait(120s) == 0);
   CHECK(insecure.err().find("WARNING") != std::string::npos);
   CHECK(insecure.out().find("frames: in 20, published 20") != std::string::npos);
+}
+
+static size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("the loopback rule speaks once: a refusal without warnings, --insecure with one") {
+  Subprocess refused({EITSTREAM_BIN, "run", "--endpoint", "tcp://0.0.0.0:*", "--frames", "1"});
+  CHECK(refused.wait(120s) != 0);
+  CHECK(refused.err().find("not secured") != std::string::npos);
+  CHECK(count_of(refused.err(), "WARNING") == 0);
+
+  Subprocess insecure({EITSTREAM_BIN, "run", "--endpoint", "tcp://0.0.0.0:*", "--monitor",
+                       "tcp://127.0.0.1:*", "--frames", "5", "--fps", "0", "--insecure",
+                       "--quiet"});
+  CHECK(insecure.wait(120s) == 0);
+  INFO(insecure.err());
+  CHECK(count_of(insecure.err(), "WARNING") == 1);
+  CHECK(insecure.err().find("--endpoint 'tcp://0.0.0.0:") != std::string::npos);
+
+  // :PORT binds the live view on 127.0.0.1: nothing to warn about.
+  Subprocess http({EITSTREAM_BIN, "run", "--http", ":0", "--frames", "5", "--fps", "0", "--quiet"});
+  CHECK(http.wait(120s) == 0);
+  CHECK(count_of(http.err(), "WARNING") == 0);
 }
 
 TEST_CASE("CURVE options come in pairs") {

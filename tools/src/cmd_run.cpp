@@ -42,7 +42,6 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
 
-  warn_run_exposure(c, indices.endpoint);
   RunSinks sinks = open_run_sinks(c, indices, security, model, *in.source, ref,
                                   o.policy == pipeline::Policy::kLossless,
                                   o.normalize < 0 ? model.normalize : o.normalize > 0);

@@ -10,7 +10,6 @@
 #include "eit/acquisition/live_source.hpp"
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/view/view_server.hpp"
-#include "network_exposure.hpp"
 
 namespace eit::cli {
 
@@ -26,16 +25,6 @@ void add_security_options(CLI::App& cmd, RunSecurity& s) {
                "Allow binding non-loopback addresses without CURVE (publisher) or TLS (TCP "
                "ingest), and the live view/indices off loopback; patient data then travels in "
                "plaintext");
-}
-
-void warn_run_exposure(const RunConfig& c, const std::string& indices_endpoint) {
-  warn_if_beyond_loopback("the image publisher (--endpoint)", c.endpoint);
-  if (!c.monitor.empty()) warn_if_beyond_loopback("the monitor publisher (--monitor)", c.monitor);
-  if (!c.http.empty()) warn_if_beyond_loopback("the live view (--http)", c.http);
-  if (!indices_endpoint.empty())
-    warn_if_beyond_loopback("the indices publisher (--indices)", indices_endpoint);
-  if (c.source.starts_with("tcp-listen://") || c.source.starts_with("udp://"))
-    warn_if_beyond_loopback("the device source (--source)", c.source);
 }
 
 void apply_run_security(const RunSecurity& s, const RunConfig& c,
@@ -55,19 +44,15 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
     }
   }
   if (!indices_endpoint.empty())
-    check_bind_exposure("--indices", indices_endpoint, is_local_zmq_endpoint(indices_endpoint),
-                        false, s.insecure, "(the indices publisher has no CURVE yet)");
+    check_bind(BindKind::kZmq, "--indices", indices_endpoint, false, s.insecure);
   if (!c.http.empty()) {
-    std::string host;
+    bool valid = true;
     try {
-      host = view::parse_http_address(c.http).address;
+      (void)view::parse_http_address(c.http);
     } catch (const std::invalid_argument&) {
-      host.clear();  // reported by the live view's own set-up
+      valid = false;  // reported by the live view's own set-up
     }
-    if (!host.empty())
-      check_bind_exposure("--http", c.http, is_loopback_host(host), false, s.insecure,
-                          "(the live view serves plain HTTP: put it behind an authenticating "
-                          "TLS proxy on the same host)");
+    if (valid) check_bind(BindKind::kHttp, "--http", c.http, false, s.insecure);
   }
   if (c.source.find("://") != std::string::npos) {
     acquisition::LiveUri uri;
@@ -77,19 +62,17 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
       return;  // reported by open_source
     }
     if (uri.scheme == "tcp-listen")
-      check_bind_exposure("--source", c.source, is_loopback_host(uri.host), false, s.insecure,
-                          "tls-listen://HOST:PORT?cert=…&key=…&ca=… (TLS with client "
-                          "certificates)");
+      check_bind(BindKind::kTcpIngest, "--source", c.source, false, s.insecure);
+    else if (uri.scheme == "tls-listen")
+      check_bind(BindKind::kTlsIngest, "--source", c.source, true, s.insecure);
     else if (uri.scheme == "udp")
-      warn_bind_exposure("--source", c.source, is_loopback_host(uri.host));
+      check_bind(BindKind::kUdpIngest, "--source", c.source, false, s.insecure);
   }
 }
 
 void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
                               const std::string& bound, const char* option) {
-  check_bind_exposure(option, bound, is_local_zmq_endpoint(bound),
-                      !zo.curve_server.secret_z85.empty(), s.insecure,
-                      "--curve-secret with --curve-allow");
+  check_bind(BindKind::kZmq, option, bound, !zo.curve_server.secret_z85.empty(), s.insecure);
 }
 
 void add_curve_client_options(CLI::App& cmd, CurveClientOptions& o) {

@@ -26,10 +26,6 @@ struct RunSecurity {
 
 void add_security_options(CLI::App& cmd, RunSecurity& s);
 
-// Loud warnings for every address run binds that is reachable from other machines (the
-// publisher, --monitor, --http, --indices, a listening or UDP source).
-void warn_run_exposure(const RunConfig& c, const std::string& indices_endpoint);
-
 // Loads the CURVE keys into `zo` and checks the indices endpoint, the live view's HTTP address
 // and a listening ingest source against the loopback rule.
 void apply_run_security(const RunSecurity& s, const RunConfig& c,
