@@ -82,11 +82,9 @@ void attach_run(CLI::App& app) {
                   "Also compute clinical indices and publish them (PUB) on this endpoint: "
                   "eit/<stream>/global per frame, eit/<stream>/breath per breath (docs/indices.md)");
   add_indices_options(*cmd, indices->options, "indices-");
-  auto security = std::make_shared<RunSecurity>();
-  add_security_options(*cmd, *security);
-  cmd->callback([cmd, cli, config_file, indices, security] {
+  cmd->callback([cmd, cli, config_file, indices] {
     const RunConfig c = merge_run_options(*cmd, *cli, *config_file);
-    const int rc = run(c, *indices, *security);
+    const int rc = run(c, *indices, run_security_of(c));
     if (rc == 4) throw CommandError("lossless delivery incomplete", rc);
     if (rc != 0) throw CommandError("the backend failed and frames were lost", rc);
   });

@@ -49,6 +49,9 @@ void for_each_field(RunConfig& c, F&& f) {
   f("latency_mode", c.latency_mode);
   f("stages", c.stages);
   f("cpus", c.cpus);
+  f("curve_secret", c.curve_secret);
+  f("curve_allow", c.curve_allow);
+  f("insecure", c.insecure);
 }
 
 template <typename T>

@@ -3,6 +3,7 @@
 
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
+#include "run_security.hpp"
 
 namespace eit::cli {
 namespace {
@@ -37,7 +38,10 @@ constexpr std::pair<const char*, const char*> kOptionKeys[] = {
     {"--source-timeout", "source_timeout"},
     {"--latency-mode", "latency_mode"},
     {"--stages", "stages"},
-    {"--cpus", "cpus"}};
+    {"--cpus", "cpus"},
+    {"--curve-secret", "curve_secret"},
+    {"--curve-allow", "curve_allow"},
+    {"--insecure", "insecure"}};
 
 }  // namespace
 
@@ -48,8 +52,8 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   std::string("synthetic (an anomaly orbiting in the body) | ") +
                       kBreathingSourceHelp +
                       " | recording file (any format of docs/formats.md, incl. eitstream raw "
-                      ".h5) | device URI (tcp://, tcp-listen://, udp://, serial://, file://, "
-                      "nats://HOST:PORT?site=S&bed=B)")
+                      ".h5) | device URI (tcp://, tcp-listen://, tls://, tls-listen://, udp://, "
+                      "serial://, file://, nats://HOST:PORT?site=S&bed=B; TLS: docs/security.md)")
       ->capture_default_str();
   cmd->add_option("--backend", cli.backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli.endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
@@ -116,6 +120,7 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
   cmd->add_option("--cpus", cli.cpus,
                   "Pin the stage threads (source, reconstructor, each sink) to these CPUs, "
                   "round robin, e.g. 2,3 (with --latency-mode spin on a dedicated host)");
+  add_security_options(*cmd, cli);
 }
 
 RunConfig merge_run_options(const CLI::App& cmd, const RunConfig& cli,

@@ -13,9 +13,13 @@
 
 namespace eit::cli {
 
-void add_security_options(CLI::App& cmd, RunSecurity& s) {
+RunSecurity run_security_of(const RunConfig& c) {
+  return {c.curve_secret, c.curve_allow, c.insecure};
+}
+
+void add_security_options(CLI::App& cmd, RunConfig& s) {
   cmd.add_option("--curve-secret", s.curve_secret,
-                 "Encrypt and authenticate the image publisher with ZeroMQ CURVE: the server's "
+                 "Encrypt and authenticate the image and indices publishers with ZeroMQ CURVE: the server's "
                  "secret certificate (eitstream keygen's NAME_secret, mode 0600)");
   cmd.add_option("--curve-allow", s.curve_allow,
                  "With --curve-secret: the client public keys admitted, a certificate, a file of "
@@ -44,7 +48,8 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
     }
   }
   if (!indices_endpoint.empty())
-    check_bind(BindKind::kZmq, "--indices", indices_endpoint, false, s.insecure);
+    check_bind(BindKind::kZmq, "--indices", indices_endpoint, !zo.curve_server.secret_z85.empty(),
+               s.insecure);
   if (!c.http.empty()) {
     bool valid = true;
     try {

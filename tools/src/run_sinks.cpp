@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/sinks/curve_keys.hpp"
 #include "run_nats.hpp"
 
 namespace eit::cli {
@@ -47,12 +48,22 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
   }
 
   const double indices_rate = c.fps > 0 ? c.fps : source.nominal_rate_hz();
-  s.indices = make_indices_sink(indices, model, c.stream, indices_rate);
+  // CURVE on the indices too, with the publisher's keys; the live view inside this process reads
+  // them with a key pair of its own, admitted for this run only.
+  view::ZmqViewCurve view_curve;
+  std::vector<std::string> indices_allowed = zo.curve_allowed;
+  if (!zo.curve_server.secret_z85.empty() && !indices.endpoint.empty() && s.view.server) {
+    view_curve.server_public_z85 = zo.curve_server.public_z85;
+    view_curve.client = sinks::generate_curve_keypair();
+    indices_allowed.push_back(view_curve.client.public_z85);
+  }
+  s.indices = make_indices_sink(indices, model, c.stream, indices_rate, zo.curve_server,
+                                indices_allowed);
   s.recorders = open_recorders(
       c, model, source, ref,
       c.record.empty() ? nullptr : make_indices_annex(indices, model, indices_rate));
   if (s.indices) s.all.push_back(s.indices.get());
-  attach_indices_to_view(s.view, s.indices.get());
+  attach_indices_to_view(s.view, s.indices.get(), view_curve);
   if (s.view.sink) s.all.push_back(s.view.sink.get());
   s.images_at = s.all.size();
   s.frames_at = s.all.size() + (s.recorders.images ? 1 : 0);
