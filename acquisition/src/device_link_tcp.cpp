@@ -1,6 +1,6 @@
 // Device links over TCP: a listening device (one receiver at a time, re-accepted after it goes)
 // and a connecting device (reconnects with backoff). Sends are blocking writes. Either may be TLS
-// (tls-listen://, tls://): each connection then starts with a handshake bounded by
+// (tls-listen://, tls-connect://): each connection then starts with a handshake bounded by
 // kHandshakeTimeout, and a connection whose handshake fails is closed as if never made.
 #include <algorithm>
 #include <optional>
@@ -112,7 +112,7 @@ class TcpListenLink final : public DeviceLink {
   std::string describe() const override { return scheme_ + "://" + endpoint_; }
   std::string endpoint() const override { return endpoint_; }
   std::string receiver_uri() const override {
-    return (tls_ ? "tls://" : "tcp://") + endpoint_;
+    return (tls_ ? "tls-connect://" : "tcp://") + endpoint_;
   }
 
   bool wait_for_receiver(std::chrono::milliseconds timeout) override {
@@ -171,7 +171,7 @@ class TcpConnectLink final : public DeviceLink {
   TcpConnectLink(const std::string& host, uint16_t port, ReconnectPolicy policy,
                   const TlsFiles* tls)
       : name_(fmt::format("{}:{}", host, port)),
-        scheme_(tls ? "tls" : "tcp"),
+        scheme_(tls ? "tls-connect" : "tcp"),
         policy_(policy),
         tls_(tls_context(scheme_ + "://" + name_, tls, TlsRole::kClient)),
         conn_(loop_, tls_.get(), tls && !tls->name.empty() ? tls->name : host),
@@ -271,7 +271,8 @@ std::unique_ptr<DeviceLink> make_tcp_connect_link(const std::string& host, uint1
                                                   ReconnectPolicy policy, const TlsFiles* tls) {
   if (port == 0) {
     throw std::invalid_argument(fmt::format(
-        "{}://{}:0: the receiver's port is needed; expected 1..65535", tls ? "tls" : "tcp", host));
+        "{}://{}:0: the receiver's port is needed; expected 1..65535",
+        tls ? "tls-connect" : "tcp", host));
   }
   return std::make_unique<TcpConnectLink>(host, port, policy, tls);
 }

@@ -9,7 +9,7 @@
 
 namespace eit::acquisition::detail {
 
-// `tls`: TLS with these files (tls-listen://, tls://, tls_context.hpp); null: plain TCP.
+// `tls`: TLS with these files (tls-listen://, tls-connect://, tls_context.hpp); null: plain TCP.
 std::unique_ptr<DeviceLink> make_tcp_listen_link(const std::string& host, uint16_t port,
                                                  const TlsFiles* tls = nullptr);
 std::unique_ptr<DeviceLink> make_tcp_connect_link(const std::string& host, uint16_t port,

@@ -1,7 +1,7 @@
 // TCP client transport: connects to a device server, reads whatever arrives, and after losing
 // the connection, failing to make it, or hearing nothing for the idle timeout, tries again after
 // initial, 2×, 4×, … max backoff. The backoff resets only once bytes flow again, so a device
-// that accepts connections but stays silent is not hammered. With a TLS context (tls://) each
+// that accepts connections but stays silent is not hammered. With a TLS context (tls-connect://) each
 // connection is a TLS session over the same socket: a failed handshake is counted in refused()
 // and retried like a failed connect.
 #include <algorithm>
@@ -37,7 +37,7 @@ class TcpClientTransport final : public TlsClientTransport {
  public:
   TcpClientTransport(const std::string& host, uint16_t port, ReconnectPolicy policy,
                      TcpLiveness liveness, std::unique_ptr<ClientTls> tls = nullptr)
-      : name_(fmt::format("{}://{}:{}", tls ? "tls" : "tcp", host, port)),
+      : name_(fmt::format("{}://{}:{}", tls ? "tls-connect" : "tcp", host, port)),
         policy_(policy),
         liveness_(liveness),
         tls_(std::move(tls)) {
@@ -118,9 +118,7 @@ class TcpClientTransport final : public TlsClientTransport {
     });
     if (completion_.ok()) return true;
     const bool stopped = loop_.stopped();
-    const std::string why = completion_.ec == asio::error::operation_aborted
-                                ? std::string("no handshake in time")
-                                : completion_.ec.message();
+    const std::string why = detail::tls_failure(completion_.ec, stream_->native_handle());
     close();
     if (stopped) return false;
     refused_.fetch_add(1, std::memory_order_relaxed);
@@ -192,7 +190,7 @@ class TcpClientTransport final : public TlsClientTransport {
   detail::IoLoop loop_;
   tcp::socket socket_{loop_.io()};
   std::unique_ptr<ClientTls> tls_;
-  std::optional<ssl::stream<tcp::socket&>> stream_;  // the TLS session of a tls:// connection
+  std::optional<ssl::stream<tcp::socket&>> stream_;  // the TLS session of a tls-connect:// connection
   std::atomic<uint64_t> refused_{0};
   asio::steady_timer timer_{loop_.io()};
   detail::Completion completion_;
@@ -219,7 +217,7 @@ std::unique_ptr<ByteTransport> make_tcp_client_transport(const std::string& host
 std::unique_ptr<TlsClientTransport> make_tls_client_transport(
     const std::string& host, uint16_t port, const TlsFiles& files, ReconnectPolicy reconnect,
     TcpLiveness liveness, std::chrono::milliseconds handshake_timeout) {
-  const std::string uri = fmt::format("tls://{}:{}", host, port);
+  const std::string uri = fmt::format("tls-connect://{}:{}", host, port);
   if (port == 0)
     throw std::invalid_argument(uri + ": a client needs the device's port; expected 1..65535");
   auto tls = std::make_unique<ClientTls>();

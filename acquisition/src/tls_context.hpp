@@ -1,11 +1,12 @@
 #pragma once
 // Loads the PEM files of a TLS link into a Boost.Asio SSL context (TLS 1.2 or newer), for both
-// ends of every TLS link eitstream has: the ingest server (tls-listen://) and client (tls://), and
+// ends of every TLS link eitstream has: the ingest server (tls-listen://) and client (tls-connect://), and
 // the device emulator's two links (device_link.hpp). Set-up only: throws std::runtime_error
 // naming the URI, the option (cert=, key=, ca=) and what was expected.
 //
 //   server: cert= and key= required; with ca= (always for ingest) the peer must present a
 //           certificate signed by it (verify_peer | fail_if_no_peer_cert).
+//   both:   crl= (optional) the ca='s revocation list(s): revoked peers fail the handshake.
 //   client: ca= required (the server's certificate is verified against it, and its name against
 //           the host, see set_tls_peer_name); cert= and key= optional, both or neither.
 #include <string>
@@ -29,5 +30,9 @@ void configure_tls_context(boost::asio::ssl::context& ctx, const std::string& ur
 // against its subjectAltName, else its CN; or an IP address).
 void set_tls_peer_name(boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>& stream,
                        const std::string& name);
+
+// Why a handshake failed, in words: the error, and the certificate check's verdict when it
+// failed ("certificate verify failed: certificate revoked").
+std::string tls_failure(const boost::system::error_code& ec, SSL* ssl);
 
 }  // namespace eit::acquisition::detail

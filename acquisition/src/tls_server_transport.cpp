@@ -105,8 +105,7 @@ class TlsServer final : public TlsServerTransport {
           fmt::format("tls-listen://{}: refused {}:{} ({}); {} refused in all (expected a client "
                       "certificate signed by the ca= file)",
                       endpoint_, peer.address().to_string(), peer.port(),
-                      completion_.ec == asio::error::operation_aborted ? "no handshake in time"
-                                                                       : completion_.ec.message(),
+                      detail::tls_failure(completion_.ec, stream_->native_handle()),
                       refused()));
       close();
       return false;

@@ -2,7 +2,7 @@
 // with a certificate from the configured CA streams bytes through; one without a certificate or
 // with a certificate from another CA is refused, counted, and delivers nothing. Certificates are
 // made by the openssl command in the set-up (skipped visibly without it). The client side
-// (tls://) and the device emulator's TLS links too.
+// (tls-connect://) and the device emulator's TLS links too.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -81,7 +81,7 @@ TEST_CASE("tls-listen: a device with a certificate from the CA streams; others a
     return;
   }
   const TlsFiles files{(d / "server.pem").string(), (d / "server.key").string(),
-                       (d / "ward.pem").string(), ""};
+                       (d / "ward.pem").string(), "", ""};
   auto server = make_tls_server_transport("127.0.0.1", 0, files, std::chrono::milliseconds(2000));
   const auto port = static_cast<uint16_t>(
       std::stoi(server->endpoint().substr(server->endpoint().rfind(':') + 1)));
@@ -108,10 +108,10 @@ TEST_CASE("tls-listen: a device with a certificate from the CA streams; others a
 }
 
 TEST_CASE("tls-listen:// URIs: cert, key and ca are required and checked at set-up") {
-  CHECK_THROWS_WITH_AS(make_tls_server_transport("127.0.0.1", 0, {"", "", "", ""}),
+  CHECK_THROWS_WITH_AS(make_tls_server_transport("127.0.0.1", 0, {"", "", "", "", ""}),
                        doctest::Contains("cert= missing"), std::runtime_error);
   CHECK_THROWS_WITH_AS(
-      make_tls_server_transport("127.0.0.1", 0, {"/nonexistent.pem", "/x.key", "/ca.pem", ""}),
+      make_tls_server_transport("127.0.0.1", 0, {"/nonexistent.pem", "/x.key", "/ca.pem", "", ""}),
       doctest::Contains("cert='/nonexistent.pem'"), std::runtime_error);
   const LiveUri u = parse_live_uri("tls-listen://127.0.0.1:0?cert=a.pem&key=a.key&ca=c.pem");
   CHECK(u.scheme == "tls-listen");
@@ -137,7 +137,7 @@ uint16_t port_of(const std::string& endpoint) {
 
 }  // namespace
 
-TEST_CASE("tls://: the client checks the device's CA and name, presents its own certificate") {
+TEST_CASE("tls-connect://: the client checks the device's CA and name, presents its own certificate") {
   const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
     MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
@@ -147,7 +147,7 @@ TEST_CASE("tls://: the client checks the device's CA and name, presents its own 
   // The device demands a client certificate from "ward" (ca=).
   auto device = open_device_link(fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
                                              p("server.pem"), p("server.key"), p("ward.pem")));
-  CHECK(device->receiver_uri().starts_with("tls://127.0.0.1:"));
+  CHECK(device->receiver_uri().starts_with("tls-connect://127.0.0.1:"));
   const uint16_t port = port_of(device->endpoint());
   std::atomic<bool> done{false};
   std::thread device_thread([&] { listening_device(*device, "frame-bytes-5678", done); });
@@ -157,24 +157,24 @@ TEST_CASE("tls://: the client checks the device's CA and name, presents its own 
 
   SUBCASE("the right CA and name: bytes flow") {
     auto client = make_tls_client_transport(
-        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "server"}, fast);
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "server", ""}, fast);
     CHECK(drain(*client, 1500) == "frame-bytes-5678");
     CHECK(client->refused() == 0);
   }
   SUBCASE("another CA: refused, counted, retried with backoff, nothing read") {
     auto client = make_tls_client_transport(
-        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("other.pem"), "server"}, fast);
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("other.pem"), "server", ""}, fast);
     CHECK(drain(*client, 1500).empty());
     CHECK(client->refused() >= 2);
     CHECK(client->stats().last_error.find("TLS handshake refused") != std::string::npos);
   }
   SUBCASE("a certificate for another name (or none for the IP address): refused") {
     auto wrong = make_tls_client_transport(
-        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "intruder"}, fast);
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "intruder", ""}, fast);
     CHECK(drain(*wrong, 1000).empty());
     CHECK(wrong->refused() >= 1);
     auto by_ip = make_tls_client_transport(
-        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), ""}, fast);
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "", ""}, fast);
     CHECK(drain(*by_ip, 1000).empty());
     CHECK(by_ip->refused() >= 1);
   }
@@ -183,7 +183,7 @@ TEST_CASE("tls://: the client checks the device's CA and name, presents its own 
   fs::remove_all(d);
 }
 
-TEST_CASE("emulate --to tls://: a device connects to tls-listen:// with its client certificate") {
+TEST_CASE("emulate --to tls-connect://: a device connects to tls-listen:// with its client certificate") {
   const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
     MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
@@ -191,11 +191,11 @@ TEST_CASE("emulate --to tls://: a device connects to tls-listen:// with its clie
   }
   auto p = [&](const char* f) { return (d / f).string(); };
   auto server = make_tls_server_transport("127.0.0.1", 0,
-                                          {p("server.pem"), p("server.key"), p("ward.pem"), ""},
+                                          {p("server.pem"), p("server.key"), p("ward.pem"), "", ""},
                                           std::chrono::milliseconds(2000));
   const uint16_t port = port_of(server->endpoint());
   auto link_for = [&](const char* cert) {
-    return open_device_link(fmt::format("tls://127.0.0.1:{}?cert={}.pem&key={}.key&ca={}&name=server",
+    return open_device_link(fmt::format("tls-connect://127.0.0.1:{}?cert={}.pem&key={}.key&ca={}&name=server",
                                         port, p(cert), p(cert), p("ward.pem")));
   };
   SUBCASE("a device certificate from the ward CA") {
@@ -226,13 +226,41 @@ TEST_CASE("emulate --to tls://: a device connects to tls-listen:// with its clie
   fs::remove_all(d);
 }
 
-TEST_CASE("tls:// URIs: ca= is required, cert= and key= come together") {
-  CHECK_THROWS_WITH_AS(make_tls_client_transport("127.0.0.1", 9, {"", "", "", ""}),
+TEST_CASE("tls-connect:// URIs: ca= is required, cert= and key= come together") {
+  CHECK_THROWS_WITH_AS(make_tls_client_transport("127.0.0.1", 9, {"", "", "", "", ""}),
                        doctest::Contains("ca= missing"), std::runtime_error);
-  CHECK_THROWS_WITH_AS(make_tls_client_transport("127.0.0.1", 9, {"/c.pem", "", "/ca.pem", ""}),
+  CHECK_THROWS_WITH_AS(make_tls_client_transport("127.0.0.1", 9, {"/c.pem", "", "/ca.pem", "", ""}),
                        doctest::Contains("cert= given without key="), std::runtime_error);
-  const LiveUri u = parse_live_uri("tls://device.ward:7000?ca=c.pem&name=device.ward");
-  CHECK(u.scheme == "tls");
+  const LiveUri u = parse_live_uri("tls-connect://device.ward:7000?ca=c.pem&name=device.ward");
+  CHECK(u.scheme == "tls-connect");
   CHECK(u.port == 7000);
   CHECK(u.query.at("name") == "device.ward");
+}
+
+TEST_CASE("tls-listen:// with crl=: a device whose certificate the CA revoked is refused") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty() || !eit::test::revoke_tls_certificate(d, "rogue_ward")) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  auto with_crl = make_tls_server_transport(
+      "127.0.0.1", 0, {p("server.pem"), p("server.key"), p("ward.pem"), "", p("ward-crl.pem")},
+      std::chrono::milliseconds(2000));
+  const uint16_t port = port_of(with_crl->endpoint());
+  std::thread devices([&] {
+    CHECK(send_as_device(port, d, "device", "still-valid"));
+    CHECK_FALSE(send_as_device(port, d, "rogue_ward", "revoked"));
+  });
+  const std::string got = drain(*with_crl, 2500);
+  devices.join();
+  CHECK(got == "still-valid");
+  CHECK(with_crl->refused() == 1);
+  CHECK(with_crl->stats().last_error.find("revoked") != std::string::npos);
+  CHECK_THROWS_WITH_AS(
+      make_tls_server_transport("127.0.0.1", 0,
+                                {p("server.pem"), p("server.key"), p("ward.pem"), "",
+                                 p("ward.pem")}),
+      doctest::Contains("holds no certificate revocation list"), std::runtime_error);
+  fs::remove_all(d);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Test certificates made by the openssl command: two CAs, "ward" and "other"; a server
-// certificate (CN=server) and a device certificate from "ward", a rogue device from "other".
+// certificate (CN=server), a device certificate and a second one ("rogue_ward", to revoke) from
+// "ward", a rogue device from "other".
 // Returns the folder (NAME.pem, NAME.key), or an empty path when openssl is not available.
 #include <unistd.h>
 
@@ -38,9 +39,21 @@ inline std::filesystem::path make_tls_certificates() {
                                name, by));
   };
   if (!(ca("ward") && ca("other") && leaf("server", "ward") && leaf("device", "ward") &&
-        leaf("rogue", "other")))
+        leaf("rogue", "other") && leaf("rogue_ward", "ward")))
     return {};
   return d;
+}
+
+// Revokes NAME.pem (issued by "ward") and writes ward's CRL to ward-crl.pem (openssl ca).
+inline bool revoke_tls_certificate(const std::filesystem::path& d, const char* name) {
+  const std::string in = "cd '" + d.string() + "' && ";
+  return tls_sh(in + "touch index.txt && printf '[ca]\\ndefault_ca = w\\n[w]\\ndatabase = "
+                     "index.txt\\ndefault_md = sha256\\ndefault_crl_days = 2\\n' > ca.cnf") &&
+         tls_sh(in + fmt::format("openssl ca -config ca.cnf -keyfile ward.key -cert ward.pem "
+                                 "-revoke {}.pem",
+                                 name)) &&
+         tls_sh(in + "openssl ca -config ca.cnf -keyfile ward.key -cert ward.pem -gencrl -out "
+                     "ward-crl.pem");
 }
 
 }  // namespace eit::test

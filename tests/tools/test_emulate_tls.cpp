@@ -1,5 +1,5 @@
 // `eitstream emulate` over TLS both ways, end to end on loopback: a device that listens
-// (--to tls-listen://) read by a tls:// source, and a device that connects (--to tls://) to a
+// (--to tls-listen://) read by a tls-connect:// source, and a device that connects (--to tls-connect://) to a
 // tls-listen:// source; every frame arrives in order. Certificates are made by openssl (skipped
 // visibly without it).
 #include <doctest/doctest.h>
@@ -29,7 +29,7 @@ void check_in_order(const std::vector<eit::test::ReceivedFrame>& got) {
 
 }  // namespace
 
-TEST_CASE("emulate --to tls-listen://: a tls:// source verifies the device and reads every frame") {
+TEST_CASE("emulate --to tls-listen://: a tls-connect:// source verifies the device and reads every frame") {
   const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
     MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
@@ -41,7 +41,7 @@ TEST_CASE("emulate --to tls-listen://: a tls:// source verifies the device and r
                           fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
                                       p("server.pem"), p("server.key"), p("ward.pem"))});
   const std::string receiver = emulate.line_after("receiver: ");
-  REQUIRE(receiver.rfind("tls://127.0.0.1:", 0) == 0);
+  REQUIRE(receiver.rfind("tls-connect://127.0.0.1:", 0) == 0);
   auto source = open_live_source(
       fmt::format("{}&ca={}&cert={}&key={}&name=server", receiver, p("ward.pem"),
                   p("device.pem"), p("device.key")),
@@ -51,7 +51,7 @@ TEST_CASE("emulate --to tls-listen://: a tls:// source verifies the device and r
   fs::remove_all(d);
 }
 
-TEST_CASE("emulate --to tls://: the device's client certificate admits it to tls-listen://") {
+TEST_CASE("emulate --to tls-connect://: the device's client certificate admits it to tls-listen://") {
   const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
     MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
@@ -63,7 +63,7 @@ TEST_CASE("emulate --to tls://: the device's client certificate admits it to tls
                                  {}, eit::test::adjacent16());
   EmulateProcess emulate({"--from", "synthetic", "--count", std::to_string(kFrames), "--fps",
                           "400", "--wait-s", "30", "--to",
-                          fmt::format("tls://{}?cert={}&key={}&ca={}&name=server",
+                          fmt::format("tls-connect://{}?cert={}&key={}&ca={}&name=server",
                                       source->endpoint(), p("device.pem"), p("device.key"),
                                       p("ward.pem"))});
   check_in_order(read_frames(*source, kFrames, std::chrono::seconds(60)));

@@ -52,7 +52,7 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   std::string("synthetic (an anomaly orbiting in the body) | ") +
                       kBreathingSourceHelp +
                       " | recording file (any format of docs/formats.md, incl. eitstream raw "
-                      ".h5) | device URI (tcp://, tcp-listen://, tls://, tls-listen://, udp://, "
+                      ".h5) | device URI (tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, "
                       "serial://, file://, nats://HOST:PORT?site=S&bed=B; TLS: docs/security.md)")
       ->capture_default_str();
   cmd->add_option("--backend", cli.backend, "auto | cpu | cuda")->capture_default_str();

@@ -3,7 +3,12 @@
 // so a device on the ward network cannot be impersonated and its frames cannot be read.
 //
 //   tls-listen://HOST:PORT?cert=server.pem&key=server.key&ca=devices-ca.pem
-//   tls://HOST:PORT?ca=devices-ca.pem&cert=client.pem&key=client.key&name=device.ward
+//   tls-connect://HOST:PORT?ca=devices-ca.pem&cert=client.pem&key=client.key&name=device.ward
+//
+// Either end may add crl=FILE.pem: the CA's certificate revocation list(s); the peer's
+// certificate is then checked against them (X509_V_FLAG_CRL_CHECK) and a revoked one fails the
+// handshake (refused and counted as any other). With crl= a CRL from the peer's CA must be in the
+// file, or every peer fails.
 //
 // The server presents `cert` (PEM chain) / `key` (PEM) and admits a client only if it presents a
 // certificate signed by `ca` (verify_peer | fail_if_no_peer_cert, TLS 1.2 or newer). A client
@@ -11,7 +16,7 @@
 // finish it within handshake_timeout) is closed and counted in refused(); the next is accepted.
 // One device connection at a time, as tcp-listen://.
 //
-// The client (tls://, a device that listens) verifies the device's certificate against `ca` and
+// The client (tls-connect://, a device that listens) verifies the device's certificate against `ca` and
 // its name against `name` (default: HOST; a DNS name is checked against the certificate's
 // subjectAltName or CN, an IP address against its IP entries), and presents `cert`/`key` when
 // the device asks for a client certificate. A failed handshake (untrusted certificate, wrong
@@ -35,6 +40,7 @@ namespace eit::acquisition {
 struct TlsFiles {
   std::string cert, key, ca;  // PEM files
   std::string name;           // client: the name the server's certificate must carry; "": host
+  std::string crl;            // PEM certificate revocation list(s) of the ca= CA; "": none
 };
 
 class TlsServerTransport : public ByteTransport {
