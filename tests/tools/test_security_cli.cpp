@@ -203,6 +203,11 @@ TEST_CASE("run --indices with CURVE: allowed off loopback, an allowed key receiv
   INFO(run.err());
   CHECK(alice > 50);
   CHECK(mallory == 0);
+  std::smatch counts;
+  REQUIRE(std::regex_search(run.out(), counts,
+                            std::regex(R"(indices publisher: CURVE admitted (\d+), refused (\d+))")));
+  CHECK(std::stoull(counts[1]) >= 1);
+  CHECK(std::stoull(counts[2]) >= 1);
   fs::remove_all(d);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "eit/indices/indices_publisher.hpp"
 #include "run_nats.hpp"
 #include "run_report.hpp"
 
@@ -16,6 +17,10 @@ int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const R
   fmt::print("{}", final_summary(stats));
   fmt::print("publisher: {}\n", sinks.publisher->health_line());
   if (sinks.monitor) fmt::print("monitor publisher: {}\n", sinks.monitor->health_line());
+  if (const auto* ix = dynamic_cast<const indices::IndicesPublisher*>(sinks.indices.get());
+      ix && ix->curve())
+    fmt::print("indices publisher: CURVE admitted {}, refused {} unknown keys\n",
+               ix->curve_admitted(), ix->curve_refused());
   if (sinks.recorders.images)
     fmt::print("{}", sink_line("images", c.record, stats.sinks.at(sinks.images_at),
                                stats.sink_queues.at(sinks.images_at)));
