@@ -13,11 +13,20 @@ std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPoli
   const LiveUri u = parse_live_uri(uri);
   if (u.scheme == "tcp-listen") return detail::make_tcp_listen_link(u.host, u.port);
   if (u.scheme == "tcp") return detail::make_tcp_connect_link(u.host, u.port, reconnect);
+  if (u.scheme == "tls-listen" || u.scheme == "tls-connect") {
+    auto text = [&](const char* key) {
+      const auto it = u.query.find(key);
+      return it == u.query.end() ? std::string() : it->second;
+    };
+    const TlsFiles files{text("cert"), text("key"), text("ca"), text("name"), text("crl")};
+    if (u.scheme == "tls-listen") return detail::make_tcp_listen_link(u.host, u.port, &files);
+    return detail::make_tcp_connect_link(u.host, u.port, reconnect, &files);
+  }
   if (u.scheme == "udp") return detail::make_udp_link(u.host, u.port);
   if (u.scheme == "file") return detail::make_file_link(u.path);
   throw std::invalid_argument(fmt::format(
-      "device link '{}': scheme '{}' cannot send; expected tcp-listen://, tcp://, udp://, pty or "
-      "file://",
+      "device link '{}': scheme '{}' cannot send; expected tcp-listen://, tcp://, tls-listen://, "
+      "tls-connect://, udp://, pty or file://",
       uri, u.scheme));
 }
 

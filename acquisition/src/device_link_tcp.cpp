@@ -1,26 +1,90 @@
 // Device links over TCP: a listening device (one receiver at a time, re-accepted after it goes)
-// and a connecting device (reconnects with backoff). Sends are blocking writes.
+// and a connecting device (reconnects with backoff). Sends are blocking writes. Either may be TLS
+// (tls-listen://, tls-connect://): each connection then starts with a handshake bounded by
+// kHandshakeTimeout, and a connection whose handshake fails is closed as if never made.
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 
 #include "asio_loop.hpp"
 #include "device_links.hpp"
+#include "tls_context.hpp"
 
 namespace eit::acquisition::detail {
 namespace {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
+namespace ssl = asio::ssl;
 using Clock = std::chrono::steady_clock;
+constexpr auto kHandshakeTimeout = std::chrono::seconds(5);
+
+// One connection's socket and, on a TLS link, its session: the handshake, writes and closing.
+class LinkConnection {
+ public:
+  LinkConnection(IoLoop& loop, ssl::context* tls, std::string peer_name)
+      : loop_(loop), socket_(loop.io()), tls_(tls), peer_name_(std::move(peer_name)) {}
+  tcp::socket& socket() noexcept { return socket_; }
+
+  // After connect/accept: plain links are ready; TLS links handshake. False: closed.
+  bool start(ssl::stream_base::handshake_type side) {
+    boost::system::error_code ignored;
+    socket_.non_blocking(false, ignored);
+    socket_.set_option(tcp::no_delay(true), ignored);
+    if (!tls_) return true;
+    stream_.emplace(socket_, *tls_);
+    if (side == ssl::stream_base::client) set_tls_peer_name(*stream_, peer_name_);
+    stream_->async_handshake(side, completion_.handler());
+    loop_.run(completion_, Clock::now() + kHandshakeTimeout, [this] {
+      boost::system::error_code e;
+      socket_.cancel(e);
+    });
+    if (completion_.ok()) return true;
+    close();
+    return false;
+  }
+  void write(std::span<const uint8_t> bytes, boost::system::error_code& ec) {
+    if (stream_)
+      asio::write(*stream_, asio::buffer(bytes.data(), bytes.size()), ec);
+    else
+      asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
+  }
+  void close() {
+    stream_.reset();
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+  }
+
+ private:
+  IoLoop& loop_;
+  tcp::socket socket_;
+  ssl::context* tls_;
+  std::string peer_name_;
+  std::optional<ssl::stream<tcp::socket&>> stream_;
+  Completion completion_;
+};
+
+std::unique_ptr<ssl::context> tls_context(const std::string& uri, const TlsFiles* files,
+                                          TlsRole role) {
+  if (!files) return nullptr;
+  auto ctx = std::make_unique<ssl::context>(role == TlsRole::kServer ? ssl::context::tls_server
+                                                                     : ssl::context::tls_client);
+  configure_tls_context(*ctx, uri, *files, role, !files->ca.empty());
+  return ctx;
+}
 
 class TcpListenLink final : public DeviceLink {
  public:
-  TcpListenLink(const std::string& host, uint16_t port) {
+  TcpListenLink(const std::string& host, uint16_t port, const TlsFiles* tls)
+      : scheme_(tls ? "tls-listen" : "tcp-listen"),
+        tls_(tls_context(fmt::format("{}://{}:{}", scheme_, host, port), tls, TlsRole::kServer)),
+        conn_(loop_, tls_.get(), "") {
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(host, ec);
     if (ec) {
@@ -45,20 +109,21 @@ class TcpListenLink final : public DeviceLink {
     endpoint_ = fmt::format("{}:{}", shown, bound.port());
   }
 
-  std::string describe() const override { return "tcp-listen://" + endpoint_; }
+  std::string describe() const override { return scheme_ + "://" + endpoint_; }
   std::string endpoint() const override { return endpoint_; }
-  std::string receiver_uri() const override { return "tcp://" + endpoint_; }
+  std::string receiver_uri() const override {
+    return (tls_ ? "tls-connect://" : "tcp://") + endpoint_;
+  }
 
   bool wait_for_receiver(std::chrono::milliseconds timeout) override {
     if (connected_) return true;
-    acceptor_.async_accept(socket_, completion_.handler());
+    acceptor_.async_accept(conn_.socket(), completion_.handler());
     loop_.run(completion_, Clock::now() + timeout, [this] {
       boost::system::error_code ignored;
       acceptor_.cancel(ignored);
     });
     if (!completion_.ok()) {
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      conn_.close();
       return false;
     }
     return on_accepted();
@@ -67,17 +132,16 @@ class TcpListenLink final : public DeviceLink {
   bool send(std::span<const uint8_t> bytes) override {
     if (!connected_) {
       boost::system::error_code ec;
-      acceptor_.accept(socket_, ec);  // non-blocking: a receiver that is waiting, or none
+      acceptor_.accept(conn_.socket(), ec);  // non-blocking: a receiver that is waiting, or none
       if (ec || !on_accepted()) {
         count_dropped();
         return false;
       }
     }
     boost::system::error_code ec;
-    asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
+    conn_.write(bytes, ec);
     if (ec) {
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      conn_.close();
       connected_ = false;
       count_disconnect();
       count_dropped();
@@ -88,16 +152,15 @@ class TcpListenLink final : public DeviceLink {
 
  private:
   bool on_accepted() {
-    boost::system::error_code ec;
-    socket_.non_blocking(false, ec);
-    socket_.set_option(tcp::no_delay(true), ec);
-    connected_ = true;
-    return true;
+    connected_ = conn_.start(ssl::stream_base::server);
+    return connected_;
   }
 
+  std::string scheme_;
   IoLoop loop_;
+  std::unique_ptr<ssl::context> tls_;
   tcp::acceptor acceptor_{loop_.io()};
-  tcp::socket socket_{loop_.io()};
+  LinkConnection conn_;
   Completion completion_;
   std::string endpoint_;
   bool connected_ = false;
@@ -105,22 +168,30 @@ class TcpListenLink final : public DeviceLink {
 
 class TcpConnectLink final : public DeviceLink {
  public:
-  TcpConnectLink(const std::string& host, uint16_t port, ReconnectPolicy policy)
-      : name_(fmt::format("{}:{}", host, port)), policy_(policy), backoff_(policy.initial) {
+  TcpConnectLink(const std::string& host, uint16_t port, ReconnectPolicy policy,
+                  const TlsFiles* tls)
+      : name_(fmt::format("{}:{}", host, port)),
+        scheme_(tls ? "tls-connect" : "tcp"),
+        policy_(policy),
+        tls_(tls_context(scheme_ + "://" + name_, tls, TlsRole::kClient)),
+        conn_(loop_, tls_.get(), tls && !tls->name.empty() ? tls->name : host),
+        backoff_(policy.initial) {
     boost::system::error_code ec;
     tcp::resolver resolver(loop_.io());
     auto results = resolver.resolve(host, std::to_string(port), ec);
     if (ec || results.empty()) {
       throw std::runtime_error(
-          fmt::format("tcp://{}: cannot resolve '{}' ({}); expected a host name or IP address",
-                      name_, host, ec ? ec.message() : "no addresses"));
+          fmt::format("{}://{}: cannot resolve '{}' ({}); expected a host name or IP address",
+                      scheme_, name_, host, ec ? ec.message() : "no addresses"));
     }
     for (const auto& r : results) endpoints_.push_back(r.endpoint());
   }
 
-  std::string describe() const override { return "tcp://" + name_; }
+  std::string describe() const override { return scheme_ + "://" + name_; }
   std::string endpoint() const override { return name_; }
-  std::string receiver_uri() const override { return "tcp-listen://" + name_; }
+  std::string receiver_uri() const override {
+    return (tls_ ? "tls-listen://" : "tcp-listen://") + name_;
+  }
 
   bool wait_for_receiver(std::chrono::milliseconds timeout) override {
     const auto deadline = Clock::now() + timeout;
@@ -145,10 +216,9 @@ class TcpConnectLink final : public DeviceLink {
       return false;
     }
     boost::system::error_code ec;
-    asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
+    conn_.write(bytes, ec);
     if (ec) {
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      conn_.close();
       connected_ = false;
       count_disconnect();
       count_dropped();
@@ -160,18 +230,14 @@ class TcpConnectLink final : public DeviceLink {
 
  private:
   bool try_connect(Clock::time_point deadline) {
-    socket_.async_connect(endpoints_[attempt_++ % endpoints_.size()], completion_.handler());
-    loop_.run(completion_, deadline, [this] {
-      boost::system::error_code ignored;
-      socket_.close(ignored);
-    });
+    conn_.socket().async_connect(endpoints_[attempt_++ % endpoints_.size()],
+                                 completion_.handler());
+    loop_.run(completion_, deadline, [this] { conn_.close(); });
     if (!completion_.ok()) {
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      conn_.close();
       return false;
     }
-    boost::system::error_code ignored;
-    socket_.set_option(tcp::no_delay(true), ignored);
+    if (!conn_.start(ssl::stream_base::client)) return false;
     connected_ = true;
     backoff_ = policy_.initial;
     return true;
@@ -181,10 +247,11 @@ class TcpConnectLink final : public DeviceLink {
                                          static_cast<double>(backoff_.count()) * policy_.factor)));
   }
 
-  std::string name_;
+  std::string name_, scheme_;
   ReconnectPolicy policy_;
   IoLoop loop_;
-  tcp::socket socket_{loop_.io()};
+  std::unique_ptr<ssl::context> tls_;
+  LinkConnection conn_;
   Completion completion_;
   std::vector<tcp::endpoint> endpoints_;
   size_t attempt_ = 0;
@@ -195,17 +262,19 @@ class TcpConnectLink final : public DeviceLink {
 
 }  // namespace
 
-std::unique_ptr<DeviceLink> make_tcp_listen_link(const std::string& host, uint16_t port) {
-  return std::make_unique<TcpListenLink>(host, port);
+std::unique_ptr<DeviceLink> make_tcp_listen_link(const std::string& host, uint16_t port,
+                                                 const TlsFiles* tls) {
+  return std::make_unique<TcpListenLink>(host, port, tls);
 }
 
 std::unique_ptr<DeviceLink> make_tcp_connect_link(const std::string& host, uint16_t port,
-                                                  ReconnectPolicy policy) {
+                                                  ReconnectPolicy policy, const TlsFiles* tls) {
   if (port == 0) {
-    throw std::invalid_argument(
-        fmt::format("tcp://{}:0: the receiver's port is needed; expected 1..65535", host));
+    throw std::invalid_argument(fmt::format(
+        "{}://{}:0: the receiver's port is needed; expected 1..65535",
+        tls ? "tls-connect" : "tcp", host));
   }
-  return std::make_unique<TcpConnectLink>(host, port, policy);
+  return std::make_unique<TcpConnectLink>(host, port, policy, tls);
 }
 
 }  // namespace eit::acquisition::detail

@@ -40,10 +40,17 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
   if (uri.scheme == "tcp")
     return make_tcp_client_transport(uri.host, uri.port, reconnect, liveness);
   if (uri.scheme == "tcp-listen") return make_tcp_server_transport(uri.host, uri.port, liveness);
+  if (uri.scheme == "tls-connect")
+    return make_tls_client_transport(uri.host, uri.port,
+                                     {text_option(uri, "cert", ""), text_option(uri, "key", ""),
+                                      text_option(uri, "ca", ""), text_option(uri, "name", ""),
+                                      text_option(uri, "crl", "")},
+                                     reconnect, liveness);
   if (uri.scheme == "tls-listen")
     return make_tls_server_transport(
         uri.host, uri.port,
-        {text_option(uri, "cert", ""), text_option(uri, "key", ""), text_option(uri, "ca", "")});
+        {text_option(uri, "cert", ""), text_option(uri, "key", ""), text_option(uri, "ca", ""),
+         "", text_option(uri, "crl", "")});
   if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
   if (uri.scheme == "file") {
     const auto loop = text_option(uri, "loop", "0");
@@ -71,8 +78,8 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
     return make_serial_transport(s);
   }
   throw std::invalid_argument(
-      fmt::format("source scheme '{}' unknown; expected tcp, tcp-listen, "
-                  "udp, serial or file",
+      fmt::format("source scheme '{}' unknown; expected tcp, tcp-listen, tls-connect, "
+                  "tls-listen, udp, serial or file",
                   uri.scheme));
 }
 

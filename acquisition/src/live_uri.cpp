@@ -10,7 +10,7 @@ namespace eit::acquisition {
 namespace {
 
 constexpr std::string_view kSchemes =
-    "tcp://, tcp-listen://, tls-listen://, udp://, serial://, file://";
+    "tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, serial://, file://";
 
 }  // namespace
 
@@ -48,7 +48,7 @@ LiveUri parse_live_uri(std::string_view text) {
     return uri;
   }
   if (uri.scheme != "tcp" && uri.scheme != "tcp-listen" && uri.scheme != "tls-listen" &&
-      uri.scheme != "udp") {
+      uri.scheme != "tls-connect" && uri.scheme != "udp") {
     throw std::invalid_argument(fmt::format("source '{}': scheme '{}' unknown; expected one of {}",
                                             text, uri.scheme, kSchemes));
   }

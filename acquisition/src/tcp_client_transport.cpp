@@ -1,28 +1,46 @@
 // TCP client transport: connects to a device server, reads whatever arrives, and after losing
 // the connection, failing to make it, or hearing nothing for the idle timeout, tries again after
 // initial, 2×, 4×, … max backoff. The backoff resets only once bytes flow again, so a device
-// that accepts connections but stays silent is not hammered.
+// that accepts connections but stays silent is not hammered. With a TLS context (tls-connect://) each
+// connection is a TLS session over the same socket: a failed handshake is counted in refused()
+// and retried like a failed connect.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "asio_loop.hpp"
+#include "eit/acquisition/tls_transport.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "tls_context.hpp"
 
 namespace eit::acquisition {
 namespace {
 
 namespace asio = boost::asio;
+namespace ssl = asio::ssl;
 using asio::ip::tcp;
 
-class TcpClientTransport final : public ByteTransport {
+// TLS for a client connection: the context, the name the server's certificate must carry, and
+// how long a handshake may take.
+struct ClientTls {
+  ssl::context context{ssl::context::tls_client};
+  std::string peer_name;
+  std::chrono::milliseconds handshake_timeout{5000};
+};
+
+class TcpClientTransport final : public TlsClientTransport {
  public:
   TcpClientTransport(const std::string& host, uint16_t port, ReconnectPolicy policy,
-                     TcpLiveness liveness)
-      : name_(fmt::format("tcp://{}:{}", host, port)), policy_(policy), liveness_(liveness) {
+                     TcpLiveness liveness, std::unique_ptr<ClientTls> tls = nullptr)
+      : name_(fmt::format("{}://{}:{}", tls ? "tls-connect" : "tcp", host, port)),
+        policy_(policy),
+        liveness_(liveness),
+        tls_(std::move(tls)) {
     boost::system::error_code ec;
     tcp::resolver resolver(loop_.io());
     auto results = resolver.resolve(host, std::to_string(port), ec);
@@ -37,8 +55,9 @@ class TcpClientTransport final : public ByteTransport {
   }
 
   std::string describe() const override { return name_ + " (client)"; }
-  std::string endpoint() const override { return name_.substr(6); }
+  std::string endpoint() const override { return name_.substr(name_.find("://") + 3); }
   void stop() noexcept override { loop_.stop(); }
+  uint64_t refused() const noexcept override { return refused_.load(std::memory_order_relaxed); }
 
   TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
     for (;;) {
@@ -50,7 +69,10 @@ class TcpClientTransport final : public ByteTransport {
       }
       const bool idle_on = liveness_.idle.count() > 0;
       const auto idle_at = idle_on ? last_bytes_ + liveness_.idle : Clock::time_point::max();
-      socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
+      if (stream_)
+        stream_->async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
+      else
+        socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
       loop_.run(completion_, std::min(deadline, idle_at), [this] { socket_.cancel(); });
       if (completion_.ok()) {
         last_bytes_ = Clock::now();
@@ -69,8 +91,7 @@ class TcpClientTransport final : public ByteTransport {
       }
       note_error(fmt::format("{}: connection lost ({}); reconnecting in {} ms", name_, lost_reason_,
                              backoff_.count()));
-      boost::system::error_code ignored;
-      socket_.close(ignored);
+      close();
       connected_ = false;
       next_attempt_ = Clock::now() + backoff_;
       grow_backoff();
@@ -78,6 +99,38 @@ class TcpClientTransport final : public ByteTransport {
   }
 
  private:
+  void close() {
+    stream_.reset();  // the TLS session over socket_ (the socket itself is closed below)
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+  }
+
+  // The TLS handshake on a fresh connection, bounded by its own timeout (a server that accepts
+  // and stays silent is cut). False: refused (counted, the socket closed, the next try
+  // scheduled with backoff).
+  bool handshake() {
+    stream_.emplace(socket_, tls_->context);
+    detail::set_tls_peer_name(*stream_, tls_->peer_name);
+    stream_->async_handshake(ssl::stream_base::client, completion_.handler());
+    loop_.run(completion_, Clock::now() + tls_->handshake_timeout, [this] {
+      boost::system::error_code ignored;
+      socket_.cancel(ignored);
+    });
+    if (completion_.ok()) return true;
+    const bool stopped = loop_.stopped();
+    const std::string why = detail::tls_failure(completion_.ec, stream_->native_handle());
+    close();
+    if (stopped) return false;
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    if (lost_reason_.empty()) lost_reason_ = "TLS handshake failed: " + why;
+    note_error(fmt::format("{}: TLS handshake refused ({}); {} refused in all (expected a server "
+                           "certificate signed by ca= for the name '{}'); retrying in {} ms",
+                           name_, why, refused(), tls_->peer_name, backoff_.count()));
+    next_attempt_ = Clock::now() + backoff_;
+    grow_backoff();
+    return false;
+  }
+
   void grow_backoff() {
     backoff_ = std::min(policy_.max, std::chrono::milliseconds(static_cast<int64_t>(
                                          static_cast<double>(backoff_.count()) * policy_.factor)));
@@ -104,6 +157,7 @@ class TcpClientTransport final : public ByteTransport {
         boost::system::error_code ignored;
         socket_.close(ignored);
       });
+      if (completion_.ok() && tls_ && !handshake()) continue;  // refused: counted, retried later
       if (completion_.ok()) {
         boost::system::error_code ignored;
         socket_.set_option(tcp::no_delay(true), ignored);
@@ -135,6 +189,9 @@ class TcpClientTransport final : public ByteTransport {
   Clock::time_point last_bytes_{};
   detail::IoLoop loop_;
   tcp::socket socket_{loop_.io()};
+  std::unique_ptr<ClientTls> tls_;
+  std::optional<ssl::stream<tcp::socket&>> stream_;  // the TLS session of a tls-connect:// connection
+  std::atomic<uint64_t> refused_{0};
   asio::steady_timer timer_{loop_.io()};
   detail::Completion completion_;
   std::vector<tcp::endpoint> endpoints_;
@@ -155,6 +212,19 @@ std::unique_ptr<ByteTransport> make_tcp_client_transport(const std::string& host
         fmt::format("tcp://{}:0: a client needs the device's port; expected 1..65535", host));
   }
   return std::make_unique<TcpClientTransport>(host, port, reconnect, liveness);
+}
+
+std::unique_ptr<TlsClientTransport> make_tls_client_transport(
+    const std::string& host, uint16_t port, const TlsFiles& files, ReconnectPolicy reconnect,
+    TcpLiveness liveness, std::chrono::milliseconds handshake_timeout) {
+  const std::string uri = fmt::format("tls-connect://{}:{}", host, port);
+  if (port == 0)
+    throw std::invalid_argument(uri + ": a client needs the device's port; expected 1..65535");
+  auto tls = std::make_unique<ClientTls>();
+  detail::configure_tls_context(tls->context, uri, files, detail::TlsRole::kClient, true);
+  tls->peer_name = files.name.empty() ? host : files.name;
+  tls->handshake_timeout = handshake_timeout;
+  return std::make_unique<TcpClientTransport>(host, port, reconnect, liveness, std::move(tls));
 }
 
 }  // namespace eit::acquisition

@@ -7,6 +7,7 @@
 
 #include "asio_loop.hpp"
 #include "eit/acquisition/tls_transport.hpp"
+#include "tls_context.hpp"
 
 namespace eit::acquisition {
 namespace {
@@ -21,29 +22,7 @@ class TlsServer final : public TlsServerTransport {
             std::chrono::milliseconds handshake_timeout)
       : handshake_timeout_(handshake_timeout) {
     const std::string uri = fmt::format("tls-listen://{}:{}", host, port);
-    auto load = [&](const char* field, const std::string& path, auto&& fn) {
-      if (path.empty())
-        throw std::runtime_error(fmt::format(
-            "{}: option {}= missing; expected {}=FILE.pem (server certificate, its key and the "
-            "CA that signs the devices' certificates)",
-            uri, field, field));
-      boost::system::error_code ec;
-      fn(path, ec);
-      if (ec)
-        throw std::runtime_error(fmt::format("{}: {}='{}' cannot be used ({}); expected a PEM file",
-                                             uri, field, path, ec.message()));
-    };
-    ssl_.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
-                     ssl::context::single_dh_use);
-    load("cert", files.cert,
-         [&](const std::string& p, auto& ec) { ssl_.use_certificate_chain_file(p, ec); });
-    load("key", files.key, [&](const std::string& p, auto& ec) {
-      ssl_.use_private_key_file(p, ssl::context::pem, ec);
-    });
-    load("ca", files.ca, [&](const std::string& p, auto& ec) { ssl_.load_verify_file(p, ec); });
-    ssl_.set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
-
+    detail::configure_tls_context(ssl_, uri, files, detail::TlsRole::kServer, true);
     boost::system::error_code ec;
     const auto address = asio::ip::make_address(host, ec);
     if (ec)
@@ -126,8 +105,7 @@ class TlsServer final : public TlsServerTransport {
           fmt::format("tls-listen://{}: refused {}:{} ({}); {} refused in all (expected a client "
                       "certificate signed by the ca= file)",
                       endpoint_, peer.address().to_string(), peer.port(),
-                      completion_.ec == asio::error::operation_aborted ? "no handshake in time"
-                                                                       : completion_.ec.message(),
+                      detail::tls_failure(completion_.ec, stream_->native_handle()),
                       refused()));
       close();
       return false;

@@ -20,6 +20,17 @@ IndicesPublisher::IndicesPublisher(IndicesEngine engine, IndicesPublisherOptions
     socket_.set(zmq::sockopt::sndhwm, options_.send_hwm);
     socket_.set(zmq::sockopt::linger, options_.linger_ms);
     socket_.set(zmq::sockopt::xpub_nodrop, 1);
+    // Subscribers send only short topic prefixes; CURVE's handshake commands need ~300 bytes.
+    socket_.set(zmq::sockopt::maxmsgsize, int64_t{512});
+    if (!options_.curve_server.secret_z85.empty()) {
+      if (options_.curve_allowed.empty())
+        throw std::runtime_error(fmt::format(
+            "indices '{}': CURVE without client keys would admit anyone holding the server's "
+            "public key; expected an allow list (--curve-allow)",
+            options_.endpoint));
+      zap_ = std::make_unique<sinks::ZapAuthenticator>(*context_, options_.curve_allowed);
+      sinks::apply_curve_server(socket_, options_.curve_server);
+    }
     socket_.bind(options_.endpoint);
     endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
@@ -50,7 +61,13 @@ IndicesPublisher::IndicesPublisher(IndicesEngine engine, IndicesPublisherOptions
   breath_msg_.assign(breath_json_capacity(lay), 0);
 }
 
-IndicesPublisher::~IndicesPublisher() = default;
+IndicesPublisher::~IndicesPublisher() {
+  socket_.close();  // before the ZAP handler it may still consult
+  zap_.reset();
+}
+
+uint64_t IndicesPublisher::curve_admitted() const noexcept { return zap_ ? zap_->accepted() : 0; }
+uint64_t IndicesPublisher::curve_refused() const noexcept { return zap_ ? zap_->refused() : 0; }
 
 bool IndicesPublisher::send(const std::string& topic, const void* data, size_t size) noexcept {
   try {

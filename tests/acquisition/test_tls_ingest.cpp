@@ -1,11 +1,13 @@
 // TLS ingest with client certificates (docs/security.md), over real loopback sockets: a device
 // with a certificate from the configured CA streams bytes through; one without a certificate or
 // with a certificate from another CA is refused, counted, and delivers nothing. Certificates are
-// made by the openssl command in the set-up (skipped visibly without it).
+// made by the openssl command in the set-up (skipped visibly without it). The client side
+// (tls-connect://) and the device emulator's TLS links too.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -17,8 +19,10 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 
+#include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/tls_transport.hpp"
+#include "tls_test_certificates.hpp"
 
 using namespace eit::acquisition;
 namespace fs = std::filesystem;
@@ -26,35 +30,6 @@ namespace asio = boost::asio;
 namespace ssl = asio::ssl;
 
 namespace {
-
-bool sh(const std::string& cmd) {
-  return std::system(("{ " + cmd + "; } >/dev/null 2>&1").c_str()) == 0;
-}
-
-// Two CAs; a server certificate and a device certificate from "ward", a rogue device from "other".
-fs::path make_certificates() {
-  const fs::path d = fs::temp_directory_path() / fmt::format("eit-tls-{}", getpid());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  const std::string in = "cd '" + d.string() + "' && ";
-  auto ca = [&](const char* name) {
-    return sh(in + fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-                               "-nodes -days 2 -subj /CN={0} "
-                               "-keyout {0}.key -out {0}.pem",
-                               name));
-  };
-  auto leaf = [&](const char* name, const char* by) {
-    return sh(in + fmt::format("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-                               "-nodes -subj /CN={0} -keyout {0}.key "
-                               "-out {0}.csr && openssl x509 -req -in {0}.csr -CA {1}.pem -CAkey "
-                               "{1}.key -CAcreateserial -days 2 -out {0}.pem",
-                               name, by));
-  };
-  if (!(ca("ward") && ca("other") && leaf("server", "ward") && leaf("device", "ward") &&
-        leaf("rogue", "other")))
-    return {};
-  return d;
-}
 
 // A device: connects, handshakes with `cert` (or none), writes `payload`; returns whether the
 // handshake and the write succeeded.
@@ -100,13 +75,13 @@ std::string drain(ByteTransport& t, int ms) {
 }  // namespace
 
 TEST_CASE("tls-listen: a device with a certificate from the CA streams; others are refused") {
-  const fs::path d = make_certificates();
+  const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
     MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
     return;
   }
   const TlsFiles files{(d / "server.pem").string(), (d / "server.key").string(),
-                       (d / "ward.pem").string()};
+                       (d / "ward.pem").string(), "", ""};
   auto server = make_tls_server_transport("127.0.0.1", 0, files, std::chrono::milliseconds(2000));
   const auto port = static_cast<uint16_t>(
       std::stoi(server->endpoint().substr(server->endpoint().rfind(':') + 1)));
@@ -133,12 +108,159 @@ TEST_CASE("tls-listen: a device with a certificate from the CA streams; others a
 }
 
 TEST_CASE("tls-listen:// URIs: cert, key and ca are required and checked at set-up") {
-  CHECK_THROWS_WITH_AS(make_tls_server_transport("127.0.0.1", 0, {}),
+  CHECK_THROWS_WITH_AS(make_tls_server_transport("127.0.0.1", 0, {"", "", "", "", ""}),
                        doctest::Contains("cert= missing"), std::runtime_error);
   CHECK_THROWS_WITH_AS(
-      make_tls_server_transport("127.0.0.1", 0, {"/nonexistent.pem", "/x.key", "/ca.pem"}),
+      make_tls_server_transport("127.0.0.1", 0, {"/nonexistent.pem", "/x.key", "/ca.pem", "", ""}),
       doctest::Contains("cert='/nonexistent.pem'"), std::runtime_error);
   const LiveUri u = parse_live_uri("tls-listen://127.0.0.1:0?cert=a.pem&key=a.key&ca=c.pem");
   CHECK(u.scheme == "tls-listen");
   CHECK(u.query.at("ca") == "c.pem");
+}
+
+namespace {
+
+// A device that listens with TLS (emulate --to tls-listen://): sends `payload` once to the first
+// receiver whose handshake succeeds, then keeps the link open until `done`.
+void listening_device(DeviceLink& link, const std::string& payload, const std::atomic<bool>& done) {
+  bool sent = false;
+  while (!done) {
+    if (!sent && link.wait_for_receiver(std::chrono::milliseconds(100)))
+      sent = link.send({reinterpret_cast<const uint8_t*>(payload.data()), payload.size()});
+    if (sent) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+uint16_t port_of(const std::string& endpoint) {
+  return static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+}
+
+}  // namespace
+
+TEST_CASE("tls-connect://: the client checks the device's CA and name, presents its own certificate") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  // The device demands a client certificate from "ward" (ca=).
+  auto device = open_device_link(fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
+                                             p("server.pem"), p("server.key"), p("ward.pem")));
+  CHECK(device->receiver_uri().starts_with("tls-connect://127.0.0.1:"));
+  const uint16_t port = port_of(device->endpoint());
+  std::atomic<bool> done{false};
+  std::thread device_thread([&] { listening_device(*device, "frame-bytes-5678", done); });
+  ReconnectPolicy fast;
+  fast.initial = std::chrono::milliseconds(20);
+  fast.max = std::chrono::milliseconds(100);
+
+  SUBCASE("the right CA and name: bytes flow") {
+    auto client = make_tls_client_transport(
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "server", ""}, fast);
+    CHECK(drain(*client, 1500) == "frame-bytes-5678");
+    CHECK(client->refused() == 0);
+  }
+  SUBCASE("another CA: refused, counted, retried with backoff, nothing read") {
+    auto client = make_tls_client_transport(
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("other.pem"), "server", ""}, fast);
+    CHECK(drain(*client, 1500).empty());
+    CHECK(client->refused() >= 2);
+    CHECK(client->stats().last_error.find("TLS handshake refused") != std::string::npos);
+  }
+  SUBCASE("a certificate for another name (or none for the IP address): refused") {
+    auto wrong = make_tls_client_transport(
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "intruder", ""}, fast);
+    CHECK(drain(*wrong, 1000).empty());
+    CHECK(wrong->refused() >= 1);
+    auto by_ip = make_tls_client_transport(
+        "127.0.0.1", port, {p("device.pem"), p("device.key"), p("ward.pem"), "", ""}, fast);
+    CHECK(drain(*by_ip, 1000).empty());
+    CHECK(by_ip->refused() >= 1);
+  }
+  done = true;
+  device_thread.join();
+  fs::remove_all(d);
+}
+
+TEST_CASE("emulate --to tls-connect://: a device connects to tls-listen:// with its client certificate") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  auto server = make_tls_server_transport("127.0.0.1", 0,
+                                          {p("server.pem"), p("server.key"), p("ward.pem"), "", ""},
+                                          std::chrono::milliseconds(2000));
+  const uint16_t port = port_of(server->endpoint());
+  auto link_for = [&](const char* cert) {
+    return open_device_link(fmt::format("tls-connect://127.0.0.1:{}?cert={}.pem&key={}.key&ca={}&name=server",
+                                        port, p(cert), p(cert), p("ward.pem")));
+  };
+  SUBCASE("a device certificate from the ward CA") {
+    auto link = link_for("device");
+    CHECK(link->receiver_uri().starts_with("tls-listen://"));
+    std::thread t([&] {
+      CHECK(link->wait_for_receiver(std::chrono::seconds(5)));
+      const std::string payload = "from-the-device";
+      CHECK(link->send({reinterpret_cast<const uint8_t*>(payload.data()), payload.size()}));
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    });
+    CHECK(drain(*server, 1500) == "from-the-device");
+    t.join();
+    CHECK(server->refused() == 0);
+  }
+  SUBCASE("a rogue device from another CA is refused by the server") {
+    auto link = link_for("rogue");
+    std::thread t([&] {
+      if (link->wait_for_receiver(std::chrono::seconds(2))) {
+        const std::string payload = "forged";
+        (void)link->send({reinterpret_cast<const uint8_t*>(payload.data()), payload.size()});
+      }
+    });
+    CHECK(drain(*server, 1500).empty());
+    t.join();
+    CHECK(server->refused() >= 1);
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("tls-connect:// URIs: ca= is required, cert= and key= come together") {
+  CHECK_THROWS_WITH_AS(make_tls_client_transport("127.0.0.1", 9, {"", "", "", "", ""}),
+                       doctest::Contains("ca= missing"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(make_tls_client_transport("127.0.0.1", 9, {"/c.pem", "", "/ca.pem", "", ""}),
+                       doctest::Contains("cert= given without key="), std::runtime_error);
+  const LiveUri u = parse_live_uri("tls-connect://device.ward:7000?ca=c.pem&name=device.ward");
+  CHECK(u.scheme == "tls-connect");
+  CHECK(u.port == 7000);
+  CHECK(u.query.at("name") == "device.ward");
+}
+
+TEST_CASE("tls-listen:// with crl=: a device whose certificate the CA revoked is refused") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty() || !eit::test::revoke_tls_certificate(d, "rogue_ward")) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  auto with_crl = make_tls_server_transport(
+      "127.0.0.1", 0, {p("server.pem"), p("server.key"), p("ward.pem"), "", p("ward-crl.pem")},
+      std::chrono::milliseconds(2000));
+  const uint16_t port = port_of(with_crl->endpoint());
+  std::thread devices([&] {
+    CHECK(send_as_device(port, d, "device", "still-valid"));
+    CHECK_FALSE(send_as_device(port, d, "rogue_ward", "revoked"));
+  });
+  const std::string got = drain(*with_crl, 2500);
+  devices.join();
+  CHECK(got == "still-valid");
+  CHECK(with_crl->refused() == 1);
+  CHECK(with_crl->stats().last_error.find("revoked") != std::string::npos);
+  CHECK_THROWS_WITH_AS(
+      make_tls_server_transport("127.0.0.1", 0,
+                                {p("server.pem"), p("server.key"), p("ward.pem"), "",
+                                 p("ward.pem")}),
+      doctest::Contains("holds no certificate revocation list"), std::runtime_error);
+  fs::remove_all(d);
 }

@@ -164,7 +164,9 @@ const RegisterCommand kEmulate{
       cmd->add_option(
              "--to", args->to,
              "tcp-listen://HOST:PORT (port 0: ephemeral), tcp://HOST:PORT, udp://HOST:PORT, "
-             "pty, file://PATH, nats://HOST:PORT?site=S&bed=B (JetStream, eit.S.B.raw)")
+             "pty, file://PATH, nats://HOST:PORT?site=S&bed=B (JetStream, eit.S.B.raw); over TLS: "
+             "tls-listen://HOST:PORT?cert=F&key=F[&ca=F: demand client certificates] or "
+             "tls-connect://HOST:PORT?ca=F&cert=F&key=F[&name=N] (docs/security.md)")
           ->capture_default_str();
       cmd->add_option("--format", args->format, "ingest | openeit")->capture_default_str();
       cmd->add_option("--sample-type", args->sample_type,

@@ -39,9 +39,7 @@ void view(const ViewOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw CommandError(e.what());
   }
-  check_bind_exposure("--http", o.http, is_loopback_host(so.address), false, o.insecure,
-                      "(the live view serves plain HTTP: put it behind an authenticating TLS "
-                      "proxy on the same host)");
+  check_bind(BindKind::kHttp, "--http", o.http, false, o.insecure);
   view::ZmqViewCurve curve;
   if (!o.curve.server_key.empty() || !o.curve.secret.empty()) {
     if (o.curve.server_key.empty() || o.curve.secret.empty())

@@ -51,6 +51,9 @@ void for_each_field(RunConfig& c, F&& f) {
   f("stages", "--stages", c.stages);
   f("cpus", "--cpus", c.cpus);
   f("cpu_threads", "--cpu-threads", c.cpu_threads);
+  f("curve_secret", "--curve-secret", c.curve_secret);
+  f("curve_allow", "--curve-allow", c.curve_allow);
+  f("insecure", "--insecure", c.insecure);
 }
 
 template <typename T>

@@ -43,6 +43,10 @@ struct RunConfig {
   std::string stages = "auto";            // auto | pipelined | run-to-completion
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
   uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
+  // Security (run_security.hpp, docs/security.md): file names, never keys themselves.
+  std::string curve_secret;  // the server's secret certificate; empty: no CURVE
+  std::string curve_allow;   // the client public keys admitted (a file or a folder)
+  bool insecure = false;     // bind beyond loopback without CURVE/TLS anyway
 };
 
 // Keys a config file may hold (those of RunConfig).

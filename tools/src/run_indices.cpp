@@ -8,9 +8,9 @@
 
 namespace eit::cli {
 
-std::unique_ptr<pipeline::ImageSink> make_indices_sink(const RunIndices& r,
-                                                       const recon::Model& model,
-                                                       const std::string& stream, double rate_hz) {
+std::unique_ptr<pipeline::ImageSink> make_indices_sink(
+    const RunIndices& r, const recon::Model& model, const std::string& stream, double rate_hz,
+    const sinks::CurveKeyPair& curve_server, const std::vector<std::string>& curve_allowed) {
   if (r.endpoint.empty()) return nullptr;
   if (!(rate_hz > 0))
     throw CommandError(
@@ -20,9 +20,11 @@ std::unique_ptr<pipeline::ImageSink> make_indices_sink(const RunIndices& r,
   indices::IndicesPublisherOptions o;
   o.endpoint = r.endpoint;
   o.stream = stream;
+  o.curve_server = curve_server;
+  o.curve_allowed = curve_allowed;
   auto sink = std::make_unique<indices::IndicesPublisher>(std::move(engine), o);
-  fmt::print(stderr, "eitstream: indices on {} (eit/{}/global, eit/{}/breath)\n", sink->endpoint(),
-             stream, stream);
+  fmt::print(stderr, "eitstream: indices on {} (eit/{}/global, eit/{}/breath){}\n",
+             sink->endpoint(), stream, stream, sink->curve() ? ", CURVE on" : "");
   return sink;
 }
 

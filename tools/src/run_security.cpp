@@ -13,9 +13,13 @@
 
 namespace eit::cli {
 
-void add_security_options(CLI::App& cmd, RunSecurity& s) {
+RunSecurity run_security_of(const RunConfig& c) {
+  return {c.curve_secret, c.curve_allow, c.insecure};
+}
+
+void add_security_options(CLI::App& cmd, RunConfig& s) {
   cmd.add_option("--curve-secret", s.curve_secret,
-                 "Encrypt and authenticate the image publisher with ZeroMQ CURVE: the server's "
+                 "Encrypt and authenticate the image and indices publishers with ZeroMQ CURVE: the server's "
                  "secret certificate (eitstream keygen's NAME_secret, mode 0600)");
   cmd.add_option("--curve-allow", s.curve_allow,
                  "With --curve-secret: the client public keys admitted, a certificate, a file of "
@@ -44,19 +48,16 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
     }
   }
   if (!indices_endpoint.empty())
-    check_bind_exposure("--indices", indices_endpoint, is_local_zmq_endpoint(indices_endpoint),
-                        false, s.insecure, "(the indices publisher has no CURVE yet)");
+    check_bind(BindKind::kZmq, "--indices", indices_endpoint, !zo.curve_server.secret_z85.empty(),
+               s.insecure);
   if (!c.http.empty()) {
-    std::string host;
+    bool valid = true;
     try {
-      host = view::parse_http_address(c.http).address;
+      (void)view::parse_http_address(c.http);
     } catch (const std::invalid_argument&) {
-      host.clear();  // reported by the live view's own set-up
+      valid = false;  // reported by the live view's own set-up
     }
-    if (!host.empty())
-      check_bind_exposure("--http", c.http, is_loopback_host(host), false, s.insecure,
-                          "(the live view serves plain HTTP: put it behind an authenticating "
-                          "TLS proxy on the same host)");
+    if (valid) check_bind(BindKind::kHttp, "--http", c.http, false, s.insecure);
   }
   if (c.source.find("://") != std::string::npos) {
     acquisition::LiveUri uri;
@@ -66,19 +67,17 @@ void apply_run_security(const RunSecurity& s, const RunConfig& c,
       return;  // reported by open_source
     }
     if (uri.scheme == "tcp-listen")
-      check_bind_exposure("--source", c.source, is_loopback_host(uri.host), false, s.insecure,
-                          "tls-listen://HOST:PORT?cert=…&key=…&ca=… (TLS with client "
-                          "certificates)");
+      check_bind(BindKind::kTcpIngest, "--source", c.source, false, s.insecure);
+    else if (uri.scheme == "tls-listen")
+      check_bind(BindKind::kTlsIngest, "--source", c.source, true, s.insecure);
     else if (uri.scheme == "udp")
-      warn_bind_exposure("--source", c.source, is_loopback_host(uri.host));
+      check_bind(BindKind::kUdpIngest, "--source", c.source, false, s.insecure);
   }
 }
 
 void check_publisher_exposure(const RunSecurity& s, const sinks::ZmqPublisherOptions& zo,
                               const std::string& bound, const char* option) {
-  check_bind_exposure(option, bound, is_local_zmq_endpoint(bound),
-                      !zo.curve_server.secret_z85.empty(), s.insecure,
-                      "--curve-secret with --curve-allow");
+  check_bind(BindKind::kZmq, option, bound, !zo.curve_server.secret_z85.empty(), s.insecure);
 }
 
 void add_curve_client_options(CLI::App& cmd, CurveClientOptions& o) {

@@ -1,7 +1,8 @@
 #pragma once
-// `eitstream run`'s security options (docs/security.md): CURVE keys for the image publisher and
-// the loopback rule for every address run binds. Kept apart from RunConfig: keys are files
-// named on the command line, never keys in a config file.
+// `eitstream run`'s security options (docs/security.md): CURVE keys for the image and indices
+// publishers and the loopback rule for every address run binds. The options are RunConfig's
+// (so a --config file may name the certificate files: curve_secret, curve_allow, insecure);
+// keys themselves live only in those files.
 //
 //   --curve-secret FILE   the server's secret certificate (eitstream keygen's NAME_secret)
 //   --curve-allow DIR|FILE the client public keys admitted (required with --curve-secret)
@@ -24,7 +25,9 @@ struct RunSecurity {
   bool insecure = false;
 };
 
-void add_security_options(CLI::App& cmd, RunSecurity& s);
+// Registers --curve-secret, --curve-allow and --insecure, bound to `c`.
+void add_security_options(CLI::App& cmd, RunConfig& c);
+RunSecurity run_security_of(const RunConfig& c);
 
 // Loads the CURVE keys into `zo` and checks the indices endpoint, the live view's HTTP address
 // and a listening ingest source against the loopback rule.

@@ -24,7 +24,8 @@ RunView open_run_view(const std::string& http, const recon::Model& model,
   return v;
 }
 
-void attach_indices_to_view(RunView& v, pipeline::ImageSink* indices_sink) {
+void attach_indices_to_view(RunView& v, pipeline::ImageSink* indices_sink,
+                            const view::ZmqViewCurve& curve) {
   const auto* publisher = dynamic_cast<const indices::IndicesPublisher*>(indices_sink);
   if (!v.server || !publisher) return;
   std::string endpoint = publisher->endpoint();
@@ -32,7 +33,7 @@ void attach_indices_to_view(RunView& v, pipeline::ImageSink* indices_sink) {
   for (const std::string any : {"tcp://0.0.0.0:", "tcp://*:"})
     if (endpoint.starts_with(any)) endpoint = "tcp://127.0.0.1:" + endpoint.substr(any.size());
   try {
-    v.indices = std::make_unique<view::ZmqViewFeed>(*v.server, std::vector{endpoint});
+    v.indices = std::make_unique<view::ZmqViewFeed>(*v.server, std::vector{endpoint}, curve);
   } catch (const std::exception& e) {
     throw CommandError(e.what());
   }

@@ -26,9 +26,11 @@ struct RunView {
 // Empty `http`: no view (both null). Throws CommandError for a bad address or a busy port.
 RunView open_run_view(const std::string& http, const recon::Model& model,
                       const sinks::SeriesInfo& series);
-// With an indices sink (`run --indices`) and a view: subscribes the view to the indices' socket.
-// Nothing when either is absent.
-void attach_indices_to_view(RunView& view, pipeline::ImageSink* indices_sink);
+// With an indices sink (`run --indices`) and a view: subscribes the view to the indices' socket
+// (as a CURVE client with `curve` when the indices publisher has CURVE on). Nothing when either
+// is absent.
+void attach_indices_to_view(RunView& view, pipeline::ImageSink* indices_sink,
+                            const view::ZmqViewCurve& curve = {});
 // Stops the server (its callbacks use the pipeline) when it goes out of scope: declare it after
 // the pipeline so that it goes first.
 class RunViewStopper {

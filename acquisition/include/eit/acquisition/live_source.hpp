@@ -6,13 +6,17 @@
 //   tls-listen://host:port?cert=server.pem&key=server.key&ca=devices-ca.pem
 //                                      the same over TLS; the device must present a certificate
 //                                      signed by ca (tls_transport.hpp, docs/security.md)
+//   tls-connect://host:port?ca=device-ca.pem&cert=client.pem&key=client.key&name=device.ward
+//                                      tcp:// over TLS: the device's certificate must be signed
+//                                      by ca and issued for name (default: host); cert/key are
+//                                      presented when the device asks for a client certificate
 //   udp://127.0.0.1:port               receive datagrams (port 0 or *: ephemeral)
 //   serial:///dev/ttyUSB0?baud=115200&bits=8&parity=n&stop=1&flow=none
 //   file:///path/capture.eitf?loop=1   a byte-stream capture, decoded like the live link
 //
 // Query options for every scheme: format=ingest|openeit (default: ingest; openeit for serial),
 // complex=real|magnitude and scale=<x> (ingest sample conversion), rate=<Hz> (nominal rate).
-// TCP (tcp://, tcp-listen://): idle=<seconds> closes a connection that sent nothing for that long
+// TCP (tcp://, tcp-listen://, tls-connect://): idle=<seconds> closes a connection that sent nothing for that long
 // (0: never; default: five frame periods at rate=, at least 0.25 s, or 2 s when the rate is
 // unknown; see tcp_liveness.hpp), keepalive=0|1 (TCP keepalive probes, default 1).
 // Set-up only: allocates and throws std::invalid_argument / std::runtime_error naming the URI,
@@ -32,7 +36,7 @@
 namespace eit::acquisition {
 
 struct LiveUri {
-  std::string scheme;  // tcp, tcp-listen, udp, serial, file
+  std::string scheme;  // tcp, tcp-listen, tls, tls-listen, udp, serial, file
   std::string host;    // network schemes
   uint16_t port = 0;   // network schemes; 0 = ephemeral (listeners)
   std::string path;    // serial and file

@@ -10,6 +10,9 @@
 //
 // Policy kDropNewest: sends never block; a message that meets the high-water mark is dropped and
 // counted. The indices themselves are computed for every frame handed in, dropped or not.
+// Security (docs/security.md): with curve_server set the socket is a CURVE server and a
+// ZapAuthenticator on its context admits only the client keys in curve_allowed (as the image
+// publisher, zmq_publisher.hpp); refused handshakes are counted (curve_refused()).
 // Threads: construction anywhere (binds: throws std::runtime_error naming the endpoint); begin,
 // publish, tick, end on the publish-stage thread; stats from any thread. publish() allocates
 // nothing itself (libzmq copies the message into its own buffers).
@@ -23,6 +26,8 @@
 
 #include "eit/indices/indices_engine.hpp"
 #include "eit/pipeline/image_sink.hpp"
+#include "eit/sinks/curve_keys.hpp"
+#include "eit/sinks/zap_authenticator.hpp"
 
 namespace eit::indices {
 
@@ -48,6 +53,9 @@ struct IndicesPublisherOptions {
   int linger_ms = 500;
   double interval_s = 2.0;    // indices_series repeat
   bool breath_images = true;  // tidal, mean tidal, RVD and lung-space images in breath messages
+  // CURVE server keys (secret_z85 empty: plaintext) and the client public keys (z85) admitted.
+  sinks::CurveKeyPair curve_server;
+  std::vector<std::string> curve_allowed;
 };
 
 class IndicesPublisher final : public pipeline::ImageSink {
@@ -67,6 +75,11 @@ class IndicesPublisher final : public pipeline::ImageSink {
     return pipeline::SinkPolicy::kDropNewest;
   }
   uint64_t breaths() const noexcept { return breaths_.load(std::memory_order_relaxed); }
+  bool curve() const noexcept { return zap_ != nullptr; }
+  const std::string& curve_public_z85() const noexcept { return options_.curve_server.public_z85; }
+  // CURVE clients admitted and refused (unknown keys) so far; 0 without CURVE.
+  uint64_t curve_admitted() const noexcept;
+  uint64_t curve_refused() const noexcept;
 
  private:
   bool send(const std::string& topic, const void* data, size_t size) noexcept;
@@ -75,6 +88,7 @@ class IndicesPublisher final : public pipeline::ImageSink {
   IndicesEngine engine_;
   IndicesPublisherOptions options_;
   std::shared_ptr<zmq::context_t> context_;
+  std::unique_ptr<sinks::ZapAuthenticator> zap_;  // before socket_: it outlives the socket
   zmq::socket_t socket_;
   std::string endpoint_, global_topic_, breath_topic_, series_topic_, series_json_;
   std::vector<unsigned char> global_msg_;

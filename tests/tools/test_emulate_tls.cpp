@@ -1,0 +1,72 @@
+// `eitstream emulate` over TLS both ways, end to end on loopback: a device that listens
+// (--to tls-listen://) read by a tls-connect:// source, and a device that connects (--to tls-connect://) to a
+// tls-listen:// source; every frame arrives in order. Certificates are made by openssl (skipped
+// visibly without it).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "../acquisition/live_test_support.hpp"
+#include "../acquisition/tls_test_certificates.hpp"
+#include "eit/acquisition/live_source.hpp"
+#include "emulate_process.hpp"
+
+using namespace eit::acquisition;
+using eit::test::EmulateProcess;
+using eit::test::read_frames;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kFrames = 30;
+
+void check_in_order(const std::vector<eit::test::ReceivedFrame>& got) {
+  REQUIRE(got.size() == kFrames);
+  for (size_t i = 0; i < kFrames; ++i) CHECK(got[i].seq == i);
+}
+
+}  // namespace
+
+TEST_CASE("emulate --to tls-listen://: a tls-connect:// source verifies the device and reads every frame") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  EmulateProcess emulate({"--from", "synthetic", "--count", std::to_string(kFrames), "--fps",
+                          "400", "--wait-s", "30", "--to",
+                          fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
+                                      p("server.pem"), p("server.key"), p("ward.pem"))});
+  const std::string receiver = emulate.line_after("receiver: ");
+  REQUIRE(receiver.rfind("tls-connect://127.0.0.1:", 0) == 0);
+  auto source = open_live_source(
+      fmt::format("{}&ca={}&cert={}&key={}&name=server", receiver, p("ward.pem"),
+                  p("device.pem"), p("device.key")),
+      {}, eit::test::adjacent16());
+  check_in_order(read_frames(*source, kFrames, std::chrono::seconds(60)));
+  CHECK(emulate.wait() == 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("emulate --to tls-connect://: the device's client certificate admits it to tls-listen://") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  auto source = open_live_source(fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
+                                             p("server.pem"), p("server.key"), p("ward.pem")),
+                                 {}, eit::test::adjacent16());
+  EmulateProcess emulate({"--from", "synthetic", "--count", std::to_string(kFrames), "--fps",
+                          "400", "--wait-s", "30", "--to",
+                          fmt::format("tls-connect://{}?cert={}&key={}&ca={}&name=server",
+                                      source->endpoint(), p("device.pem"), p("device.key"),
+                                      p("ward.pem"))});
+  check_in_order(read_frames(*source, kFrames, std::chrono::seconds(60)));
+  CHECK(emulate.wait() == 0);
+  fs::remove_all(d);
+}

@@ -1,0 +1,89 @@
+// The status loop of `eitstream run` (run_loop.hpp).
+#include "run_loop.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "eit/pipeline/clock.hpp"
+#include "run_nats.hpp"
+#include "run_report.hpp"
+#include "source_watchdog.hpp"
+
+namespace eit::cli {
+namespace {
+
+std::atomic<int> g_interrupts{0};
+extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
+
+}  // namespace
+
+std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
+                               const RunSinks& sinks, bool device_source) {
+  g_interrupts = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  const bool tty = isatty(fileno(stderr));
+  pipe.start();
+  StatusLine status(pipe);
+  const int64_t t0 = pipeline::now_ns();
+  int64_t next_status = t0 + 500'000'000;
+  SourceWatchdog watchdog(c.source, device_source ? c.source_timeout : 0, t0);
+  std::string source_failure;
+  int64_t next_watch = t0;
+  bool stopping = false, aborted = false;
+  while (!pipe.finished()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int64_t now = pipeline::now_ns();
+    const bool timed_out = c.duration > 0 && now - t0 >= static_cast<int64_t>(c.duration * 1e9);
+    if (!stopping && (g_interrupts > 0 || timed_out)) {
+      stopping = true;
+      pipe.request_stop();
+    }
+    if (device_source && !stopping && now >= next_watch) {
+      const auto st = pipe.stats();
+      if (auto why = watchdog.check(st.source, st.frames_in, now)) {
+        source_failure = *why;
+        stopping = true;
+        pipe.request_stop();
+      }
+      next_watch = now + 100'000'000;
+    }
+    if (!aborted && g_interrupts > 1) {
+      aborted = true;
+      pipe.abort();
+    }
+    if (!c.quiet && now >= next_status) {
+      std::string line = fmt::format("{} | {}", status.next(), sinks.publisher->health_line());
+      if (sinks.nats) line += " | " + nats_status(*sinks.nats);
+      if (sinks.monitor) line += " | monitor " + sinks.monitor->health_line();
+      if (tty)
+        fmt::print(stderr, "\r{}\x1b[K", line);
+      else
+        fmt::print(stderr, "{}\n", line);
+      std::fflush(stderr);
+      next_status = now + 500'000'000;
+    }
+  }
+  pipe.wait();
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  if (!c.quiet && tty) fmt::print(stderr, "\n");
+  if (device_source && source_failure.empty()) {
+    const auto st = pipe.stats();
+    source_failure = watchdog.at_end(st.source, st.frames_in).value_or("");
+  }
+  return source_failure;
+}
+
+}  // namespace eit::cli

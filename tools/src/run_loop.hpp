@@ -1,0 +1,20 @@
+#pragma once
+// The foreground of `eitstream run` while the pipeline works: Ctrl-C/SIGTERM handling (a first
+// one stops the source and flushes, a second abandons frames still waiting on a consumer),
+// --duration, the live source watchdog, and the status line twice a second. Returns when the
+// pipeline has finished (after Pipeline::wait()), with the signal handlers restored.
+#include <string>
+
+#include "eit/pipeline/pipeline.hpp"
+#include "run_config.hpp"
+#include "run_sinks.hpp"
+
+namespace eit::cli {
+
+// Starts `pipe` and runs it to its end. `device_source`: a live device, watched by a
+// SourceWatchdog (--source-timeout). Returns why the device source failed (during the run, or
+// at its end without one valid frame), else "".
+std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
+                               const RunSinks& sinks, bool device_source);
+
+}  // namespace eit::cli

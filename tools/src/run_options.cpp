@@ -1,0 +1,101 @@
+// The options of `eitstream run` and their config keys (run_options.hpp).
+#include "run_options.hpp"
+
+#include "phantom_source.hpp"
+#include "recording_option_table.hpp"
+#include "run_security.hpp"
+
+namespace eit::cli {
+
+void add_run_options(CLI::App& app, RunConfig& cli) {
+  CLI::App* cmd = &app;
+  cmd->add_option("--model", cli.model, "Model file (HDF5); default: the built-in model");
+  cmd->add_option("--source", cli.source,
+                  std::string("synthetic (an anomaly orbiting in the body) | ") +
+                      kBreathingSourceHelp +
+                      " | recording file (any format of docs/formats.md, incl. eitstream raw "
+                      ".h5) | device URI (tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, "
+                      "serial://, file://, nats://HOST:PORT?site=S&bed=B; TLS: docs/security.md)")
+      ->capture_default_str();
+  cmd->add_option("--backend", cli.backend, "auto | cpu | cuda")->capture_default_str();
+  cmd->add_option("--endpoint", cli.endpoint, "ZeroMQ endpoint to bind")->capture_default_str();
+  cmd->add_flag("--push", cli.push, "PUSH for lossless consumers instead of PUB");
+  cmd->add_option("--policy", cli.policy, "live (drop newest) | lossless (wait)")
+      ->capture_default_str();
+  cmd->add_option("--fps", cli.fps,
+                  "Frame rate: synthetic default 50, replay default the file's; 0 = as fast as "
+                  "possible");
+  cmd->add_flag("--loop", cli.loop, "Replay: start over at the end of the recording");
+  cmd->add_option("--frames", cli.frames, "Stop after N frames (0 = no limit)");
+  cmd->add_option("--duration", cli.duration, "Stop after N seconds (0 = until Ctrl-C)");
+  cmd->add_option("--reference", cli.reference,
+                  "model | phantom | first:N | mean:A-B | frame:K | variable:NAME | file:PATH "
+                  "(default: phantom for the synthetic source, the file's stored reference for "
+                  "eitstream raw files, else first:10; printed at start)");
+  cmd->add_flag("--normalize", cli.normalize, "Images from dv/|v_ref|");
+  cmd->add_option("--stream", cli.stream, "Stream name in topics eit/<stream>/…")
+      ->capture_default_str();
+  cmd->add_option("--snr", cli.snr_db, "Synthetic noise, SNR in dB")->capture_default_str();
+  cmd->add_option("--max-batch", cli.max_batch, "Most frames per backend call")
+      ->capture_default_str();
+  cmd->add_option("--queue", cli.queue, "Capacity of each queue")->capture_default_str();
+  cmd->add_option("--warm-us", cli.warm_us,
+                  "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", cli.quiet, "No status line");
+  cmd->add_option("--record", cli.record,
+                  "Keep every image in this HDF5 file (SWMR; layout in docs/formats.md). "
+                  "--policy lossless waits for the disk; live drops for the file alone when the "
+                  "disk falls behind (counted, in the summary)");
+  cmd->add_option("--record-raw", cli.record_raw,
+                  "Keep every frame's measurements in this HDF5 file (replay or reconstruct it "
+                  "later)");
+  cmd->add_option("--record-compress", cli.record_compress,
+                  "Deflate level 1-9 for the image file (0 = none)")
+      ->capture_default_str();
+  cmd->add_option("--record-chunk", cli.record_chunk, "Frames per HDF5 chunk")
+      ->capture_default_str();
+  add_recording_options(cmd, cli.recording, true);
+  cmd->add_option("--publish", cli.publish,
+                  "Also publish images to NATS JetStream: nats://HOST:4222?site=S&bed=B "
+                  "(subjects eit.S.B.img|series; see docs/scale-out.md)");
+  cmd->add_option("--http", cli.http,
+                  "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
+                  "any free port, printed); its recapture button recaptures the reference");
+  cmd->add_option("--source-timeout", cli.source_timeout,
+                  "Live device source (tcp, tcp-listen, udp, serial, file URI): end with exit "
+                  "status 5 and the reason when no valid frame arrived in N s from the start, or "
+                  "only rejected frames for N s (0: never; a run that ends without one valid "
+                  "frame fails either way)")
+      ->capture_default_str();
+  cmd->add_option("--monitor", cli.monitor,
+                  "Also publish the images PUB (live: never waits, drops per slow subscriber) on "
+                  "this endpoint, e.g. for viewers beside a lossless --push consumer");
+  cmd->add_option("--latency-mode", cli.latency_mode,
+                  "How stages wait for work: spin (busy-poll, a core per stage), balanced (poll "
+                  "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")
+      ->capture_default_str();
+  cmd->add_option("--stages", cli.stages,
+                  "auto | pipelined | run-to-completion (read, reconstruct and hand to the sinks "
+                  "on one thread; auto picks it for the CPU backend with a source paced at ≥ 500 frames/s)")
+      ->capture_default_str();
+  cmd->add_option("--cpus", cli.cpus,
+                  "Pin the stage threads (source, reconstructor, each sink) to these CPUs, "
+                  "round robin, e.g. 2,3 (with --latency-mode spin on a dedicated host)");
+  cmd->add_option("--cpu-threads", cli.cpu_threads,
+                  "CPU backend: threads each batch is split over (rows of H; ≥ 1). Each thread "
+                  "takes a core while a batch runs")
+      ->capture_default_str();
+  add_security_options(*cmd, cli);
+}
+
+RunConfig merge_run_options(const CLI::App& cmd, const RunConfig& cli,
+                            const std::string& config_file) {
+  RunConfig c;
+  if (!config_file.empty()) apply_config_file(config_file, c);
+  for (const auto& [option, key] : run_option_keys())  // run_config.cpp: the one table
+    if (cmd.get_option(option)->count() > 0) copy_key(key, cli, c);
+  return c;
+}
+
+}  // namespace eit::cli

@@ -1,0 +1,75 @@
+// The sinks of `eitstream run` (run_sinks.hpp).
+#include "run_sinks.hpp"
+
+#include <fmt/format.h>
+
+#include "eit/sinks/curve_keys.hpp"
+#include "run_nats.hpp"
+
+namespace eit::cli {
+
+RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
+                        const RunSecurity& security, const recon::Model& model,
+                        const pipeline::Source& source, const ReferenceChoice& ref, bool lossless,
+                        bool normalized) {
+  RunSinks s;
+  sinks::ZmqPublisherOptions& zo = s.publisher_options;
+  zo.endpoint = c.endpoint;
+  zo.pattern = c.push ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
+  zo.lossless = lossless;
+  zo.series.stream = c.stream;
+  zo.series.source = source.describe();
+  zo.series.rate_hz = source.nominal_rate_hz();
+  zo.series.normalized = normalized;
+  apply_run_security(security, c, indices.endpoint, zo);
+  s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
+  check_publisher_exposure(security, zo, s.publisher->endpoint());
+  sinks::SeriesInfo view_series = zo.series;
+  view_series.series_id = s.publisher->series_id();
+  view_series.policy = c.policy;
+  s.view = open_run_view(c.http, model, view_series);
+  s.all.push_back(s.publisher.get());
+  if (!c.monitor.empty()) {
+    sinks::ZmqPublisherOptions mo = zo;
+    mo.endpoint = c.monitor;
+    mo.pattern = sinks::ZmqPattern::kPub;
+    mo.lossless = false;
+    s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
+    check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");
+    s.all.push_back(s.monitor.get());
+    fmt::print(stderr, "eitstream: also publishing PUB (live) on {}\n", s.monitor->endpoint());
+  }
+  if (!c.publish.empty()) {
+    auto series = zo.series;
+    series.series_id = s.publisher->series_id();
+    s.nats = make_nats_sink(c.publish, model, series);
+    s.all.push_back(s.nats.get());
+    fmt::print(stderr, "eitstream: also publishing to NATS {}\n", c.publish);
+  }
+
+  const double indices_rate = c.fps > 0 ? c.fps : source.nominal_rate_hz();
+  // CURVE on the indices too, with the publisher's keys; the live view inside this process reads
+  // them with a key pair of its own, admitted for this run only.
+  view::ZmqViewCurve view_curve;
+  std::vector<std::string> indices_allowed = zo.curve_allowed;
+  if (!zo.curve_server.secret_z85.empty() && !indices.endpoint.empty() && s.view.server) {
+    view_curve.server_public_z85 = zo.curve_server.public_z85;
+    view_curve.client = sinks::generate_curve_keypair();
+    indices_allowed.push_back(view_curve.client.public_z85);
+  }
+  s.indices = make_indices_sink(indices, model, c.stream, indices_rate, zo.curve_server,
+                                indices_allowed);
+  s.recorders = open_recorders(
+      c, model, source, ref,
+      c.record.empty() ? nullptr : make_indices_annex(indices, model, indices_rate));
+  if (s.indices) s.all.push_back(s.indices.get());
+  attach_indices_to_view(s.view, s.indices.get(), view_curve);
+  if (s.view.sink) s.all.push_back(s.view.sink.get());
+  s.images_at = s.all.size();
+  s.frames_at = s.all.size() + (s.recorders.images ? 1 : 0);
+  if (s.recorders.images) s.all.push_back(s.recorders.images.get());
+  if (s.recorders.frames) s.all.push_back(s.recorders.frames.get());
+  return s;
+}
+
+}  // namespace eit::cli

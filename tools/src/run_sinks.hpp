@@ -1,0 +1,44 @@
+#pragma once
+// Where `eitstream run` sends its images: the ZeroMQ publisher (PUB or PUSH, CURVE when keys are
+// given), and optionally a live PUB monitor, NATS JetStream, the indices publisher, the live view
+// and the HDF5 recorders. Set-up only (binds, opens files; throws CommandError or
+// std::runtime_error naming the option and the address or file). Declared in the order they must
+// be torn down in reverse: the view's indices feed goes before the indices publisher it reads.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eit/pipeline/image_sink.hpp"
+#include "eit/pipeline/source.hpp"
+#include "eit/recon/model.hpp"
+#include "eit/sinks/zmq_publisher.hpp"
+#include "reference_choice.hpp"
+#include "run_config.hpp"
+#include "run_indices.hpp"
+#include "run_recorders.hpp"
+#include "run_security.hpp"
+#include "run_view.hpp"
+
+namespace eit::cli {
+
+struct RunSinks {
+  sinks::ZmqPublisherOptions publisher_options;
+  std::unique_ptr<sinks::ZmqPublisher> publisher;
+  RunView view;
+  std::unique_ptr<sinks::ZmqPublisher> monitor;  // --monitor; null without
+  std::unique_ptr<pipeline::ImageSink> nats;     // --publish; null without
+  std::unique_ptr<pipeline::ImageSink> indices;  // --indices; null without
+  Recorders recorders;
+  std::vector<pipeline::ImageSink*> all;  // the pipeline's sinks, in order
+  // Where the recorders' counters are in PipelineStats::sinks (same order as `all`).
+  size_t images_at = 0, frames_at = 0;
+};
+
+// `lossless`: the pipeline's policy; `normalized`: whether images are dv/|v_ref| (the series
+// message says so).
+RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
+                        const RunSecurity& security, const recon::Model& model,
+                        const pipeline::Source& source, const ReferenceChoice& ref, bool lossless,
+                        bool normalized);
+
+}  // namespace eit::cli

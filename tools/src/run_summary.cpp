@@ -1,0 +1,49 @@
+// The final summary and exit status of `eitstream run` (run_summary.hpp).
+#include "run_summary.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+#include "eit/indices/indices_publisher.hpp"
+#include "run_nats.hpp"
+#include "run_report.hpp"
+
+namespace eit::cli {
+
+int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const RunSinks& sinks,
+               const std::vector<std::string>& warnings, const std::string& source_failure) {
+  fmt::print("{}", final_summary(stats));
+  fmt::print("publisher: {}\n", sinks.publisher->health_line());
+  if (sinks.monitor) fmt::print("monitor publisher: {}\n", sinks.monitor->health_line());
+  if (const auto* ix = dynamic_cast<const indices::IndicesPublisher*>(sinks.indices.get());
+      ix && ix->curve())
+    fmt::print("indices publisher: CURVE admitted {}, refused {} unknown keys\n",
+               ix->curve_admitted(), ix->curve_refused());
+  if (sinks.recorders.images)
+    fmt::print("{}", sink_line("images", c.record, stats.sinks.at(sinks.images_at),
+                               stats.sink_queues.at(sinks.images_at)));
+  if (sinks.recorders.frames)
+    fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(sinks.frames_at),
+                               stats.sink_queues.at(sinks.frames_at)));
+  for (const auto& w : warnings) fmt::print("warning: {}\n", w);
+  if (sinks.nats) fmt::print("{}\n", nats_status(*sinks.nats));
+  std::fflush(stdout);
+  if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
+  if (!source_failure.empty()) throw CommandError("source failed: " + source_failure, 5);
+  // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
+  const auto health = sinks.publisher->health();
+  if (sinks.publisher_options.lossless &&
+      (health.undelivered > 0 || !health.series_end_delivered)) {
+    fmt::print(stderr,
+               "eitstream: lossless {}: {} frames{} did not reach the consumer (still queued when "
+               "the run ended)\n",
+               c.push ? "PUSH" : "PUB", health.undelivered,
+               health.series_end_delivered ? "" : " and the series-end");
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace eit::cli
