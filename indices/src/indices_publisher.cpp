@@ -19,7 +19,6 @@ IndicesPublisher::IndicesPublisher(IndicesEngine engine, IndicesPublisherOptions
     socket_ = zmq::socket_t(*context_, zmq::socket_type::pub);
     socket_.set(zmq::sockopt::sndhwm, options_.send_hwm);
     socket_.set(zmq::sockopt::linger, options_.linger_ms);
-    socket_.set(zmq::sockopt::xpub_nodrop, 1);
     // Subscribers send only short topic prefixes; CURVE's handshake commands need ~300 bytes.
     socket_.set(zmq::sockopt::maxmsgsize, int64_t{512});
     if (!options_.curve_server.secret_z85.empty()) {

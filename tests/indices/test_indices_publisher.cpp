@@ -2,12 +2,16 @@
 // (header + region sums) and the per-breath JSON.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
+#include <fmt/format.h>
 #include <zmq.hpp>
 
 #include "breathing_images.hpp"
@@ -78,4 +82,61 @@ TEST_CASE("IndicesPublisher publishes global sums per frame and a JSON message p
   CHECK(breath.find("\"tidal\":[") != std::string::npos);
   CHECK(last_global >= 0);
   CHECK(pub.stats().dropped == 0);
+}
+
+// Issue 10's first finding, for the indices socket: with xpub_nodrop a subscriber that stops
+// reading made every send fail once its queue was full, so healthy subscribers got nothing more.
+TEST_CASE("a stalled indices subscriber does not hold back a healthy one (PUB drops per peer)") {
+  eit::test::Breathing b;
+  IndicesOptions o;
+  o.rate_hz = b.rate_hz;
+  IndicesPublisherOptions po;
+  // ipc: a Unix socket buffers ~200 KB where loopback TCP grows to megabytes.
+  po.endpoint = fmt::format("ipc:///tmp/eit-indices-stall-{}", ::getpid());
+  po.stream = "t";
+  po.breath_images = false;
+  auto ctx = std::make_shared<zmq::context_t>(1);
+  IndicesPublisher pub(IndicesEngine(BodyLayout::from_grid(b.grid()), o), po, ctx);
+  zmq::socket_t stalled(*ctx, zmq::socket_type::sub);  // connects, subscribes, never reads
+  stalled.set(zmq::sockopt::rcvhwm, 4);
+  stalled.set(zmq::sockopt::rcvbuf, 4096);
+  stalled.set(zmq::sockopt::subscribe, "eit/t/");
+  stalled.connect(pub.endpoint());
+  zmq::socket_t healthy(*ctx, zmq::socket_type::sub);
+  healthy.set(zmq::sockopt::rcvhwm, 0);  // unbounded: only the publisher can lose its frames
+  healthy.set(zmq::sockopt::subscribe, "eit/t/global");
+  healthy.set(zmq::sockopt::rcvtimeo, 100);
+  healthy.connect(pub.endpoint());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both joined
+
+  std::atomic<bool> done{false};
+  std::atomic<size_t> globals{0};
+  std::thread reader([&] {
+    zmq::message_t topic, body;
+    for (;;) {
+      if (!healthy.recv(topic)) {  // 100 ms without a message
+        if (done.load()) break;
+        continue;
+      }
+      if (healthy.recv(body) && topic.to_string() == "eit/t/global") ++globals;
+    }
+  });
+  pub.begin();
+  // ~150 B each: the stalled peer's socket buffers take ~2,000, its queue 1,000 more.
+  constexpr size_t kFrames = 14000;
+  std::vector<float> img;
+  eit::pipeline::FrameSlot slot;
+  for (size_t k = 0; k < kFrames; ++k) {
+    b.frame(k % 800, img);
+    slot.seq = k;
+    slot.image = img.data();
+    pub.publish(slot);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  pub.end();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  done = true;
+  reader.join();
+  MESSAGE("healthy received ", globals.load(), " of ", kFrames, " global messages");
+  CHECK(globals.load() >= kFrames * 995 / 1000);
 }
