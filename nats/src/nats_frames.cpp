@@ -5,64 +5,69 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "eit/acquisition/stream_source.hpp"
 #include "nats_link.hpp"
+#include "ordered_publisher.hpp"
 
 namespace eit::nats {
 namespace {
 
-// Device side: one async JetStream publish per frame; drain() waits for the acknowledgements.
+// Device side: each frame is copied into the ordered publisher's slots and returns; JetStream
+// stores the frames in order, each once, retried across a server restart or a leader election.
 class NatsDeviceLink final : public acquisition::DeviceLink {
  public:
-  explicit NatsDeviceLink(const NatsAddress& address)
-      : subject_(address.subject("raw")), url_(address.server_url), model_(address.model) {
+  NatsDeviceLink(const NatsAddress& address, const NatsDeviceLinkOptions& options)
+      : subject_(address.subject("raw")), url_(address.server_url) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream device {}.{}", address.site, address.bed);
-    link_ = std::make_unique<NatsLink>(address, lo);
-    link_->ensure_streams({});
+    OrderedPublisherOptions po;
+    po.subject = subject_;
+    // A random run id: frames resent within this run are stored once, the next run's are new.
+    po.msg_id_prefix = fmt::format("{}.{}.{:x}", address.site, address.bed, random_run_id());
+    po.slots = options.slots;
+    po.max_message_bytes = options.max_message_bytes;
+    po.ack_wait_ms = options.ack_wait_ms;
+    // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model).
+    if (!address.model.empty()) {
+      po.header_name = kModelHeader;
+      po.header_value = address.model;
+    }
+    publisher_ = std::make_unique<OrderedPublisher>(address, po, lo);
+    publisher_->link().ensure_streams({});
   }
   std::string describe() const override { return fmt::format("NATS {} {}", url_, subject_); }
   std::string endpoint() const override { return url_; }
   std::string receiver_uri() const override {
-    const auto& a = link_->address();
+    const auto& a = publisher_->link().address();
     return fmt::format("{}?site={}&bed={}", a.server_url, a.site, a.bed);
   }
   bool wait_for_receiver(std::chrono::milliseconds) override { return true; }  // JetStream keeps it
   bool send(std::span<const uint8_t> bytes) override {
-    if (!model_.empty()) return send_with_model(bytes);
-    if (js_PublishAsync(link_->jetstream(), subject_.c_str(), bytes.data(),
-                        static_cast<int>(bytes.size()), nullptr) == NATS_OK)
-      return true;
+    if (publisher_->offer(std::as_bytes(bytes))) return true;
     count_dropped();
     return false;
   }
+  // Waits until JetStream stored every frame (then the link sends no more); what it did not
+  // store in time counts as dropped.
   bool drain(std::chrono::milliseconds timeout) override {
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = std::max<int64_t>(1, timeout.count());
-    return js_PublishAsyncComplete(link_->jetstream(), &po) == NATS_OK;
+    const bool all = publisher_->finish(timeout.count());
+    for (uint64_t i = 0; i < publisher_->stats(false).abandoned; ++i) count_dropped();
+    return all;
   }
+  OrderedPublisherStats publisher_stats() const { return publisher_->stats(false); }
 
  private:
-  // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model by it).
-  bool send_with_model(std::span<const uint8_t> bytes) {
-    natsMsg* msg = nullptr;
-    if (natsMsg_Create(&msg, subject_.c_str(), nullptr, reinterpret_cast<const char*>(bytes.data()),
-                       static_cast<int>(bytes.size())) == NATS_OK &&
-        natsMsgHeader_Set(msg, kModelHeader, model_.c_str()) == NATS_OK &&
-        js_PublishMsgAsync(link_->jetstream(), &msg, nullptr) == NATS_OK)
-      return true;
-    if (msg) natsMsg_Destroy(msg);  // still ours when the publish failed
-    count_dropped();
-    return false;
+  static uint64_t random_run_id() {
+    std::random_device rd;
+    return (uint64_t{rd()} << 32) ^ rd();
   }
-
-  std::string subject_, url_, model_;
-  std::unique_ptr<NatsLink> link_;
+  std::string subject_, url_;
+  std::unique_ptr<OrderedPublisher> publisher_;
 };
 
 // Receiving side: fetches batches from a durable pull consumer; each message is one frame.
@@ -166,8 +171,16 @@ int64_t parse_since(std::string_view uri) {
 
 }  // namespace
 
-std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri) {
-  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri));
+std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
+                                                               NatsDeviceLinkOptions options) {
+  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri), options);
+}
+
+std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link) {
+  const auto* gateway = dynamic_cast<const NatsDeviceLink*>(&link);
+  if (!gateway) return std::nullopt;
+  const auto p = gateway->publisher_stats();
+  return NatsGatewayStats{p.acked, p.failures, p.resent, p.duplicates, p.reordered};
 }
 
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,

@@ -101,6 +101,7 @@ void NatsLink::on_disconnected(natsConnection*, void* self) {
   auto* link = static_cast<NatsLink*>(self);
   if (link->closing_.load()) return;
   link->disconnects_.fetch_add(1, std::memory_order_relaxed);
+  if (link->options_.on_disconnect) link->options_.on_disconnect(link->options_.disconnect_closure);
   link->note_error(fmt::format("disconnected from {}; reconnecting", link->address_.server_url));
 }
 

@@ -27,6 +27,8 @@ struct NatsLinkOptions {
   bool wait_for_server = true;  // false: fail at once when no server answers the first connect
   jsPubAckHandler ack_handler = nullptr;  // called for every async publish (success or error)
   void* ack_closure = nullptr;
+  void (*on_disconnect)(void*) = nullptr;  // called (libnats' thread) when the connection drops
+  void* disconnect_closure = nullptr;
 };
 
 class NatsLink {
