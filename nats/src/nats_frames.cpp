@@ -152,6 +152,86 @@ class NatsTransport final : public acquisition::ByteTransport {
   std::atomic<bool> stopped_{false};
 };
 
+// Replay: an ordered consumer (no acknowledgements, nothing left on the server) from `since`,
+// ending when it has caught up: the last message delivered says none is pending, or nothing came
+// for idle_ms (an empty history).
+class NatsReplayTransport final : public acquisition::ByteTransport {
+ public:
+  NatsReplayTransport(const NatsAddress& address, int64_t since_ns, int64_t idle_ms)
+      : address_(address), idle_ms_(idle_ms) {
+    NatsLinkOptions lo;
+    lo.client_name = fmt::format("eitstream replay {}.{}", address.site, address.bed);
+    lo.wait_for_server = false;
+    link_ = std::make_unique<NatsLink>(address, lo);
+    subject_ = address.subject("raw");
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = kRawStream;
+    so.Ordered = true;
+    if (since_ns > 0) {
+      so.Config.DeliverPolicy = js_DeliverByStartTime;
+      so.Config.OptStartTime = since_ns;
+    } else {
+      so.Config.DeliverPolicy = js_DeliverAll;
+    }
+    jsErrCode err = static_cast<jsErrCode>(0);
+    check(js_SubscribeSync(&sub_, link_->jetstream(), subject_.c_str(), nullptr, &so, &err),
+          fmt::format("NATS {}: ordered consumer on {} in {} (JetStream error {})",
+                      address.server_url, subject_, kRawStream, static_cast<int>(err)));
+  }
+  ~NatsReplayTransport() override {
+    if (sub_) natsSubscription_Destroy(sub_);
+  }
+  std::string describe() const override {
+    return fmt::format("NATS {} {} (replay)", address_.server_url, subject_);
+  }
+  std::string endpoint() const override { return address_.server_url; }
+  bool datagrams() const noexcept override { return true; }
+
+  acquisition::TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
+    using acquisition::TransportStatus;
+    while (!stopped_.load(std::memory_order_relaxed)) {
+      if (caught_up_) return {TransportStatus::kEnd, 0, false};
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return {TransportStatus::kTimeout, 0, false};
+      natsMsg* msg = nullptr;
+      const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
+      if (natsSubscription_NextMsg(&msg, sub_, static_cast<int>(wait_ms)) != NATS_OK) {
+        idle_ms_left_ -= wait_ms;
+        if (idle_ms_left_ <= 0) caught_up_ = true;
+        continue;
+      }
+      idle_ms_left_ = idle_ms_;
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+        caught_up_ = meta->NumPending == 0;
+        jsMsgMetaData_Destroy(meta);
+      }
+      const int len = natsMsg_GetDataLength(msg);
+      if (static_cast<size_t>(len) > buffer.size()) {
+        count_truncated();
+        natsMsg_Destroy(msg);
+        continue;
+      }
+      std::memcpy(buffer.data(), natsMsg_GetData(msg), static_cast<size_t>(len));
+      natsMsg_Destroy(msg);
+      return {TransportStatus::kData, static_cast<size_t>(len), false};
+    }
+    return {acquisition::TransportStatus::kStopped, 0, false};
+  }
+  void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
+
+ private:
+  NatsAddress address_;
+  int64_t idle_ms_, idle_ms_left_ = idle_ms_;
+  std::unique_ptr<NatsLink> link_;
+  std::string subject_;
+  natsSubscription* sub_ = nullptr;
+  bool caught_up_ = false;
+  std::atomic<bool> stopped_{false};
+};
+
 // since=: absent → resume (or all, for a new consumer); "new" → only new frames; a number →
 // seconds since the epoch.
 int64_t parse_since(std::string_view uri) {
@@ -174,6 +254,20 @@ int64_t parse_since(std::string_view uri) {
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
                                                                NatsDeviceLinkOptions options) {
   return std::make_unique<NatsDeviceLink>(parse_nats_address(uri), options);
+}
+
+std::unique_ptr<pipeline::Source> open_nats_replay_source(
+    std::string_view uri, const acquisition::LiveSourceOptions& options,
+    const recon::Protocol& protocol, int64_t idle_ms) {
+  const NatsAddress address = parse_nats_address(uri);
+  const int64_t since = parse_since(uri);
+  if (since < 0)
+    throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
+  auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms);
+  auto decoder = acquisition::make_stream_decoder("ingest", options.ingest, protocol);
+  acquisition::StreamSourceOptions so;
+  so.nominal_rate_hz = options.nominal_rate_hz;
+  return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
 }
 
 std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link) {

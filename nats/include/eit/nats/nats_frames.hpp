@@ -45,6 +45,14 @@ struct NatsGatewayStats {
 };
 std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link);
 
+// A bed's raw frames replayed from JetStream (`reconstruct nats://…?site=S&bed=B&since=…`): an
+// ordered consumer (nothing acknowledged, nothing left on the server) from since=all (default) or
+// since=<seconds since the epoch>, ending once it has caught up with the stream (the last frame
+// delivered says none is pending, or nothing came for idle_ms).
+std::unique_ptr<pipeline::Source> open_nats_replay_source(
+    std::string_view uri, const acquisition::LiveSourceOptions& options,
+    const recon::Protocol& protocol, int64_t idle_ms = 2000);
+
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
                                                    const recon::Protocol& protocol);
