@@ -133,7 +133,7 @@ class NatsTransport final : public acquisition::ByteTransport {
       // Short fetches so stop() is noticed promptly.
       const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
       jsErrCode err = static_cast<jsErrCode>(0);
-      const natsStatus s = natsSubscription_Fetch(&list_, sub_, kFetchBatch, wait_ms, &err);
+      const natsStatus s = fetch_batch(&list_, sub_, kFetchBatch, wait_ms, &err);
       if (s == NATS_OK || s == NATS_TIMEOUT) continue;
       note_error(fmt::format("fetch from {}: {}", subject_, natsStatus_GetText(s)));
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(wait_ms, 50)));

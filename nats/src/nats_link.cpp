@@ -16,6 +16,14 @@ void check(natsStatus s, const std::string& what) {
                                        detail && *detail ? " — " : "", detail ? detail : ""));
 }
 
+natsStatus fetch_batch(natsMsgList* list, natsSubscription* sub, int batch, int64_t timeout_ms,
+                       jsErrCode* err) {
+  int queued = 0, queued_bytes = 0;
+  if (natsSubscription_GetPending(sub, &queued, &queued_bytes) != NATS_OK) queued = 0;
+  const int ask = queued > 0 ? queued + 4 * batch : batch;
+  return natsSubscription_Fetch(list, sub, ask, timeout_ms, err);
+}
+
 NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
     : address_(address), options_(options) {
   const std::string where = fmt::format("NATS {}", address_.server_url);
