@@ -73,7 +73,7 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
 // Receiving side: fetches batches from a durable pull consumer; each message is one frame.
 class NatsTransport final : public acquisition::ByteTransport {
  public:
-  static constexpr int kFetchBatch = 32;  // frames per round trip (at most this many go back)
+  static constexpr int kFetchBatch = 32;  // frames asked per round trip (more when some are queued)
 
   NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address) {
     NatsLinkOptions lo;
