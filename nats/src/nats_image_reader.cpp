@@ -50,6 +50,7 @@ struct NatsImageReader::Impl {
   std::string filter;
   Held image, next_series;
   Held in_effect;  // the series message in effect when the replay starts, handed out first
+  bool images_caught_up = false;  // the last image handed out said none was pending
   ~Impl() {
     image.reset();
     next_series.reset();
@@ -165,15 +166,18 @@ bool NatsImageReader::next(ImageStreamMessage& out, int timeout_ms) {
   while (true) {
     ser.fill(impl_->series, 0);
     const int64_t left = until - nats_Now();
-    const int wait = ser.msg ? 0 : static_cast<int>(std::clamp<int64_t>(left, 0, 20));
-    // An image may arrive just before a series message stored ahead of it: look once more.
-    if (img.fill(impl_->images, wait) && !ser.msg) ser.fill(impl_->series, 0);
-    if (ser.msg && (!img.msg || ser.seq < img.seq)) {
-      take(ser, out);
+    if (img.fill(impl_->images, static_cast<int>(std::clamp<int64_t>(left, 0, 20))) && !ser.msg)
+      ser.fill(impl_->series, 0);  // one stored ahead of this image may just have arrived
+    if (img.msg && (!ser.msg || img.seq < ser.seq)) {
+      impl_->images_caught_up = img.pending == 0;
+      take(img, out);
       return true;
     }
-    if (img.msg) {
-      take(img, out);
+    // A series message with no image beside it: images stored before it may still be on their
+    // way (the image consumer starts separately), unless that consumer had caught up; at the
+    // end of the wait it goes out anyway.
+    if (ser.msg && (img.msg || impl_->images_caught_up || left <= 0)) {
+      take(ser, out);
       return true;
     }
     if (left <= 0) return false;

@@ -88,7 +88,10 @@ TEST_CASE("listen's NATS reader: a replay from a time starts with the series in 
   const std::vector<std::string> expected = {
       R"(series {"type":"series","id":2})", "img image 1", "img image 2",
       R"(series {"type":"series","id":3})", "img image 3"};
-  CHECK(read_all(replay) == expected);
+  const auto got = read_all(replay);
+  std::string seen;
+  for (const auto& g : got) seen += g + " | ";
+  CHECK_MESSAGE(got == expected, "got: " << seen);
 
   eit::nats::NatsImageReader all(bed + "&since=all");
   CHECK(read_all(all).size() == 7);
