@@ -6,13 +6,18 @@ workers, and plays N simulated beds at F frames/s: every tick one raw frame per 
 ingest framing, 208 float32 values, device_time = CLOCK_MONOTONIC ns) is published to
 eit.bench.<bed>.raw. A subscriber on eit.bench.*.img counts the images per bed and takes the
 latency device -> viewer from each image header's t_device_ns (same host). Prints frames/s in and
-out, images missing, latency p50/p99, and the CPU of the server and each worker (from /proc).
+out, images missing, latency p50/p99, and the CPU of the server, each worker and the driver.
+
+With --driver build/bench_nats_beds (the default when it exists) the beds and the viewer are that
+C++ program (tools/bench/bench_nats_beds.cpp); --driver python keeps the asyncio one below, which
+could not offer more than ~7 k frames/s on the loaded 2-core machine.
 
   python3 scripts/nats_bench.py --eitstream build/eitstream --beds 200 --fps 50 --workers 2
 """
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -96,6 +101,8 @@ def main():
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--drain", type=float, default=10, help="seconds to wait for the last images")
+    p.add_argument("--driver", default=None,
+                   help="the C++ driver (default build/bench_nats_beds beside --eitstream), or 'python'")
     a = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="eit-nats-bench-")
     procs = []
@@ -121,16 +128,42 @@ def main():
             for b in range(a.beds):
                 await js.publish(f"eit.bench.{b}.raw", frame(0, time.monotonic_ns(), payload))
             await nc.close()
+        driver = a.driver or os.path.join(os.path.dirname(a.eitstream) or ".", "bench_nats_beds")
+        use_cpp = driver != "python"
         time.sleep(1.0)
-        asyncio.run(prime())
+        if use_cpp:
+            subprocess.run([driver, url, "--beds", str(a.beds), "--prime"], check=True,
+                           stdout=subprocess.DEVNULL)
+        else:
+            asyncio.run(prime())
         time.sleep(6.0)
+        load_before = os.getloadavg()[0]
         cpu0 = {pr.pid: cpu_s(pr.pid) for pr in procs}
         t0 = time.monotonic()
-        r = asyncio.run(bench(a, url))
+        children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        pt0 = time.process_time()
+        if use_cpp:
+            dp = subprocess.Popen([driver, url, "--beds", str(a.beds), "--fps", str(a.fps),
+                                   "--seconds", str(a.seconds), "--drain", str(a.drain)],
+                                  stdout=subprocess.PIPE, text=True)
+            out = dp.communicate()[0]
+            if dp.returncode != 0:
+                raise SystemExit(f"driver failed ({dp.returncode})")
+            kv = dict(line.split("=", 1) for line in out.split() if "=" in line)
+            r = dict(sent=int(kv["sent"]), send_s=float(kv["send_s"]), got=int(kv["received"]),
+                     late_ticks=int(kv["late_ticks"]), p50=float(kv["p50_ms"]),
+                     p99=float(kv["p99_ms"]), max=float(kv["max_ms"]))
+        else:
+            r = asyncio.run(bench(a, url))
         wall = time.monotonic() - t0
         cpu = {pr.pid: (cpu_s(pr.pid) - cpu0[pr.pid]) / wall for pr in procs}
-        print(f"beds {a.beds} x {a.fps:g} frames/s, {a.workers} worker(s), {a.seconds:g} s "
-              f"(load average before: {os.getloadavg()[0]:.1f})")
+        children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # The C++ driver is a waited-for child; the Python one is this process.
+        driver_cpu = ((children1.ru_utime + children1.ru_stime - children0.ru_utime - children0.ru_stime)
+                      if use_cpp else time.process_time() - pt0) / wall
+        print(f"beds {a.beds} x {a.fps:g} frames/s, {a.workers} worker(s), {a.seconds:g} s, driver "
+              f"{'C++' if use_cpp else 'Python'} (load average before: {load_before:.1f}, "
+              f"after: {os.getloadavg()[0]:.1f})")
         print(f"raw frames sent {r['sent']} in {r['send_s']:.2f} s = {r['sent'] / r['send_s']:.0f}/s "
               f"(late ticks {r['late_ticks']}); images received {r['got']} "
               f"({r['sent'] - r['got']} missing after {a.drain:g} s drain)")
@@ -138,7 +171,9 @@ def main():
               f"max {r['max']:.1f} ms")
         print(f"CPU (cores, over {wall:.1f} s): nats-server {cpu[server.pid]:.2f}; workers "
               + ", ".join(f"{cpu[w.pid]:.2f}" for w in workers)
-              + f"; per bed {sum(cpu[w.pid] for w in workers) / a.beds * 100:.2f} % of a core (workers)")
+              + f"; driver {driver_cpu:.2f}"
+              + f"; per bed {sum(cpu[w.pid] for w in workers) / a.beds * 100:.2f} % of a core (workers)"
+              + f" + {cpu[server.pid] / a.beds * 100:.2f} % (server)")
         for w in workers:
             w.send_signal(signal.SIGINT)
         for w in workers:

@@ -16,6 +16,7 @@
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/image_header_fill.hpp"
+#include "nats_link.hpp"
 
 namespace eit::nats {
 
@@ -209,7 +210,7 @@ void BedWorker::loop() noexcept {
   while (!stop_.load(std::memory_order_relaxed)) {
     natsMsgList list{};
     jsErrCode err = static_cast<jsErrCode>(0);
-    const natsStatus f = natsSubscription_Fetch(&list, st.sub, context_.fetch_batch, 100, &err);
+    const natsStatus f = fetch_batch(&list, st.sub, context_.fetch_batch, 100, &err);
     if (f == NATS_TIMEOUT) continue;
     if (f != NATS_OK) {
       counters.note(fmt::format("bed {}.{}: fetch: {}", site_, bed_, natsStatus_GetText(f)));

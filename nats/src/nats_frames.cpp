@@ -5,70 +5,75 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "eit/acquisition/stream_source.hpp"
 #include "nats_link.hpp"
+#include "ordered_publisher.hpp"
 
 namespace eit::nats {
 namespace {
 
-// Device side: one async JetStream publish per frame; drain() waits for the acknowledgements.
+// Device side: each frame is copied into the ordered publisher's slots and returns; JetStream
+// stores the frames in order, each once, retried across a server restart or a leader election.
 class NatsDeviceLink final : public acquisition::DeviceLink {
  public:
-  explicit NatsDeviceLink(const NatsAddress& address)
-      : subject_(address.subject("raw")), url_(address.server_url), model_(address.model) {
+  NatsDeviceLink(const NatsAddress& address, const NatsDeviceLinkOptions& options)
+      : subject_(address.subject("raw")), url_(address.server_url) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream device {}.{}", address.site, address.bed);
-    link_ = std::make_unique<NatsLink>(address, lo);
-    link_->ensure_streams({});
+    OrderedPublisherOptions po;
+    po.subject = subject_;
+    // A random run id: frames resent within this run are stored once, the next run's are new.
+    po.msg_id_prefix = fmt::format("{}.{}.{:x}", address.site, address.bed, random_run_id());
+    po.slots = options.slots;
+    po.max_message_bytes = options.max_message_bytes;
+    po.ack_wait_ms = options.ack_wait_ms;
+    // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model).
+    if (!address.model.empty()) {
+      po.header_name = kModelHeader;
+      po.header_value = address.model;
+    }
+    publisher_ = std::make_unique<OrderedPublisher>(address, po, lo);
+    publisher_->link().ensure_streams({});
   }
   std::string describe() const override { return fmt::format("NATS {} {}", url_, subject_); }
   std::string endpoint() const override { return url_; }
   std::string receiver_uri() const override {
-    const auto& a = link_->address();
+    const auto& a = publisher_->link().address();
     return fmt::format("{}?site={}&bed={}", a.server_url, a.site, a.bed);
   }
   bool wait_for_receiver(std::chrono::milliseconds) override { return true; }  // JetStream keeps it
   bool send(std::span<const uint8_t> bytes) override {
-    if (!model_.empty()) return send_with_model(bytes);
-    if (js_PublishAsync(link_->jetstream(), subject_.c_str(), bytes.data(),
-                        static_cast<int>(bytes.size()), nullptr) == NATS_OK)
-      return true;
+    if (publisher_->offer(std::as_bytes(bytes))) return true;
     count_dropped();
     return false;
   }
+  // Waits until JetStream stored every frame (then the link sends no more); what it did not
+  // store in time counts as dropped.
   bool drain(std::chrono::milliseconds timeout) override {
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = std::max<int64_t>(1, timeout.count());
-    return js_PublishAsyncComplete(link_->jetstream(), &po) == NATS_OK;
+    const bool all = publisher_->finish(timeout.count());
+    for (uint64_t i = 0; i < publisher_->stats(false).abandoned; ++i) count_dropped();
+    return all;
   }
+  OrderedPublisherStats publisher_stats() const { return publisher_->stats(false); }
 
  private:
-  // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model by it).
-  bool send_with_model(std::span<const uint8_t> bytes) {
-    natsMsg* msg = nullptr;
-    if (natsMsg_Create(&msg, subject_.c_str(), nullptr, reinterpret_cast<const char*>(bytes.data()),
-                       static_cast<int>(bytes.size())) == NATS_OK &&
-        natsMsgHeader_Set(msg, kModelHeader, model_.c_str()) == NATS_OK &&
-        js_PublishMsgAsync(link_->jetstream(), &msg, nullptr) == NATS_OK)
-      return true;
-    if (msg) natsMsg_Destroy(msg);  // still ours when the publish failed
-    count_dropped();
-    return false;
+  static uint64_t random_run_id() {
+    std::random_device rd;
+    return (uint64_t{rd()} << 32) ^ rd();
   }
-
-  std::string subject_, url_, model_;
-  std::unique_ptr<NatsLink> link_;
+  std::string subject_, url_;
+  std::unique_ptr<OrderedPublisher> publisher_;
 };
 
 // Receiving side: fetches batches from a durable pull consumer; each message is one frame.
 class NatsTransport final : public acquisition::ByteTransport {
  public:
-  static constexpr int kFetchBatch = 32;  // frames per round trip (at most this many go back)
+  static constexpr int kFetchBatch = 32;  // frames asked per round trip (more when some are queued)
 
   NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address) {
     NatsLinkOptions lo;
@@ -128,7 +133,7 @@ class NatsTransport final : public acquisition::ByteTransport {
       // Short fetches so stop() is noticed promptly.
       const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
       jsErrCode err = static_cast<jsErrCode>(0);
-      const natsStatus s = natsSubscription_Fetch(&list_, sub_, kFetchBatch, wait_ms, &err);
+      const natsStatus s = fetch_batch(&list_, sub_, kFetchBatch, wait_ms, &err);
       if (s == NATS_OK || s == NATS_TIMEOUT) continue;
       note_error(fmt::format("fetch from {}: {}", subject_, natsStatus_GetText(s)));
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(wait_ms, 50)));
@@ -144,6 +149,86 @@ class NatsTransport final : public acquisition::ByteTransport {
   natsSubscription* sub_ = nullptr;
   natsMsgList list_{};
   int next_ = 0;
+  std::atomic<bool> stopped_{false};
+};
+
+// Replay: an ordered consumer (no acknowledgements, nothing left on the server) from `since`,
+// ending when it has caught up: the last message delivered says none is pending, or nothing came
+// for idle_ms (an empty history).
+class NatsReplayTransport final : public acquisition::ByteTransport {
+ public:
+  NatsReplayTransport(const NatsAddress& address, int64_t since_ns, int64_t idle_ms)
+      : address_(address), idle_ms_(idle_ms) {
+    NatsLinkOptions lo;
+    lo.client_name = fmt::format("eitstream replay {}.{}", address.site, address.bed);
+    lo.wait_for_server = false;
+    link_ = std::make_unique<NatsLink>(address, lo);
+    subject_ = address.subject("raw");
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = kRawStream;
+    so.Ordered = true;
+    if (since_ns > 0) {
+      so.Config.DeliverPolicy = js_DeliverByStartTime;
+      so.Config.OptStartTime = since_ns;
+    } else {
+      so.Config.DeliverPolicy = js_DeliverAll;
+    }
+    jsErrCode err = static_cast<jsErrCode>(0);
+    check(js_SubscribeSync(&sub_, link_->jetstream(), subject_.c_str(), nullptr, &so, &err),
+          fmt::format("NATS {}: ordered consumer on {} in {} (JetStream error {})",
+                      address.server_url, subject_, kRawStream, static_cast<int>(err)));
+  }
+  ~NatsReplayTransport() override {
+    if (sub_) natsSubscription_Destroy(sub_);
+  }
+  std::string describe() const override {
+    return fmt::format("NATS {} {} (replay)", address_.server_url, subject_);
+  }
+  std::string endpoint() const override { return address_.server_url; }
+  bool datagrams() const noexcept override { return true; }
+
+  acquisition::TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
+    using acquisition::TransportStatus;
+    while (!stopped_.load(std::memory_order_relaxed)) {
+      if (caught_up_) return {TransportStatus::kEnd, 0, false};
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return {TransportStatus::kTimeout, 0, false};
+      natsMsg* msg = nullptr;
+      const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
+      if (natsSubscription_NextMsg(&msg, sub_, static_cast<int>(wait_ms)) != NATS_OK) {
+        idle_ms_left_ -= wait_ms;
+        if (idle_ms_left_ <= 0) caught_up_ = true;
+        continue;
+      }
+      idle_ms_left_ = idle_ms_;
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+        caught_up_ = meta->NumPending == 0;
+        jsMsgMetaData_Destroy(meta);
+      }
+      const int len = natsMsg_GetDataLength(msg);
+      if (static_cast<size_t>(len) > buffer.size()) {
+        count_truncated();
+        natsMsg_Destroy(msg);
+        continue;
+      }
+      std::memcpy(buffer.data(), natsMsg_GetData(msg), static_cast<size_t>(len));
+      natsMsg_Destroy(msg);
+      return {TransportStatus::kData, static_cast<size_t>(len), false};
+    }
+    return {acquisition::TransportStatus::kStopped, 0, false};
+  }
+  void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
+
+ private:
+  NatsAddress address_;
+  int64_t idle_ms_, idle_ms_left_ = idle_ms_;
+  std::unique_ptr<NatsLink> link_;
+  std::string subject_;
+  natsSubscription* sub_ = nullptr;
+  bool caught_up_ = false;
   std::atomic<bool> stopped_{false};
 };
 
@@ -166,8 +251,30 @@ int64_t parse_since(std::string_view uri) {
 
 }  // namespace
 
-std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri) {
-  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri));
+std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
+                                                               NatsDeviceLinkOptions options) {
+  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri), options);
+}
+
+std::unique_ptr<pipeline::Source> open_nats_replay_source(
+    std::string_view uri, const acquisition::LiveSourceOptions& options,
+    const recon::Protocol& protocol, int64_t idle_ms) {
+  const NatsAddress address = parse_nats_address(uri);
+  const int64_t since = parse_since(uri);
+  if (since < 0)
+    throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
+  auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms);
+  auto decoder = acquisition::make_stream_decoder("ingest", options.ingest, protocol);
+  acquisition::StreamSourceOptions so;
+  so.nominal_rate_hz = options.nominal_rate_hz;
+  return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
+}
+
+std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link) {
+  const auto* gateway = dynamic_cast<const NatsDeviceLink*>(&link);
+  if (!gateway) return std::nullopt;
+  const auto p = gateway->publisher_stats();
+  return NatsGatewayStats{p.acked, p.failures, p.resent, p.duplicates, p.reordered};
 }
 
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,

@@ -11,51 +11,15 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/sinks/image_header_fill.hpp"
 #include "nats_link.hpp"
+#include "ordered_publisher.hpp"
 
 namespace eit::nats {
 
-// Filled by libnats' ack thread for every async publish.
-struct NatsImageSink::AckCounters {
-  std::string image_subject;  // acks of series messages are not counted as images
-  std::atomic<uint64_t> acked{0}, failed{0};
-  std::mutex error_mutex;  // failures only
-  std::string last_error;
-
-  static void on_ack(jsCtx*, natsMsg* msg, jsPubAck* ack, jsPubAckErr* err, void* self) {
-    auto* c = static_cast<AckCounters*>(self);
-    if (c->image_subject != natsMsg_GetSubject(msg)) {
-      natsMsg_Destroy(msg);
-      return;
-    }
-    if (ack) {
-      c->acked.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      c->failed.fetch_add(1, std::memory_order_relaxed);
-      std::lock_guard lock(c->error_mutex);
-      c->last_error = fmt::format("JetStream did not store an image: {}",
-                                  err && err->ErrText ? err->ErrText : "no acknowledgement");
-    }
-    natsMsg_Destroy(msg);
-  }
-};
-
 NatsImageSink::NatsImageSink(const recon::Model& model, const NatsAddress& address,
                              NatsSinkOptions options)
-    : options_(std::move(options)),
-      acks_(std::make_unique<AckCounters>()),
-      free_(options_.buffer_frames),
-      filled_(options_.buffer_frames) {
+    : options_(std::move(options)) {
   if (options_.buffer_frames == 0)
     throw std::invalid_argument("NATS sink: buffer_frames 0; expected at least 1");
-  NatsLinkOptions lo;
-  lo.client_name = fmt::format("eitstream images {}.{}", address.site, address.bed);
-  lo.ack_handler = &AckCounters::on_ack;
-  lo.ack_closure = acks_.get();
-  lo.reconnect_buffer_bytes = options_.reconnect_buffer_bytes;
-  acks_->image_subject = address.subject("img");
-  link_ = std::make_unique<NatsLink>(address, lo);
-  if (options_.create_streams) link_->ensure_streams(options_.limits);
-
   if (options_.series.series_id == 0) options_.series.series_id = sinks::random_series_id();
   options_.series.policy = "live";
   options_.series.stream = fmt::format("{}.{}", address.site, address.bed);
@@ -64,16 +28,27 @@ NatsImageSink::NatsImageSink(const recon::Model& model, const NatsAddress& addre
   series_json_ = sinks::series_json(model, options_.series);
   header_template_ = sinks::image_header_template(model, options_.series.series_id);
   payload_bytes_ = model.n_out() * sizeof(float);
-  message_bytes_ = sizeof(sinks::ImageHeader) + payload_bytes_;
-  buffers_.resize(options_.buffer_frames * message_bytes_);
-  for (uint32_t i = 0; i < options_.buffer_frames; ++i) free_.try_push(i);
-  sender_ = std::thread([this] { sender_loop(); });
+
+  NatsLinkOptions lo;
+  lo.client_name = fmt::format("eitstream images {}.{}", address.site, address.bed);
+  lo.reconnect_buffer_bytes = options_.reconnect_buffer_bytes;
+  OrderedPublisherOptions po;
+  po.subject = image_subject_;
+  // Unique per run (the series id is random): a retried image is stored once, a new run's are new.
+  po.msg_id_prefix = fmt::format("{}.{}.{:x}", address.site, address.bed,
+                                 options_.series.series_id);
+  po.slots = options_.buffer_frames;
+  po.max_message_bytes = sizeof(sinks::ImageHeader) + payload_bytes_;
+  po.ack_wait_ms = options_.ack_wait_ms;
+  publisher_ = std::make_unique<OrderedPublisher>(address, po, lo);
+  if (options_.create_streams) publisher_->link().ensure_streams(options_.limits);
+  series_thread_ = std::thread([this] { series_loop(); });
 }
 
 NatsImageSink::~NatsImageSink() {
   stop_.store(true, std::memory_order_release);
   wake();
-  if (sender_.joinable()) sender_.join();
+  if (series_thread_.joinable()) series_thread_.join();
 }
 
 void NatsImageSink::wake() noexcept {
@@ -88,17 +63,12 @@ void NatsImageSink::begin() noexcept {
 }
 
 void NatsImageSink::publish(const pipeline::FrameSlot& frame) noexcept {
-  uint32_t index;
-  if (!free_.try_pop(index)) {
-    dropped_full_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  std::byte* message = buffers_.data() + size_t{index} * message_bytes_;
+  std::byte* message = publisher_->claim();
+  if (!message) return;  // every buffer taken: dropped and counted by the publisher
   const sinks::ImageHeader h = sinks::image_header_for(header_template_, frame);
   std::memcpy(message, &h, sizeof h);
   std::memcpy(message + sizeof h, frame.image, payload_bytes_);
-  filled_.try_push(index);  // never full: it holds at most buffer_frames indices
-  wake();
+  publisher_->commit(sizeof h + payload_bytes_);
 }
 
 void NatsImageSink::tick(int64_t now_ns) noexcept {
@@ -108,100 +78,75 @@ void NatsImageSink::tick(int64_t now_ns) noexcept {
   wake();
 }
 
-bool NatsImageSink::publish_buffer(uint32_t index) noexcept {
-  const std::byte* message = buffers_.data() + size_t{index} * message_bytes_;
-  return js_PublishAsync(link_->jetstream(), image_subject_.c_str(), message,
-                         static_cast<int>(message_bytes_), nullptr) == NATS_OK;
-}
-
 void NatsImageSink::publish_series(const std::string& json) noexcept {
-  // Series messages go through JetStream too, so a replay from a time finds its geometry.
-  if (js_PublishAsync(link_->jetstream(), series_subject_.c_str(), json.data(),
+  // Series messages go through JetStream too, so a replay from a time finds its geometry. The
+  // next one repeats it, so a failed one is counted, not retried.
+  if (js_PublishAsync(publisher_->link().jetstream(), series_subject_.c_str(), json.data(),
                       static_cast<int>(json.size()), nullptr) != NATS_OK)
-    retries_.fetch_add(1, std::memory_order_relaxed);
+    series_failures_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void NatsImageSink::sender_loop() noexcept {
-  using namespace std::chrono;
-  int64_t deadline_ns = 0;  // set once ending
-  while (true) {
+// The series JSON at begin() and every interval_s, off the pipeline's thread (it is a few KB).
+void NatsImageSink::series_loop() noexcept {
+  while (!stop_.load(std::memory_order_acquire)) {
     const uint32_t seen = work_.load(std::memory_order_acquire);
     if (series_due_.exchange(false, std::memory_order_acq_rel)) publish_series(series_json_);
-    uint32_t index;
-    bool any = false;
-    while (filled_.try_pop(index)) {
-      any = true;
-      // Not connected or too many acks pending: keep this image and try again (the buffer in
-      // front absorbs the outage; publish() drops the newest once it is full).
-      bool sent = true;
-      while (!(sent = publish_buffer(index))) {
-        retries_.fetch_add(1, std::memory_order_relaxed);
-        const bool give_up = aborted_.load(std::memory_order_relaxed) ||
-                             stop_.load(std::memory_order_relaxed) ||
-                             (deadline_ns && pipeline::now_ns() > deadline_ns);
-        if (give_up) {
-          abandoned_.fetch_add(1, std::memory_order_relaxed);
-          break;
-        }
-        std::this_thread::sleep_for(milliseconds(5));
-      }
-      if (sent) published_.fetch_add(1, std::memory_order_relaxed);
-      free_.try_push(index);
-    }
-    if (ending_.load(std::memory_order_acquire) && !any) {
-      if (!deadline_ns) deadline_ns = pipeline::now_ns() + options_.end_timeout_ms * 1'000'000;
-      if (filled_.size_approx() == 0) break;
-    }
     if (stop_.load(std::memory_order_acquire)) return;
-    if (!any) work_.wait(seen, std::memory_order_acquire);
+    work_.wait(seen, std::memory_order_acquire);
   }
-  // Ending: the series-end message with the final counts, then wait for every outstanding
-  // acknowledgement.
-  try {
-    publish_series(
-        sinks::series_end_json(options_.series, published_.load(),
-                               dropped_full_.load() + abandoned_.load() + filled_.size_approx()));
-  } catch (...) {
-    link_->note_error("end: could not build the series-end message");
-  }
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = std::max<int64_t>(1, (deadline_ns - pipeline::now_ns()) / 1'000'000);
-  if (js_PublishAsyncComplete(link_->jetstream(), &po) != NATS_OK)
-    link_->note_error("end: JetStream did not acknowledge every image in time");
 }
 
 void NatsImageSink::end() noexcept {
-  ending_.store(true, std::memory_order_release);
+  if (ended_) return;
+  ended_ = true;
+  if (aborted_.load(std::memory_order_relaxed)) {
+    publisher_->finish(0);
+  } else {
+    publisher_->finish(options_.end_timeout_ms);
+  }
+  stop_.store(true, std::memory_order_release);
   wake();
-  if (sender_.joinable()) sender_.join();
+  if (series_thread_.joinable()) series_thread_.join();
+  // The series-end message with the final counts, then wait for its acknowledgement.
+  const auto p = publisher_->stats(false);
+  try {
+    publish_series(sinks::series_end_json(options_.series, p.acked,
+                                          p.dropped_full + p.abandoned));
+  } catch (...) {
+    publisher_->link().note_error("end: could not build the series-end message");
+  }
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 2000;
+  if (js_PublishAsyncComplete(publisher_->link().jetstream(), &po) != NATS_OK)
+    publisher_->link().note_error("end: JetStream did not acknowledge the series end in time");
 }
 
 pipeline::SinkStats NatsImageSink::stats() const noexcept {
+  const auto p = publisher_->stats(false);
   pipeline::SinkStats s;
-  s.sent = acks_->acked.load(std::memory_order_relaxed);
-  s.dropped =
-      dropped_full_.load(std::memory_order_relaxed) + abandoned_.load(std::memory_order_relaxed);
-  s.errors = acks_->failed.load(std::memory_order_relaxed);
+  s.sent = p.acked;
+  s.dropped = p.dropped_full + p.abandoned;
+  s.errors = p.reordered;  // failures are retried; one stored out of order is the harm left
   return s;
 }
 
 NatsSinkStats NatsImageSink::nats_stats() const {
+  const auto p = publisher_->stats();
   NatsSinkStats s;
-  s.acked = acks_->acked.load(std::memory_order_relaxed);
-  s.ack_failures = acks_->failed.load(std::memory_order_relaxed);
-  s.dropped_full = dropped_full_.load(std::memory_order_relaxed);
-  s.abandoned = abandoned_.load(std::memory_order_relaxed);
-  s.retries = retries_.load(std::memory_order_relaxed);
-  s.backlog = filled_.size_approx();
-  s.disconnects = link_->disconnects();
-  s.reconnects = link_->reconnects();
-  s.connected = link_->connected();
-  {
-    std::lock_guard lock(acks_->error_mutex);
-    s.last_error = acks_->last_error;
-  }
-  if (s.last_error.empty()) s.last_error = link_->last_error();
+  s.acked = p.acked;
+  s.ack_failures = p.failures;
+  s.resent = p.resent;
+  s.duplicates = p.duplicates;
+  s.reordered = p.reordered;
+  s.dropped_full = p.dropped_full;
+  s.abandoned = p.abandoned;
+  s.retries = p.refused_locally + series_failures_.load(std::memory_order_relaxed);
+  s.backlog = p.backlog;
+  s.disconnects = publisher_->link().disconnects();
+  s.reconnects = publisher_->link().reconnects();
+  s.connected = publisher_->link().connected();
+  s.last_error = p.last_error;
   return s;
 }
 

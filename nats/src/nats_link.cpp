@@ -16,6 +16,14 @@ void check(natsStatus s, const std::string& what) {
                                        detail && *detail ? " — " : "", detail ? detail : ""));
 }
 
+natsStatus fetch_batch(natsMsgList* list, natsSubscription* sub, int batch, int64_t timeout_ms,
+                       jsErrCode* err) {
+  int queued = 0, queued_bytes = 0;
+  if (natsSubscription_GetPending(sub, &queued, &queued_bytes) != NATS_OK) queued = 0;
+  const int ask = queued > 0 ? queued + 4 * batch : batch;
+  return natsSubscription_Fetch(list, sub, ask, timeout_ms, err);
+}
+
 NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
     : address_(address), options_(options) {
   const std::string where = fmt::format("NATS {}", address_.server_url);
@@ -101,6 +109,7 @@ void NatsLink::on_disconnected(natsConnection*, void* self) {
   auto* link = static_cast<NatsLink*>(self);
   if (link->closing_.load()) return;
   link->disconnects_.fetch_add(1, std::memory_order_relaxed);
+  if (link->options_.on_disconnect) link->options_.on_disconnect(link->options_.disconnect_closure);
   link->note_error(fmt::format("disconnected from {}; reconnecting", link->address_.server_url));
 }
 

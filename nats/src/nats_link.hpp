@@ -27,6 +27,8 @@ struct NatsLinkOptions {
   bool wait_for_server = true;  // false: fail at once when no server answers the first connect
   jsPubAckHandler ack_handler = nullptr;  // called for every async publish (success or error)
   void* ack_closure = nullptr;
+  void (*on_disconnect)(void*) = nullptr;  // called (libnats' thread) when the connection drops
+  void* disconnect_closure = nullptr;
 };
 
 class NatsLink {
@@ -65,6 +67,15 @@ class NatsLink {
   mutable std::mutex error_mutex_;  // only to copy or replace the string, never per frame
   std::string last_error_;
 };
+
+// natsSubscription_Fetch, working around libnats 3.4.1: its Fetch first moves every message
+// already queued on the subscription (late answers to earlier, expired pull requests: a busy
+// process) into an array sized for `batch`, and wrote past it when more were queued (valgrind:
+// "Invalid write … 0 bytes after a block of size 512" in _fetch, a worker holding 100 beds).
+// Asks for at least what is queued plus room for what may still arrive meanwhile; the list can
+// then hold more than `batch` messages.
+natsStatus fetch_batch(natsMsgList* list, natsSubscription* sub, int batch, int64_t timeout_ms,
+                       jsErrCode* err);
 
 // Throws std::runtime_error "<what>: <libnats status text> (<last error>)" unless s is NATS_OK.
 void check(natsStatus s, const std::string& what);

@@ -1,12 +1,16 @@
 // A 3-node JetStream cluster on loopback ports with the raw-frame stream replicated three times:
 // a device gateway (eitstream's NATS device link) publishes frames, one node is killed outright
 // mid-stream, the gateway carries on, and a reader on a surviving node finds every frame once,
-// in order.
+// in order. Then the stream's LEADER is killed mid-stream (the gateway is connected to it): the
+// gateway resends what the election swallowed, and a reader following the stream through a
+// durable consumer carries on across the election with every frame once, in order.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -55,6 +59,53 @@ std::string create_replicated_raw_stream(const std::string& url) {
   return leader;
 }
 
+// Follows `subject` through a durable, replicated pull consumer on `url` while frames are being
+// published, retrying through errors (a node dies, the consumer's leader moves), until `count`
+// frames arrived or `limit` passed. Independent of the code under test (libnats directly).
+std::vector<std::string> follow_durable(const std::string& url, const std::string& subject,
+                                        size_t count, std::chrono::seconds limit) {
+  std::vector<std::string> out;
+  natsConnection* nc = nullptr;
+  natsOptions* opts = nullptr;
+  natsOptions_Create(&opts);
+  natsOptions_SetURL(opts, url.c_str());
+  natsOptions_SetMaxReconnect(opts, -1);
+  natsOptions_SetReconnectWait(opts, 100);
+  if (natsConnection_Connect(&nc, opts) != NATS_OK) {
+    natsOptions_Destroy(opts);
+    return out;
+  }
+  jsCtx* js = nullptr;
+  natsConnection_JetStream(&js, nc, nullptr);
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = eit::nats::kRawStream;
+  so.Config.AckPolicy = js_AckExplicit;
+  so.Config.Replicas = 3;
+  natsSubscription* sub = nullptr;
+  jsErrCode err;
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (js_PullSubscribe(&sub, js, subject.c_str(), "leader-kill-reader", nullptr, &so, &err) !=
+             NATS_OK &&
+         std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(200ms);
+  while (sub && out.size() < count && std::chrono::steady_clock::now() < end) {
+    natsMsgList list{};
+    if (natsSubscription_Fetch(&list, sub, 64, 200, &err) != NATS_OK) continue;
+    for (int i = 0; i < list.Count; ++i) {
+      natsMsg* m = list.Msgs[i];
+      out.emplace_back(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
+      natsMsg_AckSync(m, nullptr, nullptr);  // acknowledged before the next fetch: none twice
+    }
+    natsMsgList_Destroy(&list);
+  }
+  if (sub) natsSubscription_Destroy(sub);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  natsOptions_Destroy(opts);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("3-node cluster, stream with 3 replicas: one node killed mid-stream, no frame lost") {
@@ -91,4 +142,57 @@ TEST_CASE("3-node cluster, stream with 3 replicas: one node killed mid-stream, n
   for (size_t i = 0; i < frames.size(); ++i)
     in_order = in_order && frames[i].data == fmt::format("frame {:06d}", i);
   CHECK(in_order);
+}
+
+TEST_CASE("3-node cluster: the stream's leader killed mid-stream, the gateway resends what the "
+          "election lost, a live reader gets every frame once, in order") {
+  eit::test::NatsCluster cluster;
+  if (!cluster.available()) {
+    MESSAGE("SKIPPED: nats-server is not installed");
+    return;
+  }
+  const std::string leader = create_replicated_raw_stream(cluster.url(0));
+  REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
+  int leader_node = 0;
+  for (int i = 0; i < eit::test::NatsCluster::kNodes; ++i)
+    if (cluster.name(i) == leader) leader_node = i;
+  const int reader_node = (leader_node + 1) % eit::test::NatsCluster::kNodes;
+
+  // 1,500 frames at ~500 frames/s (3 s); the leader dies after 300. The election takes seconds:
+  // the gateway's 4,096 slots hold what JetStream cannot take meanwhile.
+  constexpr size_t kFrames = 1500;
+  std::vector<std::string> got;
+  std::thread reader([&] {
+    got = follow_durable(cluster.url(reader_node), "eit.icu.4.raw", kFrames, 60s);
+  });
+  eit::nats::NatsDeviceLinkOptions lo;
+  lo.slots = 4096;
+  lo.max_message_bytes = 64;
+  auto link = eit::nats::open_nats_device_link(cluster.url(leader_node) + "?site=icu&bed=4", lo);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < kFrames; ++i) {
+    if (i == 300) cluster.kill_node(leader_node);
+    const std::string frame = fmt::format("frame {:06d}", i);
+    CHECK(link->send(std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size())));
+    std::this_thread::sleep_until(t0 + 2ms * static_cast<int>(i + 1));
+  }
+  CHECK(link->drain(30s));  // every frame stored at last
+  CHECK(link->dropped() == 0);
+  const auto gs = eit::nats::nats_gateway_stats(*link);
+  REQUIRE(gs);
+  MESSAGE("leader kill: gateway stored " << gs->stored << ", failures " << gs->failures
+                                         << ", resent " << gs->resent << ", duplicates "
+                                         << gs->duplicates << ", reordered " << gs->reordered);
+  CHECK(gs->stored == kFrames);
+  CHECK(gs->reordered == 0);
+  link.reset();
+  reader.join();
+
+  CHECK(got.size() == kFrames);
+  size_t first_wrong = got.size();
+  for (size_t i = 0; i < got.size() && first_wrong == got.size(); ++i)
+    if (got[i] != fmt::format("frame {:06d}", i)) first_wrong = i;
+  CHECK_MESSAGE(first_wrong == got.size(), "frame " << first_wrong << " is "
+                                                   << (first_wrong < got.size() ? got[first_wrong]
+                                                                                : std::string()));
 }

@@ -1,9 +1,10 @@
 // The CLI through a real `nats-server -js`: a device gateway (`emulate --to nats://…`) puts raw
 // frames into JetStream, `run --source nats://…` reconstructs every one of them in order and
 // `--publish nats://…` stores the images; a second run on the same bed resumes where the first
-// stopped (durable consumer).
+// stopped (durable consumer); `listen` and `reconstruct` replay a bed's history from a time.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -109,4 +110,49 @@ TEST_CASE("listen nats://…&since= replays a bed's images from a time, all of t
   CHECK(listen(fmt::format("{:.3f}", between)) == 40);  // the second run's images only
   CHECK(listen("all") == 70);
   CHECK(listen(fmt::format("{:.0f}", between + 3600)) == 0);
+}
+
+TEST_CASE("reconstruct nats://…&since= replays a bed's raw frames from JetStream into an image "
+          "file, from a time or all of them, and ends when caught up") {
+  eit::test::NatsServer server;
+  if (!server.available()) {
+    MESSAGE("SKIPPED: nats-server is not installed");
+    return;
+  }
+  const std::string bed = server.url() + "?site=icu&bed=7";
+  const auto emulate = [&](int frames, int seq_start) {
+    Subprocess d({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count",
+                  std::to_string(frames), "--seq-start", std::to_string(seq_start), "--unpaced"});
+    REQUIRE(d.wait(120s) == 0);
+  };
+  emulate(50, 0);
+  std::this_thread::sleep_for(200ms);
+  const double between =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::this_thread::sleep_for(200ms);
+  emulate(70, 50);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("eit-nats-reconstruct-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto replay = [&](const std::string& since, const std::string& name) {
+    const std::string out = (dir / name).string();
+    Subprocess r({EITSTREAM_BIN, "reconstruct", bed + "&since=" + since, "-o", out, "--quiet"});
+    const int rc = r.wait(120s);
+    INFO("reconstruct's stderr: " << r.err() << "\nstdout: " << r.out());
+    REQUIRE(rc == 0);
+    std::smatch m;
+    const std::string text = r.out();
+    REQUIRE(std::regex_search(text, m,
+                              std::regex(R"((\d+) frames → (\d+) images in .*, (\d+) unreadable, (\d+) missing by seq)")));
+    CHECK(m[1] == m[2]);
+    CHECK(m[3] == "0");
+    CHECK(m[4] == "0");
+    CHECK(std::filesystem::exists(out));
+    return std::stoull(m[2]);
+  };
+  CHECK(replay(fmt::format("{:.3f}", between), "second.h5") == 70);
+  CHECK(replay("all", "all.h5") == 120);
+  CHECK(replay(fmt::format("{:.0f}", between + 3600), "none.h5") == 0);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }

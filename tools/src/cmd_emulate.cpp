@@ -81,7 +81,10 @@ void run_emulate(EmulateArgs a) {
                   feed->describe(), n, protocol.n_electrodes, protocol.options.drive_distance,
                   protocol.options.measure_step, recon::to_string(protocol.options.order)));
 
-  auto link = is_nats_uri(a.to) ? open_nats_link(a.to) : acquisition::open_device_link(a.to);
+  const size_t frame_bytes = a.format == "ingest" ? acquisition::ingest_frame_size(sample_type, n)
+                                                  : acquisition::openeit_line_capacity(n);
+  auto link = is_nats_uri(a.to) ? open_nats_link(a.to, frame_bytes)
+                                : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
   say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
@@ -103,8 +106,6 @@ void run_emulate(EmulateArgs a) {
   say("emulate: sending");
 
   std::vector<float> values(n);
-  const size_t frame_bytes = a.format == "ingest" ? acquisition::ingest_frame_size(sample_type, n)
-                                                  : acquisition::openeit_line_capacity(n);
   const bool datagrams = a.to.rfind("udp://", 0) == 0;
   const size_t per_message = datagrams ? a.frames_per_datagram : 1;
   std::vector<uint8_t> message(frame_bytes * per_message);
@@ -144,8 +145,9 @@ void run_emulate(EmulateArgs a) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   say(
       fmt::format("emulate: done: {} frames encoded, {} sends dropped with no receiver, {} "
-                  "disconnects, {} unreadable frames, {:.3f} s{}",
+                  "disconnects, {} unreadable frames, {:.3f} s{}{}",
                   sent, link->dropped(), link->disconnects(), feed->bad_frames(), secs,
+                  nats_link_summary(*link),
                   drained ? "" : " (the receiver did not read everything)"));
 }
 

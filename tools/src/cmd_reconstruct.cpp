@@ -21,6 +21,8 @@
 #include "eit/sinks/hdf5_image_recorder.hpp"
 #include "offline_reconstruct.hpp"
 #include "progress_report.hpp"
+#include "reconstruct_nats.hpp"
+#include "run_nats.hpp"
 #include "recording_option_table.hpp"
 #include "reference_choice.hpp"
 #include "source_fingerprint.hpp"
@@ -112,10 +114,26 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   return written;
 }
 
+// nats://…?site=S&bed=B[&since=…]: the bed's raw frames from JetStream (reconstruct_nats.hpp).
+void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
+                           const std::string& uri) {
+  if (a.output.empty())
+    throw CommandError(fmt::format("{}: a NATS replay needs -o IMAGES.h5", uri));
+  const auto r = reconstruct_nats(uri, model, a.output, a.quiet);
+  fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
+             uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
+}
+
 void run_reconstruct(const ReconstructArgs& a) {
   recon::Model model =
       a.model.empty() || a.model == "builtin" ? recon::default_model() : recon::load_model(a.model);
-  for (const auto& r : a.recordings) reconstruct_one(a, model, r);
+  for (const auto& r : a.recordings) {
+    if (is_nats_uri(r)) {
+      reconstruct_from_nats(a, model, r);
+      continue;
+    }
+    reconstruct_one(a, model, r);
+  }
 }
 
 const RegisterCommand kReconstruct{
@@ -126,7 +144,9 @@ const RegisterCommand kReconstruct{
           "Turn every frame of recordings into an HDF5 image file, as fast as the machine allows "
           "(batched GEMM)");
       cmd->add_option("recordings", a->recordings,
-                      "Recording files (any format run reads, incl. eitstream raw .h5)")
+                      "Recording files (any format run reads, incl. eitstream raw .h5), or "
+                      "nats://HOST:PORT?site=S&bed=B[&since=all|SECONDS] (a bed's raw frames "
+                      "from JetStream, with -o)")
           ->required();
       cmd->add_option("--model", a->model, "Model file (HDF5); default: the built-in model");
       cmd->add_option("-o,--output", a->output,

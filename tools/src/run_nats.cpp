@@ -31,8 +31,11 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
   return nats::open_nats_source(uri, o, protocol);
 }
 
-std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri) {
-  return nats::open_nats_device_link(uri);
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
+                                                        size_t max_message_bytes) {
+  nats::NatsDeviceLinkOptions o;
+  o.max_message_bytes = max_message_bytes;
+  return nats::open_nats_device_link(uri, o);
 }
 
 std::string nats_status(const pipeline::ImageSink& sink) {
@@ -42,8 +45,20 @@ std::string nats_status(const pipeline::ImageSink& sink) {
   std::string line = fmt::format("nats {} acked, {} dropped, backlog {}{}", s.acked,
                                  s.dropped_full + s.abandoned, s.backlog,
                                  s.connected ? "" : ", DISCONNECTED");
-  if (s.ack_failures) line += fmt::format(", {} not stored", s.ack_failures);
+  if (s.ack_failures) line += fmt::format(", {} refused and sent again", s.ack_failures);
+  if (s.reordered) line += fmt::format(", {} stored out of order", s.reordered);
   if (s.reconnects) line += fmt::format(", reconnects {}", s.reconnects);
+  return line;
+}
+
+std::string nats_link_summary(const acquisition::DeviceLink& link) {
+  const auto s = nats::nats_gateway_stats(link);
+  if (!s) return {};
+  std::string line = fmt::format(", JetStream stored {}", s->stored);
+  if (s->failures)
+    line += fmt::format(", {} refused and sent again ({} already stored)", s->failures,
+                        s->duplicates);
+  if (s->reordered) line += fmt::format(", {} stored out of order", s->reordered);
   return line;
 }
 
@@ -63,10 +78,11 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
                                             const recon::Protocol&) {
   unavailable(uri);
 }
-std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri) {
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t) {
   unavailable(uri);
 }
 std::string nats_status(const pipeline::ImageSink&) { return {}; }
+std::string nats_link_summary(const acquisition::DeviceLink&) { return {}; }
 
 #endif
 

@@ -10,6 +10,7 @@
 // Eit-Model: NAME, which `eitstream worker` uses to pick the bed's model. Set-up throws naming the
 // URI and the server.
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "eit/acquisition/device_link.hpp"
@@ -22,7 +23,35 @@ namespace eit::nats {
 // The message header naming a raw frame's model (`emulate --to 'nats://…?model=NAME'`).
 inline constexpr const char* kModelHeader = "Eit-Model";
 
-std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri);
+// The gateway keeps up to `slots` frames of at most max_message_bytes until JetStream stored
+// them (in order, each once: a frame refused or not acknowledged in ack_wait_ms is sent again,
+// e.g. while a cluster re-elects the stream's leader); send() drops a frame when all are taken.
+struct NatsDeviceLinkOptions {
+  size_t slots = 1024;
+  size_t max_message_bytes = 16 * 1024;
+  int64_t ack_wait_ms = 2000;
+};
+
+std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
+                                                               NatsDeviceLinkOptions options = {});
+
+// What a gateway's publisher did, for its summary; nullopt when `link` is not a NATS gateway.
+struct NatsGatewayStats {
+  uint64_t stored = 0;      // frames JetStream acknowledged
+  uint64_t failures = 0;    // publishes refused or not acknowledged in time (each sent again)
+  uint64_t resent = 0;      // publishes of a frame sent before
+  uint64_t duplicates = 0;  // resent frames the stream already had (kept once)
+  uint64_t reordered = 0;   // frames stored after a later one
+};
+std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link);
+
+// A bed's raw frames replayed from JetStream (`reconstruct nats://…?site=S&bed=B&since=…`): an
+// ordered consumer (nothing acknowledged, nothing left on the server) from since=all (default) or
+// since=<seconds since the epoch>, ending once it has caught up with the stream (the last frame
+// delivered says none is pending, or nothing came for idle_ms).
+std::unique_ptr<pipeline::Source> open_nats_replay_source(
+    std::string_view uri, const acquisition::LiveSourceOptions& options,
+    const recon::Protocol& protocol, int64_t idle_ms = 2000);
 
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,

@@ -1,10 +1,15 @@
 #pragma once
 // NatsImageReader: what `eitstream listen nats://HOST:PORT?site=S&bed=B[&since=…]` reads, one
-// bed's images from the EIT_IMAGES stream (eit.<site>.<bed>.img; a consumer's filter must lie
-// within one of the stream's subjects, so the series messages are not included),
-// through an ordered JetStream consumer (in stream order, no acknowledgements, gone when the
-// reader goes). since=new (default: only what arrives from now on), since=all (the whole
-// retained history), or since=<seconds since the epoch> (replay from that time).
+// bed's images (eit.<site>.<bed>.img) and series messages (….series) from the EIT_IMAGES stream,
+// through two ordered JetStream consumers (nats-server 2.9 takes one subject filter per consumer),
+// merged back into stream order (no acknowledgements, gone when the reader goes).
+// since=new (default: from now on), since=all (the whole retained history), or
+// since=<seconds since the epoch> (replay from that time).
+//
+// A replay starts with the series message in effect at its start: for since=new the bed's last
+// series message, for since=T the last one stored before T (looked for in the `series_lookback_s`
+// before T; the sink repeats it every 2 s), unless that was a series-end. Then images and series
+// messages come in the order the stream stored them.
 //
 // Threads: one. next() waits at most timeout_ms; allocation per message (a listener's path).
 #include <memory>
@@ -14,13 +19,14 @@
 namespace eit::nats {
 
 struct ImageStreamMessage {
-  std::string kind;  // "img" (the subject's last token)
+  std::string kind;  // "img" or "series" (the subject's last token)
   std::string data;  // img: 112-byte header then float32 payload; series: the JSON
 };
 
 class NatsImageReader {
  public:
-  explicit NatsImageReader(std::string_view uri);  // throws naming the URI and the server
+  // Throws naming the URI and the server.
+  explicit NatsImageReader(std::string_view uri, double series_lookback_s = 10.0);
   ~NatsImageReader();
   NatsImageReader(const NatsImageReader&) = delete;
   NatsImageReader& operator=(const NatsImageReader&) = delete;
