@@ -130,7 +130,7 @@ TEST_CASE("the voxel mask matches the cylinder, plane by plane") {
         }
       }
   CHECK(inside > 4 * 150);  // about π · 8² ≈ 200 per plane
-  CHECK(undecided < 4 * 16);
+  CHECK(undecided <= 4 * 16);  // the thin ring 0.985 ≤ r ≤ 1 (16 per plane on this grid)
   // Masked voxels have empty rows in P.
   for (size_t v = 0; v < g.mask.size(); ++v)
     if (g.mask[v]) CHECK(map.P.row(static_cast<Eigen::Index>(v)).nonZeros() == 0);

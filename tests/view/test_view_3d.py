@@ -45,15 +45,25 @@ def probe_when_drawn(driver, timeout=20):
         time.sleep(0.2)
 
 
-def run_view(model):
-    return Process([eitstream_bin(), "run", "--model", str(model), "--http", "127.0.0.1:0",
-                    "--endpoint", "tcp://127.0.0.1:*", "--fps", "20", "--duration", "30",
-                    "--quiet"])
+def run_view(model, tmp_path):
+    """`run` replaying frames around the model's v_ref (a .npy file), looped at 20 frames/s."""
+    import h5py
+    import numpy as np
+
+    with h5py.File(model, "r") as f:
+        v_ref = f["v_ref"][()]
+    rng = np.random.default_rng(5)
+    frames = (v_ref * (1 + 0.01 * rng.standard_normal((40, v_ref.size)))).astype("<f4")
+    source = tmp_path / f"{model.stem}_frames.npy"
+    np.save(source, frames)
+    return Process([eitstream_bin(), "run", "--model", str(model), "--source", str(source),
+                    "--loop", "--http", "127.0.0.1:0", "--endpoint", "tcp://127.0.0.1:*",
+                    "--fps", "20", "--duration", "30", "--quiet"])
 
 
 def test_voxel_model_is_drawn_as_z_planes(chromium, tmp_path):
     model = build(tmp_path, "voxels.h5", "--voxels", "8x8x4")
-    run = run_view(model)
+    run = run_view(model, tmp_path)
     try:
         driver = chromium(f"http://127.0.0.1:{view_port(run)}/")
         got = probe_when_drawn(driver)
@@ -71,7 +81,7 @@ def test_voxel_model_is_drawn_as_z_planes(chromium, tmp_path):
 
 def test_per_tetrahedron_model_gets_a_notice(chromium, tmp_path):
     model = build(tmp_path, "tets.h5")
-    run = run_view(model)
+    run = run_view(model, tmp_path)
     try:
         driver = chromium(f"http://127.0.0.1:{view_port(run)}/")
         got = probe_when_drawn(driver)

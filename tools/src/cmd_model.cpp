@@ -1,6 +1,7 @@
 // `eitstream model build|info|import`: make, inspect and import reconstruction models.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -114,6 +115,11 @@ int electrode_count(const recon::Mesh& mesh, ProtocolArgs& protocol) {
 
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
+  std::optional<recon::VoxelGridOptions> voxels;  // checked before the slow steps
+  if (!a.voxels.empty()) {
+    voxels = recon::parse_voxel_spec(a.voxels);
+    voxels->samples = a.voxel_samples;
+  }
   const bool complete = a.electrode_model == "complete";
   a.mesh.electrode_width = complete ? a.electrode_width : 0.0;
   a.mesh.n_electrodes = a.protocol.options.n_electrodes;
@@ -187,10 +193,9 @@ void run_build(BuildArgs& a) {
     else
       params.insert(close, (params.find(':') == std::string::npos ? "" : ", ") + p);
   }
-  if (!a.voxels.empty()) {
+  if (voxels) {
     t = Clock::now();
-    recon::VoxelGridOptions vo = recon::parse_voxel_spec(a.voxels);
-    vo.samples = a.voxel_samples;
+    const recon::VoxelGridOptions& vo = *voxels;
     recon::map_to_voxels(rm, vo);
     fmt::print("voxels      {:9.2f} ms  {} × {} × {} (nx × ny × nz), {}³ samples per voxel\n",
                ms_since(t), vo.nx, vo.ny, vo.nz, vo.samples);
