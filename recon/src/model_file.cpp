@@ -223,8 +223,10 @@ void validate_model(const Model& m, const std::string& what) {
       bad(fmt::format("grid is {} × {} × {} (nx × ny × nz), expected positive sizes", grid.nx,
                       grid.ny, grid.nz));
     if (static_cast<Eigen::Index>(grid.n_pixels()) != m.H.rows())
-      bad(fmt::format("H has {} rows, the grid has {} × {} × {} = {} pixels", m.H.rows(), grid.nz,
-                      grid.ny, grid.nx, grid.n_pixels()));
+      bad(grid.nz > 1 ? fmt::format("H has {} rows, the voxel grid has {} × {} × {} = {} voxels",
+                                    m.H.rows(), grid.nz, grid.ny, grid.nx, grid.n_pixels())
+                      : fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(),
+                                    grid.ny, grid.nx, grid.n_pixels()));
     if (grid.mask.size() != grid.n_pixels())
       bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(),
                       grid.n_pixels()));
