@@ -29,7 +29,7 @@ return {planes: view.planes, shape: st.series.image.shape, opaque, inside,
 def build(tmp_path, name, *extra):
     out = tmp_path / name
     subprocess.run([eitstream_bin(), "model", "build", "--dim", "3", "--h0", "0.45",
-                    "--electrodes", "16", "--rings", "2", "--pattern", "planar",
+                    "--electrodes", "16", "--rings", "2",
                     "--algorithm", "jac", *extra, "-o", str(out)],
                    check=True, capture_output=True, text=True, timeout=120)
     return out
