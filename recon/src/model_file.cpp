@@ -228,8 +228,7 @@ void validate_model(const Model& m, const std::string& what) {
                       : fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(),
                                     grid.ny, grid.nx, grid.n_pixels()));
     if (grid.mask.size() != grid.n_pixels())
-      bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(),
-                      grid.n_pixels()));
+      bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(), grid.n_pixels()));
   }
 }
 

@@ -9,10 +9,14 @@ namespace eit::recon {
 
 std::string_view to_string(RingPattern pattern) noexcept {
   switch (pattern) {
-    case RingPattern::kAll: return "all";
-    case RingPattern::kPlanar: return "planar";
-    case RingPattern::kSquare: return "square";
-    case RingPattern::kZigzag: return "zigzag";
+    case RingPattern::kAll:
+      return "all";
+    case RingPattern::kPlanar:
+      return "planar";
+    case RingPattern::kSquare:
+      return "square";
+    case RingPattern::kZigzag:
+      return "zigzag";
   }
   return "all";
 }
@@ -22,8 +26,8 @@ RingPattern parse_ring_pattern(std::string_view text) {
   if (text == "planar") return RingPattern::kPlanar;
   if (text == "square") return RingPattern::kSquare;
   if (text == "zigzag") return RingPattern::kZigzag;
-  throw std::invalid_argument(fmt::format(
-      "ring pattern '{}': expected 'all', 'planar', 'square' or 'zigzag'", text));
+  throw std::invalid_argument(
+      fmt::format("ring pattern '{}': expected 'all', 'planar', 'square' or 'zigzag'", text));
 }
 
 std::vector<int> ring_path(RingPattern pattern, int n_all, int n_rings) {
@@ -71,8 +75,8 @@ Protocol make_ring_protocol(const RingProtocolOptions& r) {
     // One ring along the path, then each position renamed to the electrode standing there.
     const std::vector<int> path = ring_path(r.pattern, n_all, r.n_rings);
     Protocol p = make_ring_protocol({o, 1, RingPattern::kAll, r.exclude_next});
-    for (Drive& d : p.drives) d = {path[static_cast<size_t>(d.source)],
-                                   path[static_cast<size_t>(d.sink)]};
+    for (Drive& d : p.drives)
+      d = {path[static_cast<size_t>(d.source)], path[static_cast<size_t>(d.sink)]};
     for (Measurement& m : p.measurements)
       m = {m.drive, path[static_cast<size_t>(m.positive)], path[static_cast<size_t>(m.negative)]};
     return p;

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 namespace eit::recon {
 namespace {
@@ -85,9 +85,9 @@ VoxelGridOptions parse_voxel_spec(std::string_view text) {
 
 GridGeometry voxel_grid_over(const NodeMatrix& nodes, const VoxelGridOptions& o) {
   if (nodes.cols() != 3 || nodes.rows() == 0)
-    throw std::invalid_argument(fmt::format(
-        "voxel grid: the mesh has {} × {} nodes, expected 3-D nodes (n × 3)", nodes.rows(),
-        nodes.cols()));
+    throw std::invalid_argument(
+        fmt::format("voxel grid: the mesh has {} × {} nodes, expected 3-D nodes (n × 3)",
+                    nodes.rows(), nodes.cols()));
   if (o.nx < 1 || o.ny < 1 || o.nz < 1)
     throw std::invalid_argument(
         fmt::format("voxel grid {} × {} × {}: expected positive sizes", o.nx, o.ny, o.nz));
@@ -208,7 +208,8 @@ VoxelMap make_voxel_map(const MeshGeometry& mesh, const VoxelGridOptions& o) {
     }
     if (inside == 0) {  // every sample fell outside (a sliver of body): use the centre alone
       const int e = at_centre.element[v];
-      if (!on_nodes) row.emplace_back(e, 1.0);
+      if (!on_nodes)
+        row.emplace_back(e, 1.0);
       else
         for (int j = 0; j < 4; ++j)
           row.emplace_back(mesh.elements(e, j), at_centre.weights[4 * v + static_cast<size_t>(j)]);
@@ -238,9 +239,9 @@ void map_to_voxels(ReconstructionMatrix& rm, const VoxelGridOptions& o) {
   rm.model.H = (-rm.H).cast<float>();  // the streaming sign, as make_model folds it
   rm.model.geometry = map.grid;
   std::string& params = rm.model.parameters_json;
-  const std::string voxels = fmt::format(
-      R"("voxels": {{"nx": {}, "ny": {}, "nz": {}, "samples": {}, "from": "{}"}})", o.nx, o.ny,
-      o.nz, o.samples, from_nodes ? "nodes" : "elements");
+  const std::string voxels =
+      fmt::format(R"("voxels": {{"nx": {}, "ny": {}, "nz": {}, "samples": {}, "from": "{}"}})",
+                  o.nx, o.ny, o.nz, o.samples, from_nodes ? "nodes" : "elements");
   const auto close = params.rfind('}');
   if (close == std::string::npos)
     params = "{" + voxels + "}";

@@ -118,7 +118,8 @@ void write_geometry(hid_t root, const recon::Model& model, const std::string& fi
         for (Eigen::Index k = 0; k < mesh.elements.cols(); ++k)
           elems[i * mesh.elements.cols() + k] = static_cast<int32_t>(mesh.elements(i, k));
       const std::vector<int32_t> el(mesh.electrode_nodes.begin(), mesh.electrode_nodes.end());
-      dataset(g, "nodes", nodes.data(), {static_cast<hsize_t>(mesh.nodes.rows()), static_cast<hsize_t>(dim)}, file);
+      dataset(g, "nodes", nodes.data(),
+              {static_cast<hsize_t>(mesh.nodes.rows()), static_cast<hsize_t>(dim)}, file);
       dataset(
           g, "elements", elems.data(),
           {static_cast<hsize_t>(mesh.elements.rows()), static_cast<hsize_t>(mesh.elements.cols())},

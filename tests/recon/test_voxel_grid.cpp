@@ -99,15 +99,16 @@ TEST_CASE("point location agrees with testing every tetrahedron; outside points 
     // Barycentric weights reproduce the point.
     Eigen::Vector3d back = Eigen::Vector3d::Zero();
     for (int k = 0; k < 4; ++k)
-      back += at.weights[static_cast<size_t>(4 * i + k)] * m.nodes.row(m.elements(e, k)).transpose();
+      back +=
+          at.weights[static_cast<size_t>(4 * i + k)] * m.nodes.row(m.elements(e, k)).transpose();
     CHECK((back - p.row(i).transpose()).norm() < 1e-12);
   }
 }
 
 TEST_CASE("the voxel mask matches the cylinder, plane by plane") {
   const Mesh& m = cylinder();
-  const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements),
-                                      {16, 16, 4, 1});
+  const VoxelMap map =
+      make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements), {16, 16, 4, 1});
   const GridGeometry& g = map.grid;
   REQUIRE(g.mask.size() == 16u * 16u * 4u);
   CHECK(g.dz == doctest::Approx(0.25));
@@ -129,7 +130,7 @@ TEST_CASE("the voxel mask matches the cylinder, plane by plane") {
           ++undecided;
         }
       }
-  CHECK(inside > 4 * 150);  // about π · 8² ≈ 200 per plane
+  CHECK(inside > 4 * 150);     // about π · 8² ≈ 200 per plane
   CHECK(undecided <= 4 * 16);  // the thin ring 0.985 ≤ r ≤ 1 (16 per plane on this grid)
   // Masked voxels have empty rows in P.
   for (size_t v = 0; v < g.mask.size(); ++v)
@@ -138,8 +139,8 @@ TEST_CASE("the voxel mask matches the cylinder, plane by plane") {
 
 TEST_CASE("voxel image = per-tetrahedron image mapped: the centre's tetrahedron (S = 1)") {
   const Mesh& m = cylinder();
-  const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements),
-                                      {8, 8, 3, 1});
+  const VoxelMap map =
+      make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements), {8, 8, 3, 1});
   Eigen::VectorXd per_tet(m.n_elems());
   for (int e = 0; e < m.n_elems(); ++e) per_tet[e] = std::sin(0.37 * e) + 2.0;
   const Eigen::VectorXd vox = map.P * per_tet;
@@ -174,8 +175,8 @@ TEST_CASE("voxel image = per-tetrahedron image mapped: the centre's tetrahedron 
 TEST_CASE("voxel image = volume average over S^3 samples, against a brute-force reference") {
   const Mesh& m = cylinder();
   const int S = 3;
-  const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements),
-                                      {6, 6, 2, S});
+  const VoxelMap map =
+      make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements), {6, 6, 2, S});
   Eigen::VectorXd per_tet(m.n_elems());
   for (int e = 0; e < m.n_elems(); ++e) per_tet[e] = std::cos(0.11 * e * e) + 0.1 * e;
   const Eigen::VectorXd vox = map.P * per_tet;
@@ -210,8 +211,7 @@ TEST_CASE("voxel image = volume average over S^3 samples, against a brute-force 
 
 TEST_CASE("node output: a linear field is interpolated exactly at interior voxels") {
   const Mesh& m = cylinder();
-  const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kNodes),
-                                      {8, 8, 4, 2});
+  const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kNodes), {8, 8, 4, 2});
   CHECK(map.P.cols() == m.n_nodes());
   Eigen::VectorXd f(m.n_nodes());
   for (int i = 0; i < m.n_nodes(); ++i)
@@ -256,8 +256,8 @@ TEST_CASE("a phantom inclusion reconstructed by JAC lands in the right voxels; f
   const Eigen::VectorXf dv = (v1 - v0).cast<float>();
   const Eigen::VectorXf img = rm.model.H * dv;
   // The streaming H is P applied to the per-tetrahedron streaming H.
-  const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements),
-                                      {8, 8, 4, 3});
+  const VoxelMap map =
+      make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements), {8, 8, 4, 3});
   const Eigen::VectorXf mapped = (map.P.cast<float>() * per_tet_H) * dv;
   CHECK((img - mapped).norm() <= 1e-4f * mapped.norm());
   // The strongest voxel (image sign: conductivity up → positive) is near the inclusion.

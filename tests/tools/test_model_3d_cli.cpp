@@ -176,8 +176,8 @@ TEST_CASE("model build --dim 3 --voxels writes a voxel grid; --pattern square fo
   CHECK(has(i.output, "voxel grid: 8 × 6 × 4 (nx × ny × nz)"));
   fs::remove(out);
 
-  const Run flat = eitstream3d(fmt::format("model build --algorithm jac --voxels 8x8x2 -o {}",
-                                           temp3d("f.h5").string()));
+  const Run flat = eitstream3d(
+      fmt::format("model build --algorithm jac --voxels 8x8x2 -o {}", temp3d("f.h5").string()));
   CHECK(flat.code != 0);
   CHECK(has(flat.output, "voxel output needs a 3-D mesh"));
   const Run bad = eitstream3d(fmt::format(

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
-#include "gn_build.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/forward_model.hpp"
@@ -18,6 +17,7 @@
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/protocol_rings.hpp"
 #include "eit/recon/voxel_grid.hpp"
+#include "gn_build.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 

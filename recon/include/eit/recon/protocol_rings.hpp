@@ -16,9 +16,9 @@
 //            electrode map square32, then mk_stim_patterns(32, 1, [0 5], [0 5], …) over that
 //            order). The drives and measurements of kAll run along the path: with d = 5 and
 //            step = 5 (skip 4) it is EIDORS' square pattern.
-//   kZigzag  two rings of n: the path alternates rings, bottom 0, top 0, bottom 1, top 1, … (EIDORS'
-//            '2x16_odd-even' order, there starting on the top ring; mk_circ_tank's 'zigzag'
-//            places electrodes this way with the rings offset by half a pitch).
+//   kZigzag  two rings of n: the path alternates rings, bottom 0, top 0, bottom 1, top 1, …
+//            (EIDORS' '2x16_odd-even' order, there starting on the top ring; mk_circ_tank's
+//            'zigzag' places electrodes this way with the rings offset by half a pitch).
 // Measurements on a driven electrode are left out unless base.measure_on_driven; exclude_next = K
 // (EIDORS' no_meas_current_nextK) also leaves out those on the K electrodes either side of a driven
 // one in its ring. Pure; throws std::invalid_argument naming the option and its range.

@@ -45,8 +45,9 @@ struct PointLocation {
   std::vector<int> element;
   std::vector<double> weights;
 };
-PointLocation locate_points(const NodeMatrix& nodes, const ElementMatrix& tets,
-                            const Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>& points);
+PointLocation locate_points(
+    const NodeMatrix& nodes, const ElementMatrix& tets,
+    const Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>& points);
 
 // P (n_voxels × n_out of the mesh: elements or nodes) and the grid with its mask.
 struct VoxelMap {
