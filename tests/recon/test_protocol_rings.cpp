@@ -86,7 +86,7 @@ TEST_CASE("planar skip-k drives, exclude_next and measure_on_driven") {
   CHECK(make_ring_protocol(planar(32, 2)).n_meas() == 32 * 29);
 }
 
-TEST_CASE("pattern all ignores rings; bad ring options are refused by name") {
+TEST_CASE("pattern all ignores rings, bad ring options are refused by name") {
   RingProtocolOptions all;
   all.base.n_electrodes = 16;
   all.n_rings = 2;
@@ -129,7 +129,7 @@ TEST_CASE("square: the path of 2 rings of 4 and its adjacent protocol (hand tabl
   CHECK(p.n_meas() == 8 * 5);
 }
 
-TEST_CASE("square 2 x 16 follows EIDORS' square32 electrode map; skip-4 gives 928 measurements") {
+TEST_CASE("square 2 x 16 follows EIDORS' square32 electrode map, skip-4 gives 928 measurements") {
   // square32 in mk_thorax_model_grychtol2016a: m(1) = 1, m(i) = m(i−1) + [48 1 −48 1](i−1 mod 4),
   // over EIDORS electrodes 1..16 (bottom ring) and 49..64 (top ring): here 0..15 and 16..31.
   const int steps[4] = {48, 1, -48, 1};
@@ -155,7 +155,7 @@ TEST_CASE("square 2 x 16 follows EIDORS' square32 electrode map; skip-4 gives 92
   }
 }
 
-TEST_CASE("zigzag alternates rings; square and zigzag need 2 rings") {
+TEST_CASE("zigzag alternates rings, square and zigzag need 2 rings") {
   CHECK(ring_path(RingPattern::kZigzag, 8, 2) == std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7});
   RingProtocolOptions o = planar(8, 2);
   o.pattern = RingPattern::kZigzag;

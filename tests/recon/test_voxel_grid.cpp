@@ -81,7 +81,7 @@ TEST_CASE("voxel spec parsing and the grid over the bounding box") {
   CHECK(g.n_pixels() == 64);
 }
 
-TEST_CASE("point location agrees with testing every tetrahedron; outside points get -1") {
+TEST_CASE("point location agrees with testing every tetrahedron, outside points get -1") {
   const Mesh& m = cylinder();
   Points p(7, 3);
   p << 0, 0, 0.5, 0.5, -0.3, 0.2, -0.7, 0.1, 0.9, 0.1, 0.69, 0.33, 1.2, 0, 0.5, 0, 0, 1.3, 0.75,
@@ -232,7 +232,7 @@ TEST_CASE("node output: a linear field is interpolated exactly at interior voxel
   CHECK(checked > 40);
 }
 
-TEST_CASE("a phantom inclusion reconstructed by JAC lands in the right voxels; file round trip") {
+TEST_CASE("a phantom inclusion reconstructed by JAC lands in the right voxels, file round trip") {
   const Mesh& m = cylinder();
   RingProtocolOptions po;
   po.base.n_electrodes = 16;

@@ -128,7 +128,7 @@ TEST_CASE("series message and header: a voxel grid is nz planes of ny x nx") {
   CHECK_FALSE(jf["geometry"].contains("nz"));
 }
 
-TEST_CASE("image recorder writes 3-D geometry; h5py reads a tetrahedral and a voxel recording") {
+TEST_CASE("image recorder writes 3-D geometry, h5py reads a tetrahedral and a voxel recording") {
   const fs::path tets = temp_file("tets.h5"), voxels = temp_file("voxels.h5");
   record(tets, tet_model());
   record(voxels, voxel_model());

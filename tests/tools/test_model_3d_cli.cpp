@@ -144,7 +144,7 @@ TEST_CASE("model build --dim 3 with the complete electrode model on rectangular 
   CHECK(has(wide.output, "electrode spacing"));
 }
 
-TEST_CASE("model build --dim 3 --voxels writes a voxel grid; --pattern square follows the path") {
+TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square follows the path") {
   if (!mesh_generator_available()) {
     eit::test::report_skip("model build --dim 3 --voxels", "built without Gmsh");
     return;
