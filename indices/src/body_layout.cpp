@@ -10,6 +10,11 @@
 namespace eit::indices {
 
 BodyLayout BodyLayout::from_grid(const recon::GridGeometry& g, LayoutOptions options) {
+  if (g.nz > 1)
+    throw std::invalid_argument(fmt::format(
+        "indices: the model's output is a voxel grid of {} planes; the indices need one 2-D image "
+        "(a 2-D grid or mesh)",
+        g.nz));
   const size_t n = static_cast<size_t>(g.nx) * static_cast<size_t>(g.ny);
   if (n == 0) throw std::invalid_argument("indices: grid geometry has nx·ny = 0");
   if (!g.mask.empty() && g.mask.size() != n)

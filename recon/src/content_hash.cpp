@@ -85,6 +85,10 @@ std::string model_content_hash(const Model& m) {
     h.value<int32_t>(grid.nx);
     h.value<int32_t>(grid.ny);
     for (double v : {grid.x0, grid.y0, grid.dx, grid.dy}) h.value<double>(v);
+    if (grid.nz > 1) {  // voxel grids only, so that 2-D grid ids stay as they were
+      h.value<int32_t>(grid.nz);
+      for (double v : {grid.z0, grid.dz}) h.value<double>(v);
+    }
     h.value<int64_t>(static_cast<int64_t>(grid.mask.size()));
     h.bytes(grid.mask.data(), grid.mask.size());
   }

@@ -27,8 +27,7 @@ size_t output_count(const std::variant<MeshGeometry, GridGeometry>& g) {
   if (const auto* m = std::get_if<MeshGeometry>(&g))
     return static_cast<size_t>(
         m->output_on == MeshGeometry::OutputOn::kElements ? m->elements.rows() : m->nodes.rows());
-  const auto& grid = std::get<GridGeometry>(g);
-  return static_cast<size_t>(grid.nx) * static_cast<size_t>(grid.ny);
+  return std::get<GridGeometry>(g).n_pixels();
 }
 
 }  // namespace

@@ -75,8 +75,18 @@ void write_geometry(hid_t root, const Model& m, const std::string& file) {
     h5::write_attr(g.get(), "y0", grid.y0, file);
     h5::write_attr(g.get(), "dx", grid.dx, file);
     h5::write_attr(g.get(), "dy", grid.dy, file);
-    h5::write_uint8(g.get(), "mask", grid.mask.data(),
-                    {static_cast<hsize_t>(grid.ny), static_cast<hsize_t>(grid.nx)}, file);
+    if (grid.nz > 1) {  // voxel grid: planes z ascending; a 2-D grid keeps its 2-D layout
+      h5::write_attr(g.get(), "nz", int64_t{grid.nz}, file);
+      h5::write_attr(g.get(), "z0", grid.z0, file);
+      h5::write_attr(g.get(), "dz", grid.dz, file);
+      h5::write_uint8(g.get(), "mask", grid.mask.data(),
+                      {static_cast<hsize_t>(grid.nz), static_cast<hsize_t>(grid.ny),
+                       static_cast<hsize_t>(grid.nx)},
+                      file);
+    } else {
+      h5::write_uint8(g.get(), "mask", grid.mask.data(),
+                      {static_cast<hsize_t>(grid.ny), static_cast<hsize_t>(grid.nx)}, file);
+    }
   }
 }
 
@@ -141,8 +151,21 @@ std::variant<MeshGeometry, GridGeometry> read_geometry(hid_t root, const std::st
   grid.y0 = h5::read_attr_double(g.get(), "y0", where);
   grid.dx = h5::read_attr_double(g.get(), "dx", where);
   grid.dy = h5::read_attr_double(g.get(), "dy", where);
-  expect_shape(g.get(), "mask", where + "/mask",
-               {static_cast<hsize_t>(grid.ny), static_cast<hsize_t>(grid.nx)}, "ny × nx");
+  if (h5::has_attr(g.get(), "nz")) {
+    grid.nz = static_cast<int>(h5::read_attr_int(g.get(), "nz", where));
+    if (grid.nz < 1)
+      throw std::runtime_error(fmt::format("{}: nz {}, expected at least 1", where, grid.nz));
+    grid.z0 = h5::read_attr_double(g.get(), "z0", where);
+    grid.dz = h5::read_attr_double(g.get(), "dz", where);
+  }
+  if (grid.nz > 1)
+    expect_shape(g.get(), "mask", where + "/mask",
+                 {static_cast<hsize_t>(grid.nz), static_cast<hsize_t>(grid.ny),
+                  static_cast<hsize_t>(grid.nx)},
+                 "nz × ny × nx");
+  else
+    expect_shape(g.get(), "mask", where + "/mask",
+                 {static_cast<hsize_t>(grid.ny), static_cast<hsize_t>(grid.nx)}, "ny × nx");
   grid.mask = h5::read_uint8(g.get(), "mask", where + "/mask");
   return grid;
 }
@@ -196,14 +219,16 @@ void validate_model(const Model& m, const std::string& what) {
         bad(fmt::format("electrode node {} out of range 0..{}", node, g->nodes.rows() - 1));
   } else {
     const auto& grid = std::get<GridGeometry>(m.geometry);
-    if (grid.nx <= 0 || grid.ny <= 0)
-      bad(fmt::format("grid is {} × {}, expected positive sizes", grid.nx, grid.ny));
-    if (static_cast<Eigen::Index>(grid.nx) * grid.ny != m.H.rows())
-      bad(fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(), grid.ny,
-                      grid.nx, static_cast<long long>(grid.nx) * grid.ny));
-    if (grid.mask.size() != static_cast<size_t>(grid.nx) * grid.ny)
-      bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(),
-                      static_cast<long long>(grid.nx) * grid.ny));
+    if (grid.nx <= 0 || grid.ny <= 0 || grid.nz <= 0)
+      bad(fmt::format("grid is {} × {} × {} (nx × ny × nz), expected positive sizes", grid.nx,
+                      grid.ny, grid.nz));
+    if (static_cast<Eigen::Index>(grid.n_pixels()) != m.H.rows())
+      bad(grid.nz > 1 ? fmt::format("H has {} rows, the voxel grid has {} × {} × {} = {} voxels",
+                                    m.H.rows(), grid.nz, grid.ny, grid.nx, grid.n_pixels())
+                      : fmt::format("H has {} rows, the grid has {} × {} = {} pixels", m.H.rows(),
+                                    grid.ny, grid.nx, grid.n_pixels()));
+    if (grid.mask.size() != grid.n_pixels())
+      bad(fmt::format("grid mask has {} values, expected {}", grid.mask.size(), grid.n_pixels()));
   }
 }
 

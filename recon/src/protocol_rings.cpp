@@ -8,13 +8,46 @@
 namespace eit::recon {
 
 std::string_view to_string(RingPattern pattern) noexcept {
-  return pattern == RingPattern::kAll ? "all" : "planar";
+  switch (pattern) {
+    case RingPattern::kAll:
+      return "all";
+    case RingPattern::kPlanar:
+      return "planar";
+    case RingPattern::kSquare:
+      return "square";
+    case RingPattern::kZigzag:
+      return "zigzag";
+  }
+  return "all";
 }
 
 RingPattern parse_ring_pattern(std::string_view text) {
   if (text == "all") return RingPattern::kAll;
   if (text == "planar") return RingPattern::kPlanar;
-  throw std::invalid_argument(fmt::format("ring pattern '{}': expected 'all' or 'planar'", text));
+  if (text == "square") return RingPattern::kSquare;
+  if (text == "zigzag") return RingPattern::kZigzag;
+  throw std::invalid_argument(
+      fmt::format("ring pattern '{}': expected 'all', 'planar', 'square' or 'zigzag'", text));
+}
+
+std::vector<int> ring_path(RingPattern pattern, int n_all, int n_rings) {
+  const bool square = pattern == RingPattern::kSquare;
+  if (!square && pattern != RingPattern::kZigzag)
+    throw std::invalid_argument(
+        fmt::format("protocol: pattern '{}' has no electrode path", to_string(pattern)));
+  const int n = n_rings > 0 ? n_all / n_rings : 0;
+  if (n_rings != 2 || n_all % 2 != 0 || n < 2 || (square && n % 2 != 0))
+    throw std::invalid_argument(fmt::format(
+        "protocol: pattern '{}' needs 2 rings of the same{} count, got {} electrodes on {} "
+        "ring(s)",
+        to_string(pattern), square ? " even" : "", n_all, n_rings));
+  std::vector<int> path(static_cast<size_t>(n_all));
+  for (int i = 0; i < n_all; ++i) {
+    // square: in each group of 4 positions, rings bottom, top, top, bottom; electrode i / 2.
+    const int ring = square ? ((i % 4 == 1 || i % 4 == 2) ? 1 : 0) : i % 2;
+    path[static_cast<size_t>(i)] = ring * n + i / 2;
+  }
+  return path;
 }
 
 namespace {
@@ -38,6 +71,16 @@ Protocol make_ring_protocol(const RingProtocolOptions& r) {
   if (r.exclude_next < 0 || r.exclude_next > 3)
     throw std::invalid_argument(
         fmt::format("protocol: exclude_next {} out of range, expected 0..3", r.exclude_next));
+  if (r.pattern == RingPattern::kSquare || r.pattern == RingPattern::kZigzag) {
+    // One ring along the path, then each position renamed to the electrode standing there.
+    const std::vector<int> path = ring_path(r.pattern, n_all, r.n_rings);
+    Protocol p = make_ring_protocol({o, 1, RingPattern::kAll, r.exclude_next});
+    for (Drive& d : p.drives)
+      d = {path[static_cast<size_t>(d.source)], path[static_cast<size_t>(d.sink)]};
+    for (Measurement& m : p.measurements)
+      m = {m.drive, path[static_cast<size_t>(m.positive)], path[static_cast<size_t>(m.negative)]};
+    return p;
+  }
   const bool planar = r.pattern == RingPattern::kPlanar;
   const int rings = planar ? r.n_rings : 1;
   const int n = n_all / rings;

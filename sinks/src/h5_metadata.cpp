@@ -87,8 +87,18 @@ void write_geometry(hid_t root, const recon::Model& model, const std::string& fi
       attr(g, "y0", grid->y0, file);
       attr(g, "dx", grid->dx, file);
       attr(g, "dy", grid->dy, file);
-      dataset(g, "mask", grid->mask.data(),
-              {static_cast<hsize_t>(grid->ny), static_cast<hsize_t>(grid->nx)}, file);
+      if (grid->nz > 1) {  // voxel grid, as the Model file stores it
+        attr(g, "nz", int64_t{grid->nz}, file);
+        attr(g, "z0", grid->z0, file);
+        attr(g, "dz", grid->dz, file);
+        dataset(g, "mask", grid->mask.data(),
+                {static_cast<hsize_t>(grid->nz), static_cast<hsize_t>(grid->ny),
+                 static_cast<hsize_t>(grid->nx)},
+                file);
+      } else {
+        dataset(g, "mask", grid->mask.data(),
+                {static_cast<hsize_t>(grid->ny), static_cast<hsize_t>(grid->nx)}, file);
+      }
     } else {
       const auto& mesh = std::get<recon::MeshGeometry>(model.geometry);
       attr(g, "kind", std::string("mesh"), file);
@@ -97,15 +107,19 @@ void write_geometry(hid_t root, const recon::Model& model, const std::string& fi
                                                                                : "elements"),
            file);
       // Eigen matrices may be column-major: copy row by row into row-major buffers.
-      std::vector<double> nodes(static_cast<size_t>(mesh.nodes.rows()) * 2);
+      // 2-D: x, y and triangles; 3-D: x, y, z and tetrahedra.
+      const auto dim = static_cast<size_t>(mesh.nodes.cols());
+      std::vector<double> nodes(static_cast<size_t>(mesh.nodes.rows()) * dim);
       for (Eigen::Index i = 0; i < mesh.nodes.rows(); ++i)
-        for (int k = 0; k < 2; ++k) nodes[i * 2 + k] = mesh.nodes(i, k);
+        for (Eigen::Index k = 0; k < mesh.nodes.cols(); ++k)
+          nodes[static_cast<size_t>(i) * dim + static_cast<size_t>(k)] = mesh.nodes(i, k);
       std::vector<int32_t> elems(static_cast<size_t>(mesh.elements.rows()) * mesh.elements.cols());
       for (Eigen::Index i = 0; i < mesh.elements.rows(); ++i)
         for (Eigen::Index k = 0; k < mesh.elements.cols(); ++k)
           elems[i * mesh.elements.cols() + k] = static_cast<int32_t>(mesh.elements(i, k));
       const std::vector<int32_t> el(mesh.electrode_nodes.begin(), mesh.electrode_nodes.end());
-      dataset(g, "nodes", nodes.data(), {static_cast<hsize_t>(mesh.nodes.rows()), 2}, file);
+      dataset(g, "nodes", nodes.data(),
+              {static_cast<hsize_t>(mesh.nodes.rows()), static_cast<hsize_t>(dim)}, file);
       dataset(
           g, "elements", elems.data(),
           {static_cast<hsize_t>(mesh.elements.rows()), static_cast<hsize_t>(mesh.elements.cols())},

@@ -10,10 +10,11 @@ namespace eit::sinks {
 ImageShape image_shape(const recon::Model& model) {
   ImageShape s;
   if (const auto* grid = std::get_if<recon::GridGeometry>(&model.geometry);
-      grid && static_cast<size_t>(grid->nx) * static_cast<size_t>(grid->ny) == model.n_out()) {
+      grid && grid->n_pixels() == model.n_out()) {
     s.ndim = 2;
-    s.dims[0] = static_cast<uint32_t>(grid->ny);
+    s.dims[0] = static_cast<uint32_t>(grid->ny) * static_cast<uint32_t>(grid->nz);
     s.dims[1] = static_cast<uint32_t>(grid->nx);
+    s.planes = static_cast<uint32_t>(grid->nz);
   } else {
     s.ndim = 1;
     s.dims[0] = static_cast<uint32_t>(model.n_out());
@@ -26,7 +27,9 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
   using nlohmann::json;
   const ImageShape shape = image_shape(model);
   json image = {{"dtype", "float32"}, {"byte_order", "little"}};
-  if (shape.ndim == 2)
+  if (shape.ndim == 2 && shape.planes > 1)  // voxel grid: the header says {nz·ny, nx}
+    image["shape"] = {shape.planes, shape.dims[0] / shape.planes, shape.dims[1]};
+  else if (shape.ndim == 2)
     image["shape"] = {shape.dims[0], shape.dims[1]};
   else
     image["shape"] = {shape.dims[0]};
@@ -40,13 +43,27 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
                       {"y0", g.y0},     {"dx", g.dx},
                       {"dy", g.dy},     {"row_order", "y ascending"},
                       {"mask", g.mask}, {"mask_meaning", "1 = outside the body"}};
+          if (g.nz > 1) {  // voxel grid: mask and images are nz planes of ny × nx, z ascending
+            geometry["nz"] = g.nz;
+            geometry["z0"] = g.z0;
+            geometry["dz"] = g.dz;
+            geometry["plane_order"] = "z ascending";
+          }
         } else {
+          // 2-D: [x, y] and triangles; 3-D: [x, y, z] and tetrahedra (4 nodes).
           json nodes = json::array(), elements = json::array();
-          for (Eigen::Index i = 0; i < g.nodes.rows(); ++i)
-            nodes.push_back({g.nodes(i, 0), g.nodes(i, 1)});
-          for (Eigen::Index i = 0; i < g.elements.rows(); ++i)
-            elements.push_back({g.elements(i, 0), g.elements(i, 1), g.elements(i, 2)});
+          for (Eigen::Index i = 0; i < g.nodes.rows(); ++i) {
+            json row = json::array();
+            for (Eigen::Index k = 0; k < g.nodes.cols(); ++k) row.push_back(g.nodes(i, k));
+            nodes.push_back(std::move(row));
+          }
+          for (Eigen::Index i = 0; i < g.elements.rows(); ++i) {
+            json row = json::array();
+            for (Eigen::Index k = 0; k < g.elements.cols(); ++k) row.push_back(g.elements(i, k));
+            elements.push_back(std::move(row));
+          }
           geometry = {{"kind", "mesh"},
+                      {"dim", g.nodes.cols() == 3 ? 3 : 2},
                       {"output_on",
                        g.output_on == recon::MeshGeometry::OutputOn::kNodes ? "nodes" : "elements"},
                       {"nodes", nodes},

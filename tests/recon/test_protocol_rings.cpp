@@ -86,7 +86,7 @@ TEST_CASE("planar skip-k drives, exclude_next and measure_on_driven") {
   CHECK(make_ring_protocol(planar(32, 2)).n_meas() == 32 * 29);
 }
 
-TEST_CASE("pattern all ignores rings; bad ring options are refused by name") {
+TEST_CASE("pattern all ignores rings, bad ring options are refused by name") {
   RingProtocolOptions all;
   all.base.n_electrodes = 16;
   all.n_rings = 2;
@@ -107,5 +107,67 @@ TEST_CASE("pattern all ignores rings; bad ring options are refused by name") {
   CHECK_THROWS_WITH_AS(make_ring_protocol(far), doctest::Contains("electrodes of a ring"),
                        std::invalid_argument);
   CHECK(parse_ring_pattern("planar") == RingPattern::kPlanar);
-  CHECK_THROWS_AS(parse_ring_pattern("square"), std::invalid_argument);
+  CHECK(parse_ring_pattern("square") == RingPattern::kSquare);
+  CHECK(parse_ring_pattern("zigzag") == RingPattern::kZigzag);
+  CHECK_THROWS_AS(parse_ring_pattern("planar-offset"), std::invalid_argument);
+}
+
+TEST_CASE("square: the path of 2 rings of 4 and its adjacent protocol (hand table)") {
+  // Rings: bottom 0..3, top 4..7. Path bottom 0, top 0, top 1, bottom 1, bottom 2, top 2, …
+  CHECK(ring_path(RingPattern::kSquare, 8, 2) == std::vector<int>{0, 4, 5, 1, 2, 6, 7, 3});
+  RingProtocolOptions o = planar(8, 2);
+  o.pattern = RingPattern::kSquare;
+  const Protocol p = make_ring_protocol(o);
+  const int drives[8][2] = {{0, 4}, {4, 5}, {5, 1}, {1, 2}, {2, 6}, {6, 7}, {7, 3}, {3, 0}};
+  REQUIRE(p.drives.size() == 8);
+  for (int d = 0; d < 8; ++d) {
+    CHECK(p.drives[static_cast<size_t>(d)].source == drives[d][0]);
+    CHECK(p.drives[static_cast<size_t>(d)].sink == drives[d][1]);
+  }
+  // Drive 0 (path positions 0→1): pairs (m+1, m) along the path for m = 2..6, as electrodes.
+  check_rows(of_drive(p, 0), {{0, 1, 5}, {0, 2, 1}, {0, 6, 2}, {0, 7, 6}, {0, 3, 7}});
+  CHECK(p.n_meas() == 8 * 5);
+}
+
+TEST_CASE("square 2 x 16 follows EIDORS' square32 electrode map, skip-4 gives 928 measurements") {
+  // square32 in mk_thorax_model_grychtol2016a: m(1) = 1, m(i) = m(i−1) + [48 1 −48 1](i−1 mod 4),
+  // over EIDORS electrodes 1..16 (bottom ring) and 49..64 (top ring): here 0..15 and 16..31.
+  const int steps[4] = {48, 1, -48, 1};
+  std::vector<int> eidors{1};
+  for (int i = 1; i < 32; ++i) eidors.push_back(eidors.back() + steps[(i - 1) % 4]);
+  std::vector<int> want;
+  for (int e : eidors) want.push_back(e <= 16 ? e - 1 : e - 49 + 16);
+  CHECK(ring_path(RingPattern::kSquare, 32, 2) == want);
+
+  RingProtocolOptions o = planar(32, 2);
+  o.pattern = RingPattern::kSquare;
+  o.base.drive_distance = 5;  // mk_stim_patterns(32, 1, [0 5], [0 5], {'no_meas_current'})
+  o.base.measure_step = 5;
+  const Protocol p = make_ring_protocol(o);
+  CHECK(p.n_meas() == 928);
+  // "Every second stimulation is cross-plane": drive 0 is positions 0→5, bottom 0 → top 2;
+  // drive 1 is 1→6, top 0 → top 3; drive 2 is 2→7, top 1 → bottom 3; drive 3 is 3→8, bottom 1 →
+  // bottom 4.
+  const int want_drives[4][2] = {{0, 18}, {16, 19}, {17, 3}, {1, 4}};
+  for (int d = 0; d < 4; ++d) {
+    CHECK(p.drives[static_cast<size_t>(d)].source == want_drives[d][0]);
+    CHECK(p.drives[static_cast<size_t>(d)].sink == want_drives[d][1]);
+  }
+}
+
+TEST_CASE("zigzag alternates rings, square and zigzag need 2 rings") {
+  CHECK(ring_path(RingPattern::kZigzag, 8, 2) == std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7});
+  RingProtocolOptions o = planar(8, 2);
+  o.pattern = RingPattern::kZigzag;
+  const Protocol p = make_ring_protocol(o);
+  CHECK(p.drives[1].source == 4);
+  CHECK(p.drives[1].sink == 1);
+  // Drive 1 (positions 1→2): m = 3..7 along the path 0 4 1 5 2 6 3 7.
+  check_rows(of_drive(p, 1), {{1, 2, 5}, {1, 6, 2}, {1, 3, 6}, {1, 7, 3}, {1, 0, 7}});
+  o.n_rings = 3;
+  o.base.n_electrodes = 12;
+  CHECK_THROWS_WITH_AS(make_ring_protocol(o), doctest::Contains("needs 2 rings"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(ring_path(RingPattern::kSquare, 10, 2), doctest::Contains("even"),
+                       std::invalid_argument);
 }

@@ -110,3 +110,45 @@ TEST_CASE("model build --dim 3 with the complete electrode model on rectangular 
   CHECK(wide.code != 0);
   CHECK(contains(wide.output, "electrode spacing"));
 }
+
+TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square follows the path") {
+  if (!mesh_generator_available()) {
+    eit::test::report_skip("model build --dim 3 --voxels", "built without Gmsh");
+    return;
+  }
+  const fs::path out = temp3d("vox.h5");
+  const Run b = eitstream3d(fmt::format(
+      "model build --dim 3 --rings 2 --electrodes 16 --h0 0.45 --pattern square "
+      "--drive-distance 5 --measure-step 5 --algorithm jac --voxels 8x6x4 --voxel-samples 2 "
+      "-o {}",
+      out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(has(b.output, "8 × 6 × 4 (nx × ny × nz), 2³ samples per voxel"));
+  const Model m = load_model(out);
+  const auto& g = std::get<GridGeometry>(m.geometry);
+  CHECK(g.nx == 8);
+  CHECK(g.ny == 6);
+  CHECK(g.nz == 4);
+  CHECK(m.H.rows() == 8 * 6 * 4);
+  CHECK(g.z0 == doctest::Approx(0.125));  // height 1 in 4 planes
+  // square, 2 rings of 8: path 0, 8, 9, 1, 2, 10, 11, 3, …; drive 0 = positions 0 → 5.
+  CHECK(m.protocol.drives[0].source == 0);
+  CHECK(m.protocol.drives[0].sink == 10);
+  CHECK(m.protocol.drives[1].source == 8);
+  CHECK(m.protocol.drives[1].sink == 11);
+  CHECK(has(m.parameters_json, R"("pattern": "square")"));
+  CHECK(has(m.parameters_json, R"("voxels": {"nx": 8, "ny": 6, "nz": 4, "samples": 2)"));
+  const Run i = eitstream3d(fmt::format("model info {}", out.string()));
+  CHECK(has(i.output, "voxel grid: 8 × 6 × 4 (nx × ny × nz)"));
+  fs::remove(out);
+
+  const Run flat = eitstream3d(
+      fmt::format("model build --algorithm jac --voxels 8x8x2 -o {}", temp3d("f.h5").string()));
+  CHECK(flat.code != 0);
+  CHECK(has(flat.output, "voxel output needs a 3-D mesh"));
+  const Run bad = eitstream3d(fmt::format(
+      "model build --dim 3 --h0 0.5 --algorithm jac --voxels 8x8 -o {}", temp3d("b.h5").string()));
+  CHECK(bad.code != 0);
+  CHECK(has(bad.output, "NXxNYxNZ"));
+}

@@ -1,13 +1,13 @@
 // `eitstream model build|info|import`: make, inspect and import reconstruction models.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
-#include "gn_build.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/forward_model.hpp"
@@ -16,6 +16,8 @@
 #include "eit/recon/matrix_import.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/protocol_rings.hpp"
+#include "eit/recon/voxel_grid.hpp"
+#include "gn_build.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 
@@ -50,8 +52,11 @@ struct ProtocolArgs {
     cmd->add_option("--pattern", pattern,
                     "Several electrode rings (3-D): all (one ring of all N electrodes) | planar "
                     "(EIDORS mk_stim_patterns: drives within each ring, every drive measured on "
-                    "every ring within the ring; skip-k drives: --drive-distance k+1)")
-        ->check(CLI::IsMember({"all", "planar"}))
+                    "every ring within the ring; skip-k drives: --drive-distance k+1) | square "
+                    "(2 rings: one path bottom 0, top 0, top 1, bottom 1, …, driven and measured "
+                    "as one ring; EIDORS' square is --drive-distance 5 --measure-step 5) | zigzag "
+                    "(2 rings: path bottom 0, top 0, bottom 1, top 1, …)")
+        ->check(CLI::IsMember({"all", "planar", "square", "zigzag"}))
         ->capture_default_str();
     cmd->add_option("--exclude-next", exclude_next,
                     "Also leave out measurements on the K electrodes next to a driven one "
@@ -84,6 +89,8 @@ struct BuildArgs {
   std::string prior = "kotre", weight = "none";
   double p = 0.2, lambda = 0.01, s = 20.0, ratio = 0.1;
   int grid = 32;
+  std::string voxels;
+  int voxel_samples = 3;
   bool jac_normalized = false, normalize = false;
   CLI::Option *p_opt = nullptr, *lambda_opt = nullptr;
   std::string output;
@@ -108,6 +115,11 @@ int electrode_count(const recon::Mesh& mesh, ProtocolArgs& protocol) {
 
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
+  std::optional<recon::VoxelGridOptions> voxels;  // checked before the slow steps
+  if (!a.voxels.empty()) {
+    voxels = recon::parse_voxel_spec(a.voxels);
+    voxels->samples = a.voxel_samples;
+  }
   const bool complete = a.electrode_model == "complete";
   a.mesh.electrode_width = complete ? a.electrode_width : 0.0;
   a.mesh.n_electrodes = a.protocol.options.n_electrodes;
@@ -127,6 +139,11 @@ void run_build(BuildArgs& a) {
   fo.contact_impedance = a.contact_impedance;
   fo.electrode_width = a.electrode_width;
   t = Clock::now();
+  if (!a.voxels.empty() && (mesh.dim() != 3 || a.algorithm == "gn" || a.algorithm == "greit"))
+    throw std::invalid_argument(fmt::format(
+        "--voxels {}: voxel output needs a 3-D mesh and --algorithm jac or bp (got a {}-D mesh "
+        "and {})",
+        a.voxels, mesh.dim(), a.algorithm));
   if (a.algorithm == "gn")
     return build_gn_model(mesh, protocol, fo,
                           a.gn.options(a.prior, *a.p_opt ? &a.p : nullptr,
@@ -175,6 +192,13 @@ void run_build(BuildArgs& a) {
       params = "{" + p + "}";
     else
       params.insert(close, (params.find(':') == std::string::npos ? "" : ", ") + p);
+  }
+  if (voxels) {
+    t = Clock::now();
+    const recon::VoxelGridOptions& vo = *voxels;
+    recon::map_to_voxels(rm, vo);
+    fmt::print("voxels      {:9.2f} ms  {} × {} × {} (nx × ny × nz), {}³ samples per voxel\n",
+               ms_since(t), vo.nx, vo.ny, vo.nz, vo.samples);
   }
   t = Clock::now();
   recon::save_model(a.output, rm.model);
@@ -291,6 +315,17 @@ void attach(CLI::App& app) {
   b->lambda_opt = build->add_option("--lambda", b->lambda,
                                     "Regularisation (default: JAC 0.001, GREIT 0.01, pyEIT's)");
   build->add_option("--grid", b->grid, "GREIT grid size n (n × n)")->capture_default_str();
+  build->add_option("--voxels", b->voxels,
+                    "3-D jac/bp: images on an NXxNYxNZ voxel grid over the mesh's bounding box "
+                    "(e.g. 32x32x4) instead of per tetrahedron or node; mask = voxel centre "
+                    "outside the mesh");
+  build
+      ->add_option("--voxel-samples", b->voxel_samples,
+                   "With --voxels: S³ sample points per voxel, value = mean over those inside "
+                   "(volume-weighted average of the tetrahedra); 1 = the tetrahedron holding the "
+                   "centre")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
   build->add_option("--s", b->s, "GREIT sigmoid slope")->capture_default_str();
   build->add_option("--ratio", b->ratio, "GREIT weight radius ratio")->capture_default_str();
   build->add_option("--weight", b->weight, "BP weight: none | simple")->capture_default_str();

@@ -118,6 +118,8 @@ ImageSequence read_image_file(const std::filesystem::path& path) {
   Id g{H5Gopen2(f.id, "geometry", H5P_DEFAULT), H5Gclose};
   const std::string kind = attr_string(g.id, "kind", gw);
   if (kind == "grid") {
+    if (has_attr(g.id, "nz") && attr_double(g.id, "nz", gw) > 1)
+      throw fail(gw, "a voxel grid of a 3-D model: the indices need one 2-D image per frame");
     recon::GridGeometry grid;
     grid.nx = static_cast<int>(attr_double(g.id, "nx", gw));
     grid.ny = static_cast<int>(attr_double(g.id, "ny", gw));

@@ -109,6 +109,14 @@ void print_model_summary(std::FILE* out, const recon::Model& m, const std::strin
   } else {
     const auto& grid = std::get<recon::GridGeometry>(m.geometry);
     const auto masked = std::count(grid.mask.begin(), grid.mask.end(), uint8_t{1});
+    if (grid.nz > 1) {
+      fmt::print(out,
+                 "geometry   voxel grid: {} × {} × {} (nx × ny × nz), first voxel ({:.6g}, {:.6g}, "
+                 "{:.6g}), step ({:.6g}, {:.6g}, {:.6g}), {} of {} voxels masked\n",
+                 grid.nx, grid.ny, grid.nz, grid.x0, grid.y0, grid.z0, grid.dx, grid.dy, grid.dz,
+                 masked, grid.mask.size());
+      return;
+    }
     fmt::print(out,
                "geometry   grid: {} × {} (nx × ny), first pixel ({:.6g}, {:.6g}), step ({:.6g}, "
                "{:.6g}), {} of {} pixels masked\n",

@@ -1,5 +1,6 @@
 // Draws one image on a 2-D canvas: a pixel grid (with its mask, at its true aspect ratio from
-// dx, dy) or values on a triangle mesh, the body outline, the electrodes with their numbers, the
+// dx, dy), a voxel grid as a row of its z-planes, or values on a triangle mesh (a tetrahedral
+// mesh gets a notice instead), the body outline, the electrodes with their numbers, the
 // orientation labels (EIT convention: viewed from the feet, anterior up, the patient's right on
 // the left of the screen; model +y is anterior, +x the patient's left) and the colour bar.
 "use strict";
@@ -19,23 +20,39 @@ class ImageView {
   setSeries(series) {
     this.series = series;
     this.layerKey = "";
+    this.notice = "";
     const g = series.geometry;
+    // A voxel grid (nz > 1) is drawn as a row of its z-planes, lowest on the left, each plane a
+    // panel of the grid's width; panels are `pitch` apart in world units.
+    this.planes = g.kind === "grid" ? (g.nz || 1) : 1;
+    if (g.kind === "mesh" && (g.dim === 3 || (g.elements.length && g.elements[0].length === 4))) {
+      this.notice = "3-D model: one value per tetrahedron, which this view cannot draw.\n" +
+        "Build it with `eitstream model build --dim 3 … --voxels 32x32x4`\n" +
+        "to see its z-planes here.";
+      this.world = { x0: -1, x1: 1, y0: -1, y1: 1 };
+      this.electrodes = []; this.boundary = [];
+      return;
+    }
     if (g.kind === "grid") {
-      this.off.width = g.nx; this.off.height = g.ny;
-      this.pixels = this.offCtx.createImageData(g.nx, g.ny);
+      this.off.width = g.nx; this.off.height = g.ny * this.planes;
+      this.pixels = this.offCtx.createImageData(g.nx, g.ny * this.planes);
       // World extent: pixel centres at x0 + c·dx, so the edges are half a pixel further out.
       let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-      for (let r = 0; r < g.ny; r++) for (let c = 0; c < g.nx; c++) {
-        if (g.mask[r * g.nx + c]) continue;
+      for (let i = 0; i < g.nx * g.ny * this.planes; i++) {
+        if (g.mask[i]) continue;
+        const c = i % g.nx, r = Math.floor(i / g.nx) % g.ny;
         const x = g.x0 + c * g.dx, y = g.y0 + r * g.dy;
         x0 = Math.min(x0, x - g.dx / 2); x1 = Math.max(x1, x + g.dx / 2);
         y0 = Math.min(y0, y - g.dy / 2); y1 = Math.max(y1, y + g.dy / 2);
       }
-      this.world = { x0: g.x0 - g.dx / 2, x1: g.x0 + (g.nx - 0.5) * g.dx,
+      const width = g.nx * g.dx;
+      this.pitch = width * 1.15;
+      this.world = { x0: g.x0 - g.dx / 2, x1: g.x0 - g.dx / 2 + (this.planes - 1) * this.pitch + width,
                      y0: g.y0 - g.dy / 2, y1: g.y0 + (g.ny - 0.5) * g.dy };
       this.body = { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, rx: (x1 - x0) / 2, ry: (y1 - y0) / 2 };
-      // Electrode k where pyEIT puts it, (−cos θk, sin θk) on the body's bounding ellipse.
-      const n = series.electrodes || 0;
+      // Electrode k where pyEIT puts it, (−cos θk, sin θk) on the body's bounding ellipse; a voxel
+      // grid's electrodes sit on rings between its planes, so none are drawn there.
+      const n = this.planes > 1 ? 0 : (series.electrodes || 0);
       this.electrodes = [];
       for (let k = 0; k < n; k++) {
         const t = (2 * Math.PI * k) / n;
@@ -90,22 +107,29 @@ class ImageView {
     const inv = scale > 0 ? 1 / scale : 0;
     const table = Colormap.table;
     const g = this.series.geometry;
+    if (this.notice) {
+      this.drawNotice(L);
+      return;
+    }
     if (g.kind === "grid") {
       const px = this.pixels.data;
-      for (let r = 0; r < g.ny; r++) {
-        const dst = (g.ny - 1 - r) * g.nx;  // row 0 is the lowest y: draw it at the bottom
-        for (let c = 0; c < g.nx; c++) {
-          const i = r * g.nx + c, o = (dst + c) * 4;
-          if (g.mask[i]) { px[o + 3] = 0; continue; }
-          const t = Colormap.index(values[i] * inv) * 3;
-          px[o] = table[t]; px[o + 1] = table[t + 1]; px[o + 2] = table[t + 2]; px[o + 3] = 255;
+      for (let p = 0; p < this.planes; p++)  // plane p occupies rows p·ny … of the offscreen image
+        for (let r = 0; r < g.ny; r++) {
+          const dst = (p * g.ny + g.ny - 1 - r) * g.nx;  // row 0 is the lowest y: at the bottom
+          for (let c = 0; c < g.nx; c++) {
+            const i = (p * g.ny + r) * g.nx + c, o = (dst + c) * 4;
+            if (g.mask[i]) { px[o + 3] = 0; continue; }
+            const t = Colormap.index(values[i] * inv) * 3;
+            px[o] = table[t]; px[o + 1] = table[t + 1]; px[o + 2] = table[t + 2]; px[o + 3] = 255;
+          }
         }
-      }
       this.offCtx.putImageData(this.pixels, 0, 0);
       ctx.imageSmoothingEnabled = true;
       ctx.imageSmoothingQuality = "medium";
-      ctx.drawImage(this.off, L.X(this.world.x0), L.Y(this.world.y1),
-                    (this.world.x1 - this.world.x0) * L.s, (this.world.y1 - this.world.y0) * L.s);
+      const w = g.nx * g.dx, h = this.world.y1 - this.world.y0;
+      for (let p = 0; p < this.planes; p++)
+        ctx.drawImage(this.off, 0, p * g.ny, g.nx, g.ny, L.X(this.world.x0 + p * this.pitch),
+                      L.Y(this.world.y1), w * L.s, h * L.s);
     } else {
       this.drawMesh(values, inv, L);
     }
@@ -155,9 +179,22 @@ class ImageView {
     ctx.strokeStyle = "rgba(200,210,225,0.55)";
     ctx.lineWidth = 1.5;
     ctx.beginPath();
-    if (this.series.geometry.kind === "grid") {
+    const g = this.series.geometry;
+    if (g.kind === "grid") {
       const b = this.body;
-      ctx.ellipse(L.X(b.cx), L.Y(b.cy), b.rx * L.s, b.ry * L.s, 0, 0, 2 * Math.PI);
+      for (let p = 0; p < this.planes; p++) {
+        const cx = L.X(b.cx + p * (this.planes > 1 ? this.pitch : 0));
+        ctx.moveTo(cx + b.rx * L.s, L.Y(b.cy));
+        ctx.ellipse(cx, L.Y(b.cy), b.rx * L.s, b.ry * L.s, 0, 0, 2 * Math.PI);
+      }
+      if (this.planes > 1) {  // each plane's height above it
+        ctx.fillStyle = "#9aa6b5";
+        ctx.font = "11px 'DejaVu Sans', sans-serif";
+        ctx.textAlign = "center"; ctx.textBaseline = "bottom";
+        for (let p = 0; p < this.planes; p++)
+          ctx.fillText(`z = ${(g.z0 + p * g.dz).toPrecision(3)}`,
+                       L.X(this.world.x0 + p * this.pitch + (g.nx * g.dx) / 2), L.Y(this.world.y1) - 4);
+      }
     } else {
       const n = this.series.geometry.nodes;
       for (const [p, q] of this.boundary) {
@@ -165,6 +202,14 @@ class ImageView {
       }
     }
     ctx.stroke();
+  }
+
+  drawNotice(L) {
+    const ctx = this.ctx;
+    ctx.fillStyle = "#c9d1db";
+    ctx.font = "13px 'DejaVu Sans', sans-serif";
+    ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    this.notice.split("\n").forEach((line, k) => ctx.fillText(line, L.w / 2, L.h / 2 + (k - 1) * 20));
   }
 
   drawElectrodes(L) {

@@ -30,12 +30,20 @@ struct MeshGeometry {
   enum class OutputOn { kElements, kNodes } output_on = OutputOn::kElements;
 };
 
-// Output on a regular grid (GREIT): row-major ny × nx image, row index = y ascending.
-// Pixel (row r, col c) sits at (x0 + c·dx, y0 + r·dy). mask[i] = 1 where outside the body.
+// Output on a regular grid: row-major ny × nx image (GREIT), row index = y ascending; or, with
+// nz > 1, a voxel grid of nz such planes, z ascending (3-D models, voxel_grid.hpp): value i =
+// (s·ny + r)·nx + c. Pixel (plane s, row r, col c) sits at (x0 + c·dx, y0 + r·dy, z0 + s·dz).
+// mask[i] = 1 where outside the body. A 2-D grid has nz = 1 (z0, dz unused).
 struct GridGeometry {
   int nx = 0, ny = 0;
   double x0 = 0, y0 = 0, dx = 0, dy = 0;
   std::vector<uint8_t> mask;
+  int nz = 1;
+  double z0 = 0, dz = 0;
+
+  size_t n_pixels() const noexcept {
+    return static_cast<size_t>(nx) * static_cast<size_t>(ny) * static_cast<size_t>(nz);
+  }
 };
 
 // Algorithm "gn" (absolute imaging): no H; the reconstructor runs Gauss–Newton on every frame

@@ -19,10 +19,13 @@ struct SeriesInfo {
   bool normalized = false;  // images are H·(dv / |v_ref|)
 };
 
-// The image shape a model produces: {ny, nx} for a grid, {n_out, 1} for mesh values.
+// The image shape a model produces, as the binary image header carries it: {ny, nx} for a grid,
+// {n_out, 1} for mesh values, and {nz·ny, nx} for a voxel grid (its planes stacked along the rows,
+// z ascending; planes = nz, and the series message gives the shape [nz, ny, nx]).
 struct ImageShape {
   uint32_t ndim = 1;
   uint32_t dims[2] = {0, 1};
+  uint32_t planes = 1;
 };
 ImageShape image_shape(const recon::Model& model);
 
