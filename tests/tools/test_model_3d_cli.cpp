@@ -50,6 +50,13 @@ TEST_CASE("model build --dim 3 meshes a two-ring cylinder and model info describ
                                        g.nodes.rows(), g.elements.rows())));
   CHECK(contains(i.output, "2 rings: z = 0.333333 (8), z = 0.666667 (8)"));
   CHECK(contains(i.output, "16 electrodes, drive distance 1"));
+
+  // The synthetic phantoms are 2-D: run refuses them for a 3-D model instead of streaming
+  // frames of another geometry (or reading its z column as y).
+  const CliResult r = run_eitstream(fmt::format("run --model {} --duration 1 --quiet", out.string()));
+  INFO(r.output);
+  CHECK(r.code != 0);
+  CHECK(contains(r.output, "is 3-D and the synthetic phantoms are 2-D"));
   fs::remove(out);
 }
 

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <variant>
 
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
 #include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/mesh_generator.hpp"
 
@@ -16,6 +19,16 @@ recon::Mesh default_mesh(int n_electrodes) {
 }
 
 recon::Mesh phantom_mesh_for(const recon::Model& model) {
+  // The phantom is a 2-D forward model; fed to a 3-D model it would give meaningless frames (or
+  // index a 3-column node table as 2).
+  const auto* mesh_geometry = std::get_if<recon::MeshGeometry>(&model.geometry);
+  const auto* grid_geometry = std::get_if<recon::GridGeometry>(&model.geometry);
+  if ((mesh_geometry && mesh_geometry->elements.cols() == 4) ||
+      (grid_geometry && grid_geometry->nz > 1))
+    throw CommandError(fmt::format(
+        "model {} is 3-D and the synthetic phantoms are 2-D: give --source a recording or a "
+        "device (or build a 2-D model)",
+        model.id.substr(0, 16)));
   if (const auto* g = std::get_if<recon::MeshGeometry>(&model.geometry);
       g && static_cast<int>(g->electrode_nodes.size()) == model.protocol.n_electrodes) {
     recon::Mesh mesh;
