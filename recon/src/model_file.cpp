@@ -116,12 +116,12 @@ std::variant<MeshGeometry, GridGeometry> read_geometry(hid_t root, const std::st
         on == "elements" ? MeshGeometry::OutputOn::kElements : MeshGeometry::OutputOn::kNodes;
     const auto nd = expect_shape(g.get(), "nodes", where + "/nodes", {0, 0}, "x, y[, z]");
     if (nd[1] != 2 && nd[1] != 3)
-      throw std::runtime_error(
-          fmt::format("{}/nodes: shape {}, expected any × 2 (x, y) or any × 3 (x, y, z)", where,
-                      shape_text(nd)));
-    const auto ed = expect_shape(
-        g.get(), "elements", where + "/elements", {0, nd[1] + 1},
-        nd[1] == 2 ? "triangles, as the nodes are 2-D" : "tetrahedra, as the nodes are 3-D");
+      throw std::runtime_error(fmt::format(
+          "{}/nodes: shape {}, expected any × 2 (x, y) or any × 3 (x, y, z)", where,
+          shape_text(nd)));
+    const auto ed = expect_shape(g.get(), "elements", where + "/elements", {0, nd[1] + 1},
+                                 nd[1] == 2 ? "triangles, as the nodes are 2-D"
+                                            : "tetrahedra, as the nodes are 3-D");
     expect_shape(g.get(), "electrode_nodes", where + "/electrode_nodes", {0}, "one per electrode");
     const auto nodes = h5::read_float64(g.get(), "nodes", where + "/nodes");
     const auto elems = h5::read_int32(g.get(), "elements", where + "/elements");

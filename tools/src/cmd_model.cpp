@@ -8,6 +8,7 @@
 
 #include "backend_factory.hpp"
 #include "command_registry.hpp"
+#include "gn_build.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/forward_model.hpp"
@@ -17,7 +18,6 @@
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/model_header.hpp"
 #include "eit/recon/protocol_rings.hpp"
-#include "gn_build.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 
@@ -116,11 +116,11 @@ void run_build(BuildArgs& a) {
   a.mesh.n_electrodes = a.protocol.options.n_electrodes;
   auto t = Clock::now();
   const recon::Mesh mesh = load_mesh_source(a.mesh);
-  fmt::print(
-      "mesh        {:9.2f} ms  {} nodes, {} {}, {} electrodes ({}{})\n", ms_since(t),
-      mesh.n_nodes(), mesh.n_elems(), mesh.dim() == 3 ? "tetrahedra" : "triangles",
-      mesh.n_electrodes(), a.mesh.spec,
-      a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s)", a.mesh.height, a.mesh.rings) : "");
+  fmt::print("mesh        {:9.2f} ms  {} nodes, {} {}, {} electrodes ({}{})\n", ms_since(t),
+             mesh.n_nodes(), mesh.n_elems(), mesh.dim() == 3 ? "tetrahedra" : "triangles",
+             mesh.n_electrodes(), a.mesh.spec,
+             a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s)", a.mesh.height, a.mesh.rings)
+                             : "");
   const recon::Protocol protocol =
       a.protocol.make(electrode_count(mesh, a.protocol), electrode_ring_count(mesh));
 
@@ -131,10 +131,10 @@ void run_build(BuildArgs& a) {
   fo.electrode_width = a.electrode_width;
   t = Clock::now();
   if (a.algorithm == "gn")
-    return build_gn_model(
-        mesh, protocol, fo,
-        a.gn.options(a.prior, *a.p_opt ? &a.p : nullptr, *a.lambda_opt ? &a.lambda : nullptr),
-        a.output);
+    return build_gn_model(mesh, protocol, fo,
+                          a.gn.options(a.prior, *a.p_opt ? &a.p : nullptr,
+                                       *a.lambda_opt ? &a.lambda : nullptr),
+                          a.output);
   recon::ForwardModel forward(mesh, protocol, fo);
   const Eigen::VectorXd v0 = forward.solve();
   fmt::print("forward     {:9.2f} ms  {} measurements, {} electrode model\n", ms_since(t),
@@ -276,11 +276,10 @@ void attach(CLI::App& app) {
   build->add_option("--h0", b->mesh.h0, "Target edge length of generated meshes")
       ->capture_default_str();
   build
-      ->add_option(
-          "--dim", b->mesh.dim,
-          "2: triangles of the outline; 3: tetrahedra of the outline extruded along +z "
-          "from 0 to --height (--mesh circle[:R] gives a cylinder tank, ellipse/polygon "
-          "an extruded thorax), electrodes in --rings rings; csv/msh meshes keep their own")
+      ->add_option("--dim", b->mesh.dim,
+                   "2: triangles of the outline; 3: tetrahedra of the outline extruded along +z "
+                   "from 0 to --height (--mesh circle[:R] gives a cylinder tank, ellipse/polygon "
+                   "an extruded thorax), electrodes in --rings rings; csv/msh meshes keep their own")
       ->check(CLI::IsMember({2, 3}))
       ->capture_default_str();
   build->add_option("--height", b->mesh.height, "3-D: extrusion height (model units)")
@@ -290,10 +289,9 @@ void attach(CLI::App& app) {
                    "3-D: electrode rings (1..3); --electrodes counts all of them, N / rings per "
                    "ring, numbered ring by ring from the lowest")
       ->capture_default_str();
-  build
-      ->add_option("--ring-z", b->mesh.ring_z,
-                   "3-D: ring heights, ascending in (0, height) (default: equally spaced, "
-                   "height·(r + 1)/(rings + 1))")
+  build->add_option("--ring-z", b->mesh.ring_z,
+                    "3-D: ring heights, ascending in (0, height) (default: equally spaced, "
+                    "height·(r + 1)/(rings + 1))")
       ->delimiter(',');
   build
       ->add_option("--h-electrode", b->mesh.h_electrode,
@@ -306,9 +304,8 @@ void attach(CLI::App& app) {
       ->capture_default_str();
   build->add_option("--contact-impedance", b->contact_impedance, "CEM contact impedance z")
       ->capture_default_str();
-  build
-      ->add_option("--electrode-width", b->electrode_width,
-                   "CEM electrode width: arc length (2-D and 3-D rect), diameter (3-D circle)")
+  build->add_option("--electrode-width", b->electrode_width,
+                    "CEM electrode width: arc length (2-D and 3-D rect), diameter (3-D circle)")
       ->capture_default_str();
   build
       ->add_option("--electrode-shape", b->mesh.electrode_shape,
@@ -317,14 +314,12 @@ void attach(CLI::App& app) {
                    "--electrode-width)")
       ->check(CLI::IsMember({"rect", "circle"}))
       ->capture_default_str();
-  build
-      ->add_option("--electrode-height", b->mesh.electrode_height,
-                   "3-D CEM rectangular patch height along z (≤ --height)")
+  build->add_option("--electrode-height", b->mesh.electrode_height,
+                    "3-D CEM rectangular patch height along z (≤ --height)")
       ->capture_default_str();
-  build
-      ->add_option("--algorithm", b->algorithm,
-                   "jac | bp | greit | gn (absolute imaging by Gauss–Newton; --lambda is λ₀, "
-                   "default 1, --p default 0.25)")
+  build->add_option("--algorithm", b->algorithm,
+                    "jac | bp | greit | gn (absolute imaging by Gauss–Newton; --lambda is λ₀, "
+                    "default 1, --p default 0.25)")
       ->check(CLI::IsMember({"jac", "bp", "greit", "gn"}))
       ->capture_default_str();
   build

@@ -27,8 +27,9 @@ void print_mesh_3d(std::FILE* out, const recon::MeshGeometry& g) {
   std::vector<std::pair<double, int>> rings;  // height, electrode count
   for (int node : g.electrode_nodes) {
     const double z = g.nodes(node, 2);
-    auto it = std::find_if(rings.begin(), rings.end(),
-                           [&](const auto& r) { return std::abs(r.first - z) <= 1e-6 * extent; });
+    auto it = std::find_if(rings.begin(), rings.end(), [&](const auto& r) {
+      return std::abs(r.first - z) <= 1e-6 * extent;
+    });
     if (it == rings.end())
       rings.emplace_back(z, 1);
     else
@@ -36,8 +37,8 @@ void print_mesh_3d(std::FILE* out, const recon::MeshGeometry& g) {
   }
   std::sort(rings.begin(), rings.end());
   fmt::print(out,
-             "geometry   mesh 3-D: {} nodes, {} tetrahedra, {} electrode nodes, output on {}\n", n,
-             g.elements.rows(), g.electrode_nodes.size(),
+             "geometry   mesh 3-D: {} nodes, {} tetrahedra, {} electrode nodes, output on {}\n",
+             n, g.elements.rows(), g.electrode_nodes.size(),
              g.output_on == recon::MeshGeometry::OutputOn::kElements ? "elements" : "nodes");
   fmt::print(out, "extent     x {:.6g}..{:.6g}  y {:.6g}..{:.6g}  z {:.6g}..{:.6g}\n", lo[0], hi[0],
              lo[1], hi[1], lo[2], hi[2]);
