@@ -28,9 +28,9 @@ struct Out {
   std::string text;  // stdout and stderr together
 };
 
-Out run_cli(const std::string& args) {
+Out run_cli(const std::string& args, const std::string& env = "") {
   Out r;
-  FILE* pipe = ::popen(fmt::format("{} {} 2>&1", EITSTREAM_BIN, args).c_str(), "r");
+  FILE* pipe = ::popen(fmt::format("{} {} {} 2>&1", env, EITSTREAM_BIN, args).c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::array<char, 4096> buf{};
   while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.text.append(buf.data(), n);
@@ -128,5 +128,23 @@ TEST_CASE("a Model file from before chunking (contiguous H, no stored statistics
   const Out q = run_cli(fmt::format("model info --quick {}", path.string()));
   CHECK(q.code == 0);
   CHECK(has(q.text, "not stored in this file"));
+  fs::remove(path);
+}
+
+TEST_CASE("model build --backend says where JAC's solve ran; cuda without the plugin fails") {
+  const fs::path path = temp_model("backend");
+  // The stored default mesh (no Gmsh): 16 electrodes, far below the size where auto uses CUDA.
+  const Out a = run_cli(fmt::format("model build --algorithm jac -o {}", path.string()));
+  INFO(a.text);
+  REQUIRE(a.code == 0);
+  CHECK(has(a.text, "solve on cpu (Eigen; n_elems·n_meas²"));
+  const Out c =
+      run_cli(fmt::format("model build --algorithm jac --backend cpu -o {}", path.string()));
+  CHECK(c.code == 0);
+  CHECK(has(c.text, "solve on cpu (Eigen, --backend cpu)"));
+  const Out g =
+      run_cli(fmt::format("model build --algorithm jac --backend cuda -o {}", path.string()));
+  CHECK(g.code != 0);
+  CHECK(has(g.text, "--backend cuda: no CUDA"));
   fs::remove(path);
 }
