@@ -71,8 +71,7 @@ timeout 60 $b/eitstream bench --model "$tmp/m_cuda.h5" --backend cpu --cpu-threa
   --rate max --transport inproc --frames 200 --warmup 10 --quiet >"$OUT/bench_cpu.log" 2>&1
 echo "rc $?" >>"$OUT/bench_cpu.log"
 tail -12 "$OUT/bench_cpu.log" | tee -a "$OUT/summary.txt"
-# Fails on main as of 2026-12-03 for multi-ring (planar) models: --layout model rebuilds a one-ring
-# table from the protocol's options ("has no value for model measurement 28"); see the h-big3d note.
+# --layout model: the frames are in the model's order (its two-ring planar table kept as is).
 log "run, cuda, 20000 replayed frames as fast as possible, single frames, lossless"
 run_timed run_cuda timeout 60 $b/eitstream run --model "$tmp/m_cuda.h5" --backend cuda \
   --source "$frames" --layout model --loop --policy lossless --frames 20000 --fps 0 --max-batch 1 --endpoint "ipc://$tmp/run.sock"
