@@ -60,9 +60,7 @@ recon::Protocol device_table(const DeviceLayout& d) {
 
 }  // namespace
 
-size_t DeviceLayout::n_measurements() const {
-  return device_table(*this).n_meas();
-}
+size_t DeviceLayout::n_measurements() const { return device_table(*this).n_meas(); }
 
 size_t DeviceLayout::raw_scalars() const {
   const size_t values = raw_values != 0 ? raw_values : first_value + n_measurements();
