@@ -45,11 +45,22 @@ uint64_t key(int n, int source, int sink, int positive, int negative) {
   return ((uint64_t(source) * n + sink) * n + positive) * n + negative;
 }
 
+// The device's table: the model's own while the layout still has the options it came with (a
+// caller may change them after layout_of), else the one-ring table those options describe.
+recon::Protocol device_table(const DeviceLayout& d) {
+  if (d.own_table) {
+    const recon::ProtocolOptions& o = d.own_table->options;
+    if (o.n_electrodes == d.n_electrodes && o.drive_distance == d.drive_distance &&
+        o.measure_step == d.measure_step && o.order == d.order &&
+        o.measure_on_driven == d.full_table)
+      return *d.own_table;
+  }
+  return recon::make_protocol(protocol_options(d));
+}
+
 }  // namespace
 
-size_t DeviceLayout::n_measurements() const {
-  return recon::make_protocol(protocol_options(*this)).n_meas();
-}
+size_t DeviceLayout::n_measurements() const { return device_table(*this).n_meas(); }
 
 size_t DeviceLayout::raw_scalars() const {
   const size_t values = raw_values != 0 ? raw_values : first_value + n_measurements();
@@ -75,12 +86,14 @@ DeviceLayout layout_of(const recon::Protocol& model) {
   d.measure_step = model.options.measure_step;
   d.order = model.options.order;
   d.full_table = model.options.measure_on_driven;
+  d.own_table = model;
   return d;
 }
 
 DeviceLayout parse_layout(std::string_view name, const recon::Protocol& model) {
   DeviceLayout d = layout_of(model);
   if (name == "model") return d;
+  d.own_table.reset();
   d.full_table = false;
   if (name == "std") {
     d.order = recon::MeasurementOrder::kStd;
@@ -105,7 +118,7 @@ MeasurementMap::MeasurementMap(const DeviceLayout& device, const recon::Protocol
   if (n != model.n_electrodes)
     throw std::invalid_argument(fmt::format("device layout ({}): {} electrodes, model has {}",
                                             device.describe(), n, model.n_electrodes));
-  const recon::Protocol dev = recon::make_protocol(protocol_options(device));
+  const recon::Protocol dev = device_table(device);
   if (device.raw_values != 0 && device.first_value + dev.n_meas() > device.raw_values)
     throw std::invalid_argument(fmt::format(
         "device layout ({}): {} measurements from value {} exceed the {} values of a frame",

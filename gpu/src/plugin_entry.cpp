@@ -1,6 +1,8 @@
 // The plugin's one exported symbol (plugin_api.hpp): the table of the backend's entry points.
 #include "eit/gpu/plugin_api.hpp"
 
+#include "eit/gpu/cuda_jac_solve.hpp"
+
 namespace {
 
 const eit::gpu::PluginApi kApi{
@@ -11,6 +13,9 @@ const eit::gpu::PluginApi kApi{
     [] { return eit::gpu::cuda_device_description(); },
     [](const eit::recon::Model& model, const eit::gpu::CudaOptions& options) {
       return eit::gpu::make_cuda_reconstructor(model, options);
+    },
+    [](const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv, double lambda) {
+      return eit::gpu::cuda_jac_diagonal_solve(jt, r_inv, lambda);
     },
 };
 

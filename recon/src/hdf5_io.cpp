@@ -1,5 +1,6 @@
 #include "hdf5_io.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -9,18 +10,63 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
+// Datasets of at least kChunkFrom bytes are chunked along their first dimension in chunks of
+// about kChunkBytes (whole rows), so h5py/MATLAB can read row blocks of a 0.7 GB H and a full read
+// still moves whole chunks straight into the caller's buffer (chunks exceed HDF5's 1 MiB chunk
+// cache, and no filter runs). Smaller datasets stay contiguous. No compression: H's float32
+// values barely compress and deflate would cost seconds per load (docs/benchmarks.md).
+constexpr hsize_t kChunkFrom = hsize_t{1} << 20;
+constexpr hsize_t kChunkBytes = hsize_t{4} << 20;
+
+Handle dataset_creation(const std::vector<hsize_t>& dims, size_t value_size,
+                        const std::string& file, const std::string& name) {
+  Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!plist.valid()) fail(fmt::format("{}: cannot create a property list for {}", file, name));
+  hsize_t row = value_size, n = value_size;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    n *= dims[i];
+    if (i > 0) row *= dims[i];
+  }
+  if (dims.empty() || n < kChunkFrom || dims[0] == 0) return plist;
+  std::vector<hsize_t> chunk = dims;
+  chunk[0] = std::clamp<hsize_t>(kChunkBytes / std::max<hsize_t>(row, 1), 1, dims[0]);
+  if (H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()) < 0)
+    fail(fmt::format("{}: cannot set the chunk shape of {}", file, name));
+  return plist;
+}
+
 void write_any(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
                const void* data, const std::vector<hsize_t>& dims, const std::string& file) {
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   if (!space.valid()) fail(fmt::format("{}: cannot create dataspace for {}", file, name));
+  const Handle plist = dataset_creation(dims, H5Tget_size(file_type), file, name);
   Handle set(
-      H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
       H5Dclose);
   if (!set.valid()) fail(fmt::format("{}: cannot create dataset {}", file, name));
   hsize_t n = 1;
   for (hsize_t d : dims) n *= d;
   if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     fail(fmt::format("{}: cannot write dataset {}", file, name));
+}
+
+// Reads the whole dataset into out[0, count), count being its number of values.
+void read_all_into(hid_t loc, const std::string& name, hid_t mem_type, void* out, size_t count,
+                   const std::string& where) {
+  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
+  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
+  Handle space(H5Dget_space(set.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) fail(fmt::format("{}: cannot read its shape", where));
+  if (static_cast<size_t>(n) != count)
+    fail(fmt::format("{}: {} values, expected {}", where, n, count));
+  Handle type(H5Dget_type(set.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    fail(fmt::format("{}: not a numeric dataset, expected integers or floats", where));
+  if (n > 0 && H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+    fail(fmt::format("{}: cannot read dataset", where));
 }
 
 template <typename T>
@@ -156,6 +202,42 @@ std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   return dims;
+}
+
+void read_float32_into(hid_t loc, const std::string& name, float* out, size_t count,
+                       const std::string& where) {
+  read_all_into(loc, name, H5T_NATIVE_FLOAT, out, count, where);
+}
+
+std::string dataset_layout(hid_t loc, const std::string& name, const std::string& where) {
+  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
+  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle plist(set.valid() ? H5Dget_create_plist(set.get()) : H5I_INVALID_HID, H5Pclose);
+  if (!plist.valid()) fail(fmt::format("{}: cannot read its layout", where));
+  switch (H5Pget_layout(plist.get())) {
+    case H5D_CONTIGUOUS:
+      return "contiguous";
+    case H5D_COMPACT:
+      return "compact";
+    case H5D_CHUNKED: {
+      hsize_t chunk[8] = {};
+      const int rank = H5Pget_chunk(plist.get(), 8, chunk);
+      std::string s = "chunked ";
+      for (int i = 0; i < rank; ++i) s += fmt::format("{}{}", i ? " × " : "", chunk[i]);
+      const int filters = H5Pget_nfilters(plist.get());
+      if (filters > 0) s += fmt::format(", {} filter{}", filters, filters == 1 ? "" : "s");
+      return s;
+    }
+    default:
+      return "other";
+  }
+}
+
+Handle open_dataset(hid_t loc, const std::string& name, const std::string& where) {
+  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
+  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
+  return set;
 }
 
 std::vector<float> read_float32(hid_t loc, const std::string& name, const std::string& where) {

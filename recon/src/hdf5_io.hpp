@@ -39,6 +39,7 @@ class QuietErrors {
 };
 
 // Writing. `dims` gives the dataset shape (row-major); data holds the product of dims values.
+// Datasets of 1 MiB or more are chunked along dims[0] (about 4 MiB per chunk, whole rows).
 Handle create_file(const std::string& path);
 Handle create_group(hid_t loc, const std::string& name, const std::string& file);
 void write_float32(hid_t loc, const std::string& name, const float* data,
@@ -59,9 +60,15 @@ Handle open_file(const std::string& path);
 Handle open_group(hid_t loc, const std::string& name, const std::string& where);
 bool exists(hid_t loc, const std::string& name);
 bool has_attr(hid_t loc, const std::string& name);
+Handle open_dataset(hid_t loc, const std::string& name, const std::string& where);
+// "contiguous", "compact" or "chunked 1129 × 928" (plus ", N filters" when filtered).
+std::string dataset_layout(hid_t loc, const std::string& name, const std::string& where);
 std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std::string& where);
 // Reads the whole dataset converted to the requested type (HDF5 converts numeric types).
 std::vector<float> read_float32(hid_t loc, const std::string& name, const std::string& where);
+// Straight into the caller's buffer (no second copy of a large H); count = the dataset's size.
+void read_float32_into(hid_t loc, const std::string& name, float* out, size_t count,
+                       const std::string& where);
 std::vector<double> read_float64(hid_t loc, const std::string& name, const std::string& where);
 std::vector<int32_t> read_int32(hid_t loc, const std::string& name, const std::string& where);
 std::vector<uint8_t> read_uint8(hid_t loc, const std::string& name, const std::string& where);

@@ -35,28 +35,14 @@ Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& jt, const JacOptions& o) {
   return r;
 }
 
-// H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ = (JᵀJ + λR)⁻¹Jᵀ for diagonal R (push-through identity). The
-// n_meas × n_meas matrix is accumulated by blocks of elements (SYRK), so no scaled copy of J is
-// held; H = R⁻¹ (Jᵀ M⁻¹) is one GEMM.
+// The diagonal priors: R⁻¹ from Jᵀ, then the n_meas-sized solve here or where o says.
 Eigen::MatrixXd diagonal_prior_matrix(const Eigen::MatrixXd& jt, const JacOptions& o) {
   const Eigen::VectorXd r_inv = diagonal_prior(jt, o).cwiseInverse();
-  const Eigen::Index n_meas = jt.cols(), n_e = jt.rows();
-  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(n_meas, n_meas) * o.lambda;
-  constexpr Eigen::Index kBlock = 2048;
-  Eigen::MatrixXd scaled(std::min(kBlock, n_e), n_meas);
-  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
-    const Eigen::Index count = std::min(kBlock, n_e - e0);
-    scaled.topRows(count) =
-        r_inv.segment(e0, count).cwiseSqrt().asDiagonal() * jt.middleRows(e0, count);
-    m.selfadjointView<Eigen::Lower>().rankUpdate(scaled.topRows(count).transpose());  // J R⁻¹ Jᵀ
-  }
-  const Eigen::LLT<Eigen::MatrixXd> llt(m);
-  if (llt.info() != Eigen::Success)
-    throw std::runtime_error("jac: J R⁻¹ Jᵀ + λI is not positive definite");
-  const Eigen::MatrixXd m_inv = llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
-  Eigen::MatrixXd h(n_e, n_meas);
-  h.noalias() = jt * m_inv;
-  h.array().colwise() *= r_inv.array();
+  if (!o.diagonal_solve) return jac_diagonal_solve_cpu(jt, r_inv, o.lambda);
+  Eigen::MatrixXd h = o.diagonal_solve(jt, r_inv, o.lambda);
+  if (h.rows() != jt.rows() || h.cols() != jt.cols())
+    throw std::runtime_error(fmt::format("jac: the solve returned H {} × {}, expected {} × {}",
+                                         h.rows(), h.cols(), jt.rows(), jt.cols()));
   return h;
 }
 
@@ -99,6 +85,34 @@ Eigen::MatrixXd laplacian_prior_matrix(const Eigen::MatrixXd& jt, const JacOptio
 
 }  // namespace
 
+// H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ = (JᵀJ + λR)⁻¹Jᵀ for diagonal R (push-through identity). The
+// n_meas × n_meas matrix is accumulated by blocks of elements (SYRK), so no scaled copy of J is
+// held; H = R⁻¹ (Jᵀ M⁻¹) is one GEMM.
+Eigen::MatrixXd jac_diagonal_solve_cpu(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
+                                       double lambda) {
+  const Eigen::Index n_meas = jt.cols(), n_e = jt.rows();
+  if (r_inv.size() != n_e)
+    throw std::invalid_argument(
+        fmt::format("jac: R⁻¹ has {} values, Jᵀ has {} rows", r_inv.size(), n_e));
+  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(n_meas, n_meas) * lambda;
+  constexpr Eigen::Index kBlock = 2048;
+  Eigen::MatrixXd scaled(std::min(kBlock, n_e), n_meas);
+  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
+    const Eigen::Index count = std::min(kBlock, n_e - e0);
+    scaled.topRows(count) =
+        r_inv.segment(e0, count).cwiseSqrt().asDiagonal() * jt.middleRows(e0, count);
+    m.selfadjointView<Eigen::Lower>().rankUpdate(scaled.topRows(count).transpose());  // J R⁻¹ Jᵀ
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(m);
+  if (llt.info() != Eigen::Success)
+    throw std::runtime_error("jac: J R⁻¹ Jᵀ + λI is not positive definite");
+  const Eigen::MatrixXd m_inv = llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
+  Eigen::MatrixXd h(n_e, n_meas);
+  h.noalias() = jt * m_inv;
+  h.array().colwise() *= r_inv.array();
+  return h;
+}
+
 std::string_view to_string(JacOptions::Prior prior) noexcept {
   switch (prior) {
     case Prior::kKotre:
@@ -140,9 +154,18 @@ Eigen::MatrixXd jac_matrix_from_transposed(const Eigen::MatrixXd& jt, const JacO
 }
 
 ReconstructionMatrix build_jac(ForwardModel& forward, const JacOptions& o) {
+  return build_jac(forward, forward.jacobian_transposed(o.perm, o.jac_normalized), o);
+}
+
+ReconstructionMatrix build_jac(ForwardModel& forward, const Eigen::MatrixXd& jt,
+                               const JacOptions& o) {
+  if (jt.rows() != forward.mesh().n_elems() ||
+      jt.cols() != static_cast<Eigen::Index>(forward.protocol().n_meas()))
+    throw std::invalid_argument(
+        fmt::format("jac: Jᵀ is {} × {}, expected {} × {} (elements × measurements)", jt.rows(),
+                    jt.cols(), forward.mesh().n_elems(), forward.protocol().n_meas()));
   ReconstructionMatrix out;
-  out.H = jac_matrix_from_transposed(forward.jacobian_transposed(o.perm, o.jac_normalized), o,
-                                     forward.mesh());
+  out.H = jac_matrix_from_transposed(jt, o, forward.mesh());
   const std::string params = fmt::format(
       R"({{"prior": "{}", "p": {}, "lambda": {}, "jac_normalized": {}, "normalize": {}, {}}})",
       to_string(o.prior), detail::json_number(o.p), detail::json_number(o.lambda), o.jac_normalized,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/recon/model_header.hpp"
 #include "gn_model_file.hpp"
 #include "hdf5_io.hpp"
 
@@ -170,6 +171,20 @@ std::variant<MeshGeometry, GridGeometry> read_geometry(hid_t root, const std::st
   return grid;
 }
 
+// H (chunked when large, hdf5_io.hpp) with its statistics as attributes, so `model info` can
+// describe a 0.7 GB H without reading it. The attributes are not part of the content hash.
+void write_h(hid_t root, const MatrixRowMajorF& H, const std::string& file) {
+  h5::write_float32(root, "H", H.data(),
+                    {static_cast<hsize_t>(H.rows()), static_cast<hsize_t>(H.cols())}, file);
+  const h5::Handle set = h5::open_dataset(root, "H", file + ": /H");
+  const MatrixStats st = matrix_stats(H);
+  h5::write_attr(set.get(), "min", st.min, file);
+  h5::write_attr(set.get(), "max", st.max, file);
+  h5::write_attr(set.get(), "mean_abs", st.mean_abs, file);
+  h5::write_attr(set.get(), "frobenius_norm", st.frobenius, file);
+  h5::write_attr(set.get(), "zero_rows", st.zero_rows, file);
+}
+
 }  // namespace
 
 void validate_model(const Model& m, const std::string& what) {
@@ -243,8 +258,7 @@ void save_model(const std::filesystem::path& path, Model& m) {
   if (m.gn)
     detail::write_gn(root, m, file);
   else
-    h5::write_float32(root, "H", m.H.data(),
-                      {static_cast<hsize_t>(m.H.rows()), static_cast<hsize_t>(m.H.cols())}, file);
+    write_h(root, m.H, file);
   if (m.v_ref.size() > 0)
     h5::write_float64(root, "v_ref", m.v_ref.data(), {static_cast<hsize_t>(m.v_ref.size())}, file);
   write_protocol(root, m.protocol, file);
@@ -260,13 +274,9 @@ void save_model(const std::filesystem::path& path, Model& m) {
 }
 
 namespace {
-Model load_model_checked(const std::filesystem::path& path, std::string* stored_id) {
-  const std::string file = path.string();
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error(fmt::format("{}: model file not found", file));
-  h5::QuietErrors quiet;
-  h5::Handle f = h5::open_file(file);
-  const hid_t root = f.get();
+
+// Everything in the file but H's values (hd gets H's shape; for gn, 0 × n_meas). No validation.
+Model read_all_but_h(hid_t root, const std::string& file, std::vector<hsize_t>& hd) {
   const std::string at_root = file + ": /";
   const int64_t version = h5::read_attr_int(root, "format_version", at_root);
   if (version != kModelFormatVersion)
@@ -274,16 +284,13 @@ Model load_model_checked(const std::filesystem::path& path, std::string* stored_
         fmt::format("{}: format_version {}, expected {}", file, version, kModelFormatVersion));
   Model m;
   const bool gn = h5::exists(root, "gn");  // absolute imaging: settings instead of H
-  std::vector<hsize_t> hd{0, 0};
+  hd = {0, 0};
   if (gn) {
     h5::Handle p = h5::open_group(root, "protocol", file + ": /protocol");
     hd[1] = expect_shape(p.get(), "measurements", file + ": /protocol/measurements", {0, 3},
                          "drive, positive, negative")[0];
   } else {
     hd = expect_shape(root, "H", file + ": /H", {0, 0}, "n_out × n_meas");
-    const auto h = h5::read_float32(root, "H", file + ": /H");
-    m.H = Eigen::Map<const MatrixRowMajorF>(h.data(), static_cast<Eigen::Index>(hd[0]),
-                                            static_cast<Eigen::Index>(hd[1]));
   }
   if (h5::exists(root, "v_ref")) {
     expect_shape(root, "v_ref", file + ": /v_ref", {hd[1]}, "one value per column of H");
@@ -300,10 +307,26 @@ Model load_model_checked(const std::filesystem::path& path, std::string* stored_
     if (!mesh) throw std::runtime_error(fmt::format("{}: /gn needs the mesh geometry", file));
     m.gn = detail::read_gn(root, *mesh, file);
   }
+  return m;
+}
+
+Model load_model_checked(const std::filesystem::path& path, std::string* stored_id) {
+  const std::string file = path.string();
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(fmt::format("{}: model file not found", file));
+  h5::QuietErrors quiet;
+  h5::Handle f = h5::open_file(file);
+  const hid_t root = f.get();
+  std::vector<hsize_t> hd;
+  Model m = read_all_but_h(root, file, hd);
+  if (!m.gn) {  // straight into the matrix: no second 0.7 GB copy
+    m.H.resize(static_cast<Eigen::Index>(hd[0]), static_cast<Eigen::Index>(hd[1]));
+    h5::read_float32_into(root, "H", m.H.data(), static_cast<size_t>(m.H.size()), file + ": /H");
+  }
   validate_model(m, file);
   m.id = model_content_hash(m);
   if (h5::has_attr(root, "model_id")) {
-    const std::string stored = h5::read_attr_string(root, "model_id", at_root);
+    const std::string stored = h5::read_attr_string(root, "model_id", file + ": /");
     if (stored_id) *stored_id = stored;
     if (stored != m.id && !stored_id)
       throw std::runtime_error(fmt::format(
@@ -315,6 +338,37 @@ Model load_model_checked(const std::filesystem::path& path, std::string* stored_
 }
 
 }  // namespace
+
+ModelHeader read_model_header(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(fmt::format("{}: model file not found", file));
+  h5::QuietErrors quiet;
+  h5::Handle f = h5::open_file(file);
+  const hid_t root = f.get();
+  ModelHeader h;
+  std::vector<hsize_t> hd;
+  h.model = read_all_but_h(root, file, hd);
+  h.h_rows = static_cast<int64_t>(hd[0]);
+  h.h_cols = static_cast<int64_t>(hd[1]);
+  if (h5::has_attr(root, "model_id"))
+    h.stored_id = h5::read_attr_string(root, "model_id", file + ": /");
+  if (!h.model.gn) {
+    const std::string where = file + ": /H";
+    h.h_layout = h5::dataset_layout(root, "H", where);
+    const h5::Handle set = h5::open_dataset(root, "H", where);
+    if (h5::has_attr(set.get(), "frobenius_norm")) {  // written by save_model since chunking
+      MatrixStats st;
+      st.min = h5::read_attr_double(set.get(), "min", where);
+      st.max = h5::read_attr_double(set.get(), "max", where);
+      st.mean_abs = h5::read_attr_double(set.get(), "mean_abs", where);
+      st.frobenius = h5::read_attr_double(set.get(), "frobenius_norm", where);
+      st.zero_rows = h5::read_attr_int(set.get(), "zero_rows", where);
+      h.h_stats = st;
+    }
+  }
+  return h;
+}
 
 Model load_model(const std::filesystem::path& path) { return load_model_checked(path, nullptr); }
 

@@ -6,6 +6,7 @@
 
 #include "eit/acquisition/measurement_map.hpp"
 #include "eit/recon/protocol.hpp"
+#include "eit/recon/protocol_rings.hpp"
 
 using namespace eit::acquisition;
 using eit::recon::MeasurementOrder;
@@ -192,4 +193,28 @@ TEST_CASE("layout names parse against the model and unknown names are refused") 
   CHECK_THROWS_AS(parse_layout("twisted", model), std::invalid_argument);
   CHECK(parse_complex_part("magnitude") == ComplexPart::kMagnitude);
   CHECK_THROWS_AS(parse_complex_part("phase"), std::invalid_argument);
+}
+
+TEST_CASE("layout 'model' of a two-ring planar model maps the model's own table as identity") {
+  eit::recon::RingProtocolOptions o;
+  o.base.n_electrodes = 32;
+  o.n_rings = 2;
+  o.pattern = eit::recon::RingPattern::kPlanar;
+  o.exclude_next = 1;  // fewer measurements than any one-ring table of 32 electrodes
+  const Protocol model = eit::recon::make_ring_protocol(o);
+  const DeviceLayout dev = parse_layout("model", model);
+  CHECK(dev.n_measurements() == model.n_meas());
+  const MeasurementMap map(dev, model);
+  CHECK(map.is_identity());
+  std::vector<double> raw(model.n_meas());
+  for (size_t k = 0; k < raw.size(); ++k) raw[k] = 0.5 + double(k);
+  std::vector<float> out(model.n_meas());
+  map.apply(raw, out);
+  for (size_t k = 0; k < out.size(); ++k) CHECK(out[k] == static_cast<float>(raw[k]));
+  // A one-ring layout cannot supply the cross-ring measurements: named, as before.
+  CHECK_THROWS_AS(MeasurementMap(parse_layout("std", model), model), std::invalid_argument);
+  // Options changed after layout_of: the table those options describe, not the model's.
+  DeviceLayout changed = layout_of(model);
+  changed.full_table = true;
+  CHECK(changed.n_measurements() == 32u * 32u);
 }

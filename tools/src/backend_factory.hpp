@@ -10,6 +10,7 @@
 #include <string>
 
 #include "eit/pipeline/reconstructor.hpp"
+#include "eit/recon/jac.hpp"
 #include "eit/recon/model.hpp"
 
 namespace eit::cli {
@@ -35,5 +36,14 @@ std::string cuda_device_description();
 // otherwise auto falls back to "cpu-gn" with why_not_cuda saying why, cuda throws).
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
                      size_t cpu_threads = 1);
+
+// JAC's n_meas-sized solve for `model build --backend which` (auto|cpu|cuda), the work being
+// n_elems · n_meas²: the plugin's (cuBLAS/cuSOLVER, double) for cuda, and for auto when a device
+// is there and work ≥ kJacGpuMinWork (below it the CUDA start costs more than the CPU solve);
+// empty (Eigen on this CPU) otherwise. Under auto a device error (too little memory, say) falls
+// back to the CPU, noted in *note. *where gets "cuda (…)" or "cpu (…, why)".
+inline constexpr double kJacGpuMinWork = 1e10;
+recon::JacOptions::DiagonalSolve jac_solve_on(const std::string& which, double work,
+                                              std::string* where, std::string* note);
 
 }  // namespace eit::cli

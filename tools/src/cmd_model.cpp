@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backend_factory.hpp"
 #include "command_registry.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/default_model.hpp"
@@ -15,6 +16,7 @@
 #include "eit/recon/jac.hpp"
 #include "eit/recon/matrix_import.hpp"
 #include "eit/recon/model_file.hpp"
+#include "eit/recon/model_header.hpp"
 #include "eit/recon/protocol_rings.hpp"
 #include "eit/recon/voxel_grid.hpp"
 #include "gn_build.hpp"
@@ -86,6 +88,7 @@ struct BuildArgs {
   double contact_impedance = 0.01;
   double electrode_width = 0.1;
   std::string algorithm = "greit";
+  std::string backend = "auto";  // where JAC's dense solve runs
   std::string prior = "kotre", weight = "none";
   double p = 0.2, lambda = 0.01, s = 20.0, ratio = 0.1;
   int grid = 32;
@@ -154,11 +157,16 @@ void run_build(BuildArgs& a) {
   fmt::print("forward     {:9.2f} ms  {} measurements, {} electrode model\n", ms_since(t),
              v0.size(), a.electrode_model);
   t = Clock::now();
-  forward.jacobian();
+  Eigen::MatrixXd jt;  // JAC: Jᵀ computed once, here, and handed to the matrix step
+  if (a.algorithm == "jac")
+    jt = forward.jacobian_transposed({}, a.jac_normalized);
+  else
+    forward.jacobian();
   fmt::print("jacobian    {:9.2f} ms\n", ms_since(t));
 
   t = Clock::now();
   recon::ReconstructionMatrix rm;
+  std::string solved_on, solve_note;
   if (a.algorithm == "jac") {
     recon::JacOptions o;
     o.prior = recon::parse_jac_prior(a.prior);
@@ -166,7 +174,13 @@ void run_build(BuildArgs& a) {
     if (*a.lambda_opt) o.lambda = a.lambda;
     o.jac_normalized = a.jac_normalized;
     o.normalize = a.normalize;
-    rm = recon::build_jac(forward, o);
+    if (o.prior != recon::JacOptions::Prior::kLaplacian) {
+      const double work = static_cast<double>(jt.rows()) * static_cast<double>(jt.cols()) *
+                          static_cast<double>(jt.cols());
+      o.diagonal_solve = jac_solve_on(a.backend, work, &solved_on, &solve_note);
+    }
+    rm = recon::build_jac(forward, jt, o);
+    jt = Eigen::MatrixXd();  // 1.5 GB at 200,000 × 928
   } else if (a.algorithm == "bp") {
     recon::BpOptions o;
     o.weight = recon::parse_bp_weight(a.weight);
@@ -183,8 +197,9 @@ void run_build(BuildArgs& a) {
     o.normalize = a.normalize;
     rm = recon::build_greit(forward, o);
   }
-  fmt::print("matrix      {:9.2f} ms  {} H {} × {}\n", ms_since(t), a.algorithm, rm.H.rows(),
-             rm.H.cols());
+  fmt::print("matrix      {:9.2f} ms  {} H {} × {}{}\n", ms_since(t), a.algorithm, rm.H.rows(),
+             rm.H.cols(), solved_on.empty() ? "" : ", solve on " + solved_on);
+  if (!solve_note.empty()) fmt::print("            {}\n", solve_note);
   if (const std::string p = a.protocol.json(); !p.empty()) {  // append to the JSON object
     std::string& params = rm.model.parameters_json;
     const auto close = params.rfind('}');
@@ -249,6 +264,28 @@ recon::Model load_model_or_builtin(const std::string& what) {
   return what == "builtin" ? recon::default_model() : recon::load_model(what);
 }
 
+struct InfoArgs {
+  std::string file;
+  bool verify = false, quick = false;
+};
+
+// Models whose H is larger than this are described from the file's header unless --verify: a
+// 0.7 GB H takes seconds to read and hash.
+constexpr size_t kInfoReadLimit = size_t{64} << 20;
+
+void run_info(const InfoArgs& a) {
+  if (a.verify && a.quick) throw std::invalid_argument("--verify and --quick exclude each other");
+  if (a.file != "builtin" && !a.verify) {
+    const recon::ModelHeader h = recon::read_model_header(a.file);
+    if (a.quick || (!h.model.gn && h.h_bytes() > kInfoReadLimit)) {
+      print_model_header_summary(stdout, h, a.file);
+      return;
+    }
+  }
+  const recon::Model m = load_model_or_builtin(a.file);
+  print_model_summary(stdout, m, a.file);
+}
+
 void attach(CLI::App& app) {
   auto* model = app.add_subcommand("model", "Build, inspect and import reconstruction models");
   model->require_subcommand(1);
@@ -309,6 +346,12 @@ void attach(CLI::App& app) {
                     "default 1, --p default 0.25)")
       ->check(CLI::IsMember({"jac", "bp", "greit", "gn"}))
       ->capture_default_str();
+  build
+      ->add_option("--backend", b->backend,
+                   "Where JAC's n_meas-sized solve runs (double): auto (CUDA when the plugin, a "
+                   "device and a large enough model are there) | cpu | cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   build->add_option("--prior", b->prior, "JAC prior: kotre | tikhonov | lm | noser | laplacian")
       ->capture_default_str();
   b->p_opt = build->add_option("--p", b->p, "Prior exponent (JAC kotre, GREIT); default 0.2");
@@ -336,13 +379,15 @@ void attach(CLI::App& app) {
   build->callback([b] { run_build(*b); });
 
   auto* info = model->add_subcommand("info", "Describe a Model file (or 'builtin')");
-  auto file = std::make_shared<std::string>();
-  info->add_option("FILE", *file, "Model file (.h5), or builtin: the model run uses by default")
+  auto ia = std::make_shared<InfoArgs>();
+  info->add_option("FILE", ia->file, "Model file (.h5), or builtin: the model run uses by default")
       ->required();
-  info->callback([file] {
-    const recon::Model m = load_model_or_builtin(*file);
-    print_model_summary(stdout, m, *file);
-  });
+  info->add_flag("--verify", ia->verify,
+                 "Read all of H: statistics from it and its id checked (default up to 64 MiB)");
+  info->add_flag("--quick", ia->quick,
+                 "Never read H: statistics as stored at save, the id unchecked (default above "
+                 "64 MiB)");
+  info->callback([ia] { run_info(*ia); });
 
   auto ex = std::make_shared<std::pair<std::string, std::string>>();
   auto* exp = model->add_subcommand(

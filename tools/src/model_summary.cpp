@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,45 +49,26 @@ void print_mesh_3d(std::FILE* out, const recon::MeshGeometry& g) {
              rings.empty() ? "" : ": ", list);
 }
 
-}  // namespace
-
-void print_model_summary(std::FILE* out, const recon::Model& m, const std::string& file) {
+// Everything but H's values comes from m; H's shape, statistics and id line from the caller.
+void print_summary(std::FILE* out, const recon::Model& m, const std::string& file, int64_t rows,
+                   int64_t cols, const std::optional<recon::MatrixStats>& stats,
+                   const std::string& id_line, const std::string& layout) {
   fmt::print(out, "model      {}\n", file);
-  fmt::print(out, "id         {}\n", m.id.empty() ? "(not saved yet)" : m.id);
+  fmt::print(out, "id         {}\n", id_line);
   fmt::print(out, "algorithm  {}\n", m.algorithm);
   fmt::print(out, "parameters {}\n", m.parameters_json.empty() ? "{}" : m.parameters_json);
   fmt::print(out, "normalize  {}\n", m.normalize ? "yes (dv / |v_ref|)" : "no");
-
-  double lo = 0, hi = 0, sum_abs = 0, sum_sq = 0;
-  size_t zero_rows = 0;
-  for (Eigen::Index i = 0; i < m.H.rows(); ++i) {
-    bool all_zero = true;
-    for (Eigen::Index j = 0; j < m.H.cols(); ++j) {
-      const double v = m.H(i, j);
-      if (i == 0 && j == 0) lo = hi = v;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-      sum_abs += std::abs(v);
-      sum_sq += v * v;
-      all_zero = all_zero && v == 0;
-    }
-    zero_rows += all_zero;
-  }
-  const double n = static_cast<double>(std::max<Eigen::Index>(m.H.size(), 1));
-  fmt::print(out, "H          {} × {} float32 ({:.1f} KiB)\n", m.H.rows(), m.H.cols(),
-             static_cast<double>(m.H.size()) * 4 / 1024);
-  fmt::print(out, "H stats    min {:.6g}  max {:.6g}  mean|H| {:.6g}  ‖H‖F {:.6g}  zero rows {}\n",
-             lo, hi, sum_abs / n, std::sqrt(sum_sq), zero_rows);
-  if (m.v_ref.size() > 0) {
-    double vlo = m.v_ref[0], vhi = m.v_ref[0];  // plain loop: Eigen's AVX-512 minCoeff trips GCC 12
-    for (double v : m.v_ref) {
-      vlo = std::min(vlo, v);
-      vhi = std::max(vhi, v);
-    }
-    fmt::print(out, "v_ref      {} values, min {:.6g}, max {:.6g}\n", m.v_ref.size(), vlo, vhi);
-  } else
-    fmt::print(out, "v_ref      none (captured from the stream)\n");
-
+  const double bytes = static_cast<double>(rows) * static_cast<double>(cols) * 4;
+  fmt::print(out, "H          {} × {} float32 ({}){}\n", rows, cols,
+             bytes >= 1 << 20 ? fmt::format("{:.1f} MiB", bytes / (1 << 20))
+                              : fmt::format("{:.1f} KiB", bytes / 1024),
+             layout.empty() ? "" : ", " + layout);
+  if (stats)
+    fmt::print(out,
+               "H stats    min {:.6g}  max {:.6g}  mean|H| {:.6g}  ‖H‖F {:.6g}  zero rows {}\n",
+               stats->min, stats->max, stats->mean_abs, stats->frobenius, stats->zero_rows);
+  else
+    fmt::print(out, "H stats    not stored in this file (model info --verify reads H)\n");
   const recon::Protocol& p = m.protocol;
   fmt::print(out,
              "protocol   {} electrodes, drive distance {}, measure step {}, order {}, "
@@ -122,6 +104,23 @@ void print_model_summary(std::FILE* out, const recon::Model& m, const std::strin
                "{:.6g}), {} of {} pixels masked\n",
                grid.nx, grid.ny, grid.x0, grid.y0, grid.dx, grid.dy, masked, grid.mask.size());
   }
+}
+
+}  // namespace
+
+void print_model_summary(std::FILE* out, const recon::Model& m, const std::string& file) {
+  print_summary(out, m, file, m.H.rows(), m.H.cols(), recon::matrix_stats(m.H),
+                m.id.empty() ? "(not saved yet)" : m.id, "");
+}
+
+void print_model_header_summary(std::FILE* out, const recon::ModelHeader& h,
+                                const std::string& file) {
+  const std::string id =
+      h.stored_id.empty()
+          ? std::string("(none stored)")
+          : fmt::format("{} (stored; not checked against H: model info --verify reads all of H)",
+                        h.stored_id);
+  print_summary(out, h.model, file, h.h_rows, h.h_cols, h.h_stats, id, h.h_layout);
 }
 
 }  // namespace eit::cli

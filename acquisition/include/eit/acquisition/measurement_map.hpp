@@ -11,6 +11,7 @@
 // thread may call it on a const map.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,10 @@ struct DeviceLayout {
   bool complex = false;     // raw values are interleaved (re, im) pairs
   ComplexPart part = ComplexPart::kReal;
   double scale = 1.0;  // −1 flips polarity; also a unit conversion
+  // The model's own measurement table (layout "model", layout_of): used as it is, while the
+  // options above are still the ones it was made with, instead of a table rebuilt from them
+  // (which cannot express several rings, e.g. EIDORS' planar pattern).
+  std::optional<recon::Protocol> own_table;
 
   // n_electrodes × (measurements per drive) for this layout.
   size_t n_measurements() const;

@@ -10,13 +10,15 @@
 #include <memory>
 #include <string>
 
+#include <Eigen/Core>
+
 #include "eit/gpu/cuda_backend.hpp"
 #include "eit/pipeline/reconstructor.hpp"
 #include "eit/recon/model.hpp"
 
 namespace eit::gpu {
 
-inline constexpr uint32_t kPluginAbiVersion = 1;
+inline constexpr uint32_t kPluginAbiVersion = 2;  // 2: jac_diagonal_solve
 inline constexpr const char* kPluginEntry = "eit_gpu_plugin_api_v1";
 inline constexpr const char* kPluginFile = "libeit_gpu.so";
 
@@ -29,6 +31,10 @@ struct PluginApi {
   std::string (*describe)();
   std::unique_ptr<pipeline::Reconstructor> (*make)(const recon::Model& model,
                                                    const CudaOptions& options);
+  // cuda_jac_diagonal_solve of cuda_jac_solve.hpp: JAC's n_meas-sized solve in double on the
+  // device (recon::JacOptions::DiagonalSolve), for `model build`.
+  Eigen::MatrixXd (*jac_diagonal_solve)(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
+                                        double lambda);
 };
 
 using PluginEntry = const PluginApi* (*)();

@@ -9,6 +9,7 @@
 // ~0.1 s at 5.8k triangles, ~4 s at 100k on one core — docs/benchmarks.md).
 // Output on elements. Allocates; no state; throws std::invalid_argument for bad options or a J
 // with an all-zero column under a kotre/lm/noser prior (singular R).
+#include <functional>
 #include <string_view>
 
 #include "eit/recon/forward_model.hpp"
@@ -24,10 +25,22 @@ struct JacOptions {
   bool jac_normalized = false;  // build from J / |v0| (pyEIT setup(jac_normalized=True))
   bool normalize = false;       // the model divides dv by |v_ref| (pyEIT solve(normalize=True))
   Eigen::VectorXd perm;         // linearisation point; empty = 1 everywhere
+  // Where the n_meas-sized solve of the diagonal priors runs: given Jᵀ (n_elems × n_meas), R⁻¹'s
+  // diagonal and λ, it returns H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ (double). Empty: Eigen on this CPU. The
+  // CLI plugs in the CUDA plugin's cuBLAS/cuSOLVER version when a device is there
+  // (tools/src/backend_factory.hpp, jac_solve_on). Not used by the laplacian prior.
+  using DiagonalSolve = std::function<Eigen::MatrixXd(const Eigen::MatrixXd& jt,
+                                                      const Eigen::VectorXd& r_inv, double lambda)>;
+  DiagonalSolve diagonal_solve;
 };
 
 std::string_view to_string(JacOptions::Prior prior) noexcept;
 JacOptions::Prior parse_jac_prior(std::string_view text);  // kotre|tikhonov|dgn|lm|noser|laplacian
+
+// The diagonal priors' solve on this CPU (Eigen): H = diag(r_inv)·Jᵀ(J diag(r_inv) Jᵀ + λI)⁻¹,
+// the default of JacOptions::diagonal_solve. Throws std::runtime_error if not positive definite.
+Eigen::MatrixXd jac_diagonal_solve_cpu(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
+                                       double lambda);
 
 // H from a given Jacobian (n_meas × n_elems); mesh needed only for the Laplacian prior.
 Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& options, const Mesh& mesh);
@@ -36,5 +49,9 @@ Eigen::MatrixXd jac_matrix_from_transposed(const Eigen::MatrixXd& jt, const JacO
                                            const Mesh& mesh);
 
 ReconstructionMatrix build_jac(ForwardModel& forward, const JacOptions& options = {});
+// The same from a Jᵀ already computed by forward.jacobian_transposed(options.perm,
+// options.jac_normalized) (a 3-D Jacobian is worth computing once).
+ReconstructionMatrix build_jac(ForwardModel& forward, const Eigen::MatrixXd& jt,
+                               const JacOptions& options);
 
 }  // namespace eit::recon
