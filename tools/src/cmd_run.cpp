@@ -177,6 +177,10 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     model = recon::default_model();
     builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(model.protocol.n_electrodes));
   }
+  const bool interleaved =
+      is_recording(c) &&
+      to_recording_options(c.recording).complex_part == acquisition::ComplexPart::kInterleaved;
+  check_complex_frames(model, interleaved);
   auto source = open_source(c, model, builtin_mesh.get());
   const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());
   std::vector<std::string> warnings;
@@ -205,7 +209,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   o.reference = ref.options;
   if (c.normalize) o.normalize = 1;
   apply_latency_options(c, o);
-  Backend backend = make_backend(c.backend, model, c.max_batch);
+  Backend backend = make_backend(c.backend, model, c.max_batch, 1, interleaved);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
