@@ -21,6 +21,11 @@ IngestDecoder::IngestDecoder(size_t n_values, IngestDecoderOptions options)
     throw std::invalid_argument(fmt::format("ingest decoder: {} values per frame; expected 1..{}",
                                             n_values, kIngestMaxValues));
   }
+  // Ingest frames carry n_meas samples; interleaved pairs would need 2·n_meas slots per frame.
+  if (options.complex_part == ComplexPart::kInterleaved)
+    throw std::invalid_argument(
+        "ingest decoder: complex=interleaved is for recordings (--complex interleaved); a live "
+        "ingest stream turns complex64 into one part (real, imag or magnitude)");
 }
 
 void IngestDecoder::reset() noexcept {

@@ -16,6 +16,8 @@ std::string_view to_string(ComplexPart part) noexcept {
       return "imag";
     case ComplexPart::kMagnitude:
       return "magnitude";
+    case ComplexPart::kInterleaved:
+      return "interleaved";
   }
   return "real";
 }
@@ -24,8 +26,9 @@ ComplexPart parse_complex_part(std::string_view text) {
   if (text == "real") return ComplexPart::kReal;
   if (text == "imag") return ComplexPart::kImag;
   if (text == "magnitude" || text == "abs") return ComplexPart::kMagnitude;
-  throw std::invalid_argument(
-      fmt::format("complex part '{}': expected 'real', 'imag' or 'magnitude'", text));
+  if (text == "interleaved") return ComplexPart::kInterleaved;
+  throw std::invalid_argument(fmt::format(
+      "complex part '{}': expected 'real', 'imag', 'magnitude' or 'interleaved'", text));
 }
 
 namespace {
@@ -126,6 +129,10 @@ MeasurementMap::MeasurementMap(const DeviceLayout& device, const recon::Protocol
   if (!std::isfinite(device.scale) || device.scale == 0.0)
     throw std::invalid_argument(
         fmt::format("device layout: scale {} must be finite and non-zero", device.scale));
+  if (device.part == ComplexPart::kInterleaved && !device.complex)
+    throw std::invalid_argument(fmt::format(
+        "device layout ({}): complex part 'interleaved' needs complex values, the frames are real",
+        device.describe()));
 
   std::unordered_map<uint64_t, uint32_t> where;
   where.reserve(dev.n_meas());
@@ -173,6 +180,13 @@ void MeasurementMap::apply(std::span<const double> raw, std::span<float> out) co
   const size_t n = index_.size();
   if (!device_.complex) {
     for (size_t k = 0; k < n; ++k) out[k] = static_cast<float>(factor_[k] * raw[index_[k]]);
+    return;
+  }
+  if (device_.part == ComplexPart::kInterleaved) {
+    for (size_t k = 0; k < n; ++k) {
+      out[2 * k] = static_cast<float>(factor_[k] * raw[index_[k]]);
+      out[2 * k + 1] = static_cast<float>(factor_[k] * raw[index_[k] + 1]);
+    }
     return;
   }
   for (size_t k = 0; k < n; ++k) {

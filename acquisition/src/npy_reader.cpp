@@ -1,5 +1,6 @@
 // NumPy .npy stacks: a 2-D array (frames × values) of little-endian float32 ('<f4') or float64
-// ('<f8') in C order, or a 1-D array (one frame). Format: "\x93NUMPY", version bytes, a uint16
+// ('<f8'), or complex64/complex128 ('<c8', '<c16': (re, im) pairs, --complex picks the part or
+// keeps both) in C order, or a 1-D array (one frame). Format: "\x93NUMPY", version bytes, a uint16
 // (v1) or uint32 (v2, v3) header length, a Python-literal header dict {'descr', 'fortran_order',
 // 'shape'}, then the data; the header is parsed by recon's hardened parser (npy_header.hpp). A
 // file shorter than its shape says keeps its whole frames and reports the cut.
@@ -35,9 +36,13 @@ class NpyReader final : public RecordingReader {
       type_ = SampleType::kFloat32;
     } else if (h.kind == 'f' && h.width == 8 && h.byte_order == '<') {
       type_ = SampleType::kFloat64;
+    } else if (h.kind == 'c' && (h.width == 8 || h.width == 16) && h.byte_order == '<') {
+      complex_ = true;
+      type_ = h.width == 8 ? SampleType::kFloat32 : SampleType::kFloat64;
     } else {
       throw std::runtime_error(
-          fmt::format("{}: descr '{}', expected '<f4' or '<f8' (little-endian float32/float64)",
+          fmt::format("{}: descr '{}', expected '<f4', '<f8', '<c8' or '<c16' (little-endian "
+                      "float32/float64/complex64/complex128)",
                       name, h.descr));
     }
     if (h.fortran_order)
@@ -53,10 +58,11 @@ class NpyReader final : public RecordingReader {
     const uint64_t values = dims.back();
     if (values == 0 || values > (1u << 24))
       throw std::runtime_error(fmt::format("{}: {} values per frame", name, values));
-    frame_bytes_ = values * (type_ == SampleType::kFloat32 ? 4 : 8);
+    frame_bytes_ = values * (type_ == SampleType::kFloat32 ? 4 : 8) * (complex_ ? 2 : 1);
 
     info_.path = path;
-    info_.format = type_ == SampleType::kFloat32 ? ".npy float32" : ".npy float64";
+    info_.format = complex_ ? (type_ == SampleType::kFloat32 ? ".npy complex64" : ".npy complex128")
+                            : (type_ == SampleType::kFloat32 ? ".npy float32" : ".npy float64");
     info_.bytes_total = file_.size();
     info_.raw_values = values;
     const uint64_t available = (file_.size() - data_at_) / frame_bytes_;
@@ -69,7 +75,7 @@ class NpyReader final : public RecordingReader {
     }
     if (info_.n_frames == 0)
       throw std::runtime_error(fmt::format("{}: no whole frame of {} values", name, values));
-    set_map(generic_layout(path, values, false, o, model), model);
+    set_map(generic_layout(path, values, complex_, o, model), model);
     bytes_.resize(frame_bytes_);
   }
 
@@ -83,7 +89,8 @@ class NpyReader final : public RecordingReader {
 
  private:
   FileHandle file_;
-  SampleType type_ = SampleType::kFloat32;
+  SampleType type_ = SampleType::kFloat32;  // of each part when complex_
+  bool complex_ = false;
   uint64_t data_at_ = 0;
   uint64_t frame_bytes_ = 0;
   std::vector<uint8_t> bytes_;

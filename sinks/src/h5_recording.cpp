@@ -20,6 +20,9 @@ H5Recording::H5Recording(const std::filesystem::path& path, const std::string& f
   m::attr(r, "version", int64_t{1}, file);
   m::attr(r, "model_id", model.id, file);
   m::attr(r, "algorithm", model.algorithm, file);
+  // Only complex gn models: rows are (re, im) pairs (images: Re σ, Im σ per element; frames:
+  // re, im per measurement). Absent means real, so real files are unchanged.
+  if (model.complex_interleaved()) m::attr(r, "complex", std::string("interleaved"), file);
   m::attr(r, "stream", o.stream, file);
   m::attr(r, "frame_rate_hz", o.frame_rate_hz, file);
   m::attr(r, "reference", o.reference, file);

@@ -33,6 +33,8 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
     image["shape"] = {shape.dims[0], shape.dims[1]};
   else
     image["shape"] = {shape.dims[0]};
+  // A complex gn model: shape counts floats, (Re σ, Im σ) per element; absent means real.
+  if (model.complex_interleaved()) image["complex"] = "interleaved";
   json geometry;
   std::visit(
       [&](const auto& g) {

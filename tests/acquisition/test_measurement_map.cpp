@@ -154,6 +154,25 @@ TEST_CASE("complex values become real part, imaginary part or magnitude; scale f
   dev.scale = -1.0;
   MeasurementMap(dev, model).apply(raw, out);
   CHECK(out[0] == doctest::Approx(-std::hypot(5.0, 4.0)));
+
+  // Interleaved: both parts, in the model's order, each with the sign and scale.
+  dev.part = ComplexPart::kInterleaved;
+  dev.scale = -2.0;
+  const MeasurementMap both(dev, model);
+  CHECK(both.n_values() == 2 * 208);
+  std::vector<float> pairs(2 * 208);
+  both.apply(raw, pairs);
+  dev.part = ComplexPart::kReal;
+  MeasurementMap(dev, model).apply(raw, out);
+  for (size_t k = 0; k < 208; ++k) {
+    CHECK(pairs[2 * k] == out[k]);
+    CHECK(pairs[2 * k + 1] == doctest::Approx(-8.0));
+  }
+  // Real frames cannot give interleaved pairs.
+  dev.complex = false;
+  dev.part = ComplexPart::kInterleaved;
+  CHECK_THROWS_WITH_AS(MeasurementMap(dev, model), doctest::Contains("needs complex values"),
+                       std::invalid_argument);
 }
 
 TEST_CASE("a pair measured the other way round is found with its sign reversed") {
@@ -192,6 +211,7 @@ TEST_CASE("layout names parse against the model and unknown names are refused") 
   CHECK(parse_layout("model", model).n_measurements() == 208);
   CHECK_THROWS_AS(parse_layout("twisted", model), std::invalid_argument);
   CHECK(parse_complex_part("magnitude") == ComplexPart::kMagnitude);
+  CHECK(parse_complex_part("interleaved") == ComplexPart::kInterleaved);
   CHECK_THROWS_AS(parse_complex_part("phase"), std::invalid_argument);
 }
 

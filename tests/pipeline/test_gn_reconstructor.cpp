@@ -78,7 +78,7 @@ TEST_CASE("GnReconstructor: a complex model takes (re, im) frames and writes (Re
     return f.solve(Eigen::VectorXd::Ones(mesh.n_elems()));
   }();
   const Eigen::VectorXcd v = unit_v.cast<std::complex<double>>() / truth;  // F(σ·1) = F(1)/σ
-  Frames frames(2, r.n_meas(), r.n_out());
+  GnFrames frames(2, r.n_meas(), r.n_out());
   for (size_t i = 0; i < 2; ++i)
     for (Eigen::Index k = 0; k < v.size(); ++k) {
       frames.values[i][2 * static_cast<size_t>(k)] = static_cast<float>(v(k).real());

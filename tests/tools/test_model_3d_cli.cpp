@@ -124,7 +124,7 @@ TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square fo
     return;
   }
   const fs::path out = temp3d("vox.h5");
-  const Run b = eitstream3d(fmt::format(
+  const CliResult b = run_eitstream(fmt::format(
       "model build --dim 3 --rings 2 --electrodes 16 --h0 0.45 --pattern square "
       "--drive-distance 5 --measure-step 5 --algorithm jac --voxels 8x6x4 --voxel-samples 2 "
       "-o {}",
@@ -146,15 +146,15 @@ TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square fo
   CHECK(m.protocol.drives[1].sink == 11);
   CHECK(has(m.parameters_json, R"("pattern": "square")"));
   CHECK(has(m.parameters_json, R"("voxels": {"nx": 8, "ny": 6, "nz": 4, "samples": 2)"));
-  const Run i = eitstream3d(fmt::format("model info {}", out.string()));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
   CHECK(has(i.output, "voxel grid: 8 × 6 × 4 (nx × ny × nz)"));
   fs::remove(out);
 
-  const Run flat = eitstream3d(
+  const CliResult flat = run_eitstream(
       fmt::format("model build --algorithm jac --voxels 8x8x2 -o {}", temp3d("f.h5").string()));
   CHECK(flat.code != 0);
   CHECK(has(flat.output, "voxel output needs a 3-D mesh"));
-  const Run bad = eitstream3d(fmt::format(
+  const CliResult bad = run_eitstream(fmt::format(
       "model build --dim 3 --h0 0.5 --algorithm jac --voxels 8x8 -o {}", temp3d("b.h5").string()));
   CHECK(bad.code != 0);
   CHECK(has(bad.output, "NXxNYxNZ"));

@@ -79,17 +79,25 @@ std::string cuda_device_description() {
   return p.api ? p.api->describe() : p.why;
 }
 
+void check_complex_frames(const recon::Model& model, bool interleaved_frames) {
+  if (model.complex_interleaved() && !interleaved_frames)
+    throw CommandError(fmt::format(
+        "model {} has complex conductivity (model build --complex): its frames are (re, im) "
+        "pairs; read a complex recording with --complex interleaved (or build the gn model "
+        "without --complex)",
+        model.id));
+  if (!model.complex_interleaved() && interleaved_frames)
+    throw CommandError(fmt::format(
+        "--complex interleaved: model {} ({}) takes real frames; interleaved (re, im) frames "
+        "need a gn model built with --complex",
+        model.id, model.algorithm));
+}
+
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
-                     size_t cpu_threads) {
+                     size_t cpu_threads, bool interleaved_frames) {
   Backend b;
+  check_complex_frames(model, interleaved_frames);
   if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the device or the host
-    if (model.gn->options.complex_conductivity)
-      throw CommandError(fmt::format(
-          "model {} has complex conductivity (model build --complex): its frames are (re, im) "
-          "pairs, and run, reconstruct and bench read real frames (a recording's or device's "
-          "complex values become one part, --complex real|imag|magnitude); build the gn model "
-          "without --complex",
-          model.id));
     if (resolve_backend(which, &b.why_not_cuda) == "cuda") {
       gpu::CudaOptions options;
       options.max_batch = max_batch;

@@ -34,8 +34,15 @@ std::string cuda_device_description();
 // A "gn" model gets Gauss–Newton: the plugin's "cuda-gn" for cuda (and auto when a device is
 // there and the CUDA solver takes the model: point electrodes, triangles, a diagonal prior;
 // otherwise auto falls back to "cpu-gn" with why_not_cuda saying why, cuda throws).
+// `interleaved_frames`: the frames are (re, im) pairs (--complex interleaved). A gn model with
+// complex conductivity needs them, every other model refuses them; both refusals name the option.
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
-                     size_t cpu_threads = 1);
+                     size_t cpu_threads = 1, bool interleaved_frames = false);
+
+// Checks the frames against the model (make_backend calls it too); throws CommandError naming
+// --complex interleaved. Commands call it before they read a reference, so that the refusal is
+// this message and not a frame-length mismatch.
+void check_complex_frames(const recon::Model& model, bool interleaved_frames);
 
 // JAC's n_meas-sized solve for `model build --backend which` (auto|cpu|cuda), the work being
 // n_elems · n_meas²: the plugin's (cuBLAS/cuSOLVER, double) for cuda, and for auto when a device

@@ -51,6 +51,8 @@ fs::path output_for(const ReconstructArgs& a, const fs::path& recording) {
 uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
                          const fs::path& path) {
   const auto ropts = to_recording_options(a.recording);
+  const bool interleaved = ropts.complex_part == acquisition::ComplexPart::kInterleaved;
+  check_complex_frames(model, interleaved);
   auto reader = acquisition::open_recording_reader(path, ropts, model.protocol);
   const auto& info = reader->info();
   for (const auto& w : info.warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
@@ -71,7 +73,7 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   const bool on_cpu = model.gn || resolve_backend(a.backend) == "cpu";
   const size_t gemm_batch =
       on_cpu ? std::min<size_t>(batch, a.gemm_batch ? a.gemm_batch : 256) : batch;
-  Backend backend = make_backend(a.backend, model, gemm_batch);
+  Backend backend = make_backend(a.backend, model, gemm_batch, 1, interleaved);
   backend.reconstructor->set_reference(v_ref, a.normalize || model.normalize);
   fmt::print(
       stderr, "eitstream: backend {}{}\n", backend.description,

@@ -38,7 +38,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   const ReferenceChoice& ref = in.reference;
   pipeline::PipelineOptions o = run_pipeline_options(c, ref);
   if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");
-  Backend backend = make_backend(c.backend, model, c.max_batch, c.cpu_threads);
+  Backend backend = make_backend(c.backend, model, c.max_batch, c.cpu_threads, in.interleaved);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);

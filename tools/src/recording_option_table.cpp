@@ -19,7 +19,9 @@ void add_recording_options(CLI::App* cmd, RecordingArgs& a, bool replay) {
   cmd->add_option("--layout", a.layout,
                   "The device's order when the format does not fix it: model | std | "
                   "rotate_meas | full | full_rotate");
-  cmd->add_option("--complex", a.complex_part, "Complex data: real | imag | magnitude")
+  cmd->add_option("--complex", a.complex_part,
+                  "Complex data: real | imag | magnitude | interleaved ((re, im) per measurement, "
+                  "for a gn model built with --complex)")
       ->capture_default_str();
   cmd->add_flag("--invert", a.invert,
                 "Flip the recording's polarity (EIDORS-convention data such as IIRC)");
@@ -37,7 +39,8 @@ acquisition::RecordingOptions to_recording_options(const RecordingArgs& a) {
     r.complex_part = acquisition::parse_complex_part(a.complex_part);
   } catch (const std::exception&) {
     throw CommandError(
-        fmt::format("--complex '{}': expected real, imag or magnitude", a.complex_part));
+        fmt::format("--complex '{}': expected real, imag, magnitude or interleaved",
+                    a.complex_part));
   }
   r.invert = a.invert;
   if (!(a.speed > 0)) throw CommandError(fmt::format("--speed {}: expected > 0", a.speed));

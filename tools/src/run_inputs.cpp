@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "backend_factory.hpp"
 #include "default_setup.hpp"
 #include "eit/acquisition/replay_source.hpp"
 #include "eit/acquisition/stream_source.hpp"
@@ -53,6 +54,9 @@ RunInputs::RunInputs(const RunConfig& c) {
     model = recon::default_model();
     builtin_mesh = std::make_unique<recon::Mesh>(default_mesh(model.protocol.n_electrodes));
   }
+  interleaved = is_recording(c) && to_recording_options(c.recording).complex_part ==
+                                       acquisition::ComplexPart::kInterleaved;
+  check_complex_frames(model, interleaved);
   source = open_source(c, model, builtin_mesh.get());
   const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());
   if (const auto* replay = dynamic_cast<const acquisition::ReplaySource*>(source.get()))

@@ -29,6 +29,7 @@ struct RunInputs {
   std::vector<std::string> warnings;  // the replay's (printed at the start and in the summary)
   ReferenceChoice reference;
   bool device_source = false;  // a live device (the source watchdog applies)
+  bool interleaved = false;    // complex frames as (re, im) pairs (--complex interleaved)
 };
 
 }  // namespace eit::cli

@@ -4,7 +4,8 @@
 // n×n tables such as IIRC's and Montreal's, index n·drive + m), untwists "rotate_meas" order
 // (Goe-MF II, Dräger) onto 'std' (or keeps it when the model uses it), reverses the sign where the
 // device measures a pair or drives a pattern the other way round, and turns complex values into
-// their real part, imaginary part or magnitude.
+// their real part, imaginary part or magnitude, or keeps both as interleaved (re, im) pairs (for a
+// complex-conductivity gn model: 2·n_meas values per frame).
 //
 // Construction throws std::invalid_argument naming the device layout and the first model
 // measurement it cannot supply. apply() is the per-frame path: no allocation, no throw; any
@@ -21,9 +22,10 @@
 
 namespace eit::acquisition {
 
-enum class ComplexPart { kReal, kImag, kMagnitude };
+enum class ComplexPart { kReal, kImag, kMagnitude, kInterleaved };
 std::string_view to_string(ComplexPart part) noexcept;
-ComplexPart parse_complex_part(std::string_view text);  // "real" | "imag" | "magnitude"
+ComplexPart parse_complex_part(std::string_view text);  // "real" | "imag" | "magnitude" |
+                                                        // "interleaved"
 
 // How a device lays out one frame: its protocol (which drives and pairs, in what order) and where
 // the measurements sit among the frame's raw values.
@@ -65,7 +67,9 @@ class MeasurementMap {
   MeasurementMap(const DeviceLayout& device, const recon::Protocol& model);
 
   const DeviceLayout& device() const noexcept { return device_; }
-  size_t n_values() const noexcept { return index_.size(); }    // the model's n_meas
+  // The model's n_meas, or 2·n_meas when the part is kInterleaved (re, im per measurement).
+  size_t n_values() const noexcept { return index_.size() * (interleaved() ? 2 : 1); }
+  bool interleaved() const noexcept { return device_.part == ComplexPart::kInterleaved; }
   size_t raw_scalars() const noexcept { return raw_scalars_; }  // what apply() reads
   // True when apply() is a plain copy (same order, real, no scale).
   bool is_identity() const noexcept { return identity_; }

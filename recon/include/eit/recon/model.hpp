@@ -65,11 +65,16 @@ struct Model {
   std::string id;  // content hash of H, v_ref, protocol and geometry
   std::optional<GnSetup> gn;  // algorithm "gn" only (then H is empty)
 
+  // A gn model with complex conductivity: frames are (re, im) per measurement and images
+  // (Re σ, Im σ) per element, interleaved; n_meas() and n_out() count floats, so both double.
+  bool complex_interleaved() const noexcept { return gn && gn->options.complex_conductivity; }
   size_t n_out() const noexcept {
-    return gn ? static_cast<size_t>(gn->mesh.n_elems()) : static_cast<size_t>(H.rows());
+    return gn ? static_cast<size_t>(gn->mesh.n_elems()) * (complex_interleaved() ? 2 : 1)
+              : static_cast<size_t>(H.rows());
   }
   size_t n_meas() const noexcept {
-    return gn ? protocol.n_meas() : static_cast<size_t>(H.cols());
+    return gn ? protocol.n_meas() * (complex_interleaved() ? 2 : 1)
+              : static_cast<size_t>(H.cols());
   }
 };
 
