@@ -131,7 +131,7 @@ TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square fo
       out.string()));
   INFO(b.output);
   REQUIRE(b.code == 0);
-  CHECK(has(b.output, "8 × 6 × 4 (nx × ny × nz), 2³ samples per voxel"));
+  CHECK(contains(b.output, "8 × 6 × 4 (nx × ny × nz), 2³ samples per voxel"));
   const Model m = load_model(out);
   const auto& g = std::get<GridGeometry>(m.geometry);
   CHECK(g.nx == 8);
@@ -144,18 +144,18 @@ TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square fo
   CHECK(m.protocol.drives[0].sink == 10);
   CHECK(m.protocol.drives[1].source == 8);
   CHECK(m.protocol.drives[1].sink == 11);
-  CHECK(has(m.parameters_json, R"("pattern": "square")"));
-  CHECK(has(m.parameters_json, R"("voxels": {"nx": 8, "ny": 6, "nz": 4, "samples": 2)"));
+  CHECK(contains(m.parameters_json, R"("pattern": "square")"));
+  CHECK(contains(m.parameters_json, R"("voxels": {"nx": 8, "ny": 6, "nz": 4, "samples": 2)"));
   const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
-  CHECK(has(i.output, "voxel grid: 8 × 6 × 4 (nx × ny × nz)"));
+  CHECK(contains(i.output, "voxel grid: 8 × 6 × 4 (nx × ny × nz)"));
   fs::remove(out);
 
   const CliResult flat = run_eitstream(
       fmt::format("model build --algorithm jac --voxels 8x8x2 -o {}", temp3d("f.h5").string()));
   CHECK(flat.code != 0);
-  CHECK(has(flat.output, "voxel output needs a 3-D mesh"));
+  CHECK(contains(flat.output, "voxel output needs a 3-D mesh"));
   const CliResult bad = run_eitstream(fmt::format(
       "model build --dim 3 --h0 0.5 --algorithm jac --voxels 8x8 -o {}", temp3d("b.h5").string()));
   CHECK(bad.code != 0);
-  CHECK(has(bad.output, "NXxNYxNZ"));
+  CHECK(contains(bad.output, "NXxNYxNZ"));
 }
