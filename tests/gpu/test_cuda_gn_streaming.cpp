@@ -96,7 +96,7 @@ TEST_CASE("cuda gn: the iteration replayed as a CUDA graph equals the launched o
 TEST_CASE("cuda gn refuses a complex-conductivity model at set-up, saying so") {
   if (skip("cuda gn complex refusal")) return;
   const recon::Mesh mesh = recon::layered_circle_mesh(16, 3);
-  recon::GnOptions o = streaming_options();
+  recon::GnOptions o = eit::test::gn_streaming_options(12, 2);
   o.complex_conductivity = true;
   const recon::Model model = recon::make_gn_model(mesh, recon::make_protocol({}), {}, o);
   gpu::CudaOptions co;
