@@ -131,7 +131,7 @@ TEST_CASE("measurements placed after other values in the raw frame are found at 
   check_mapped(out, model);
 }
 
-TEST_CASE("complex values become real part, imaginary part or magnitude; scale flips polarity") {
+TEST_CASE("complex values become real part, imaginary part or magnitude, scale flips polarity") {
   const Protocol model = eit::recon::make_protocol({});
   DeviceLayout dev;
   dev.full_table = true;

@@ -99,7 +99,7 @@ TEST_CASE("Dräger .eit header problems are set-up errors naming the file and fi
   CHECK(no_rate->info().warnings.front().find("Framerate") != std::string::npos);
 }
 
-TEST_CASE("a .get cut inside a frame keeps the whole frames; no .prl means no rate") {
+TEST_CASE("a .get cut inside a frame keeps the whole frames, no .prl means no rate") {
   TempDir tmp;
   std::string data;
   for (int f = 0; f < 2; ++f) data += floats(256, 1.0f + f);
@@ -195,7 +195,7 @@ TEST_CASE("CSV: header row skipped, a non-numeric row is a bad frame, the rest a
                     doctest::Contains("3 values per frame"));
 }
 
-TEST_CASE(".npy stacks read; a short data block keeps its whole frames; wrong dtypes refused") {
+TEST_CASE(".npy stacks read, a short data block keeps its whole frames, wrong dtypes refused") {
   TempDir tmp;
   auto npy = [](const std::string& dict, const std::string& data) {
     std::string header = dict;
@@ -241,7 +241,7 @@ TEST_CASE(".npy stacks read; a short data block keeps its whole frames; wrong dt
       doctest::Contains("junk.npy"));
 }
 
-TEST_CASE("raw float32 frames need their size; a cut frame is reported, not invented") {
+TEST_CASE("raw float32 frames need their size, a cut frame is reported, not invented") {
   TempDir tmp;
   const auto path = tmp.write("frames.f32", floats(208 * 2 + 50, 0.0f));
   CHECK_THROWS_WITH(open_recording_reader(path, {}, adjacent16()),
@@ -304,7 +304,7 @@ std::string mat_v5(const std::string& name, int32_t rows, int32_t cols,
 
 }  // namespace
 
-TEST_CASE(".mat frames are columns; a damaged element length is refused before it is allocated") {
+TEST_CASE(".mat frames are columns, a damaged element length is refused before it is allocated") {
   TempDir tmp;
   auto r = open_recording_reader(tmp.write("ok.mat", mat_v5("frames", 256, 3)), {}, adjacent16());
   CHECK(r->info().n_frames == 3);

@@ -126,7 +126,7 @@ TEST_CASE("IIRC .mat gives 100 complex frames of 256 values, real part by defaul
   CHECK(*std::min_element(ref.begin(), ref.end()) > 0.0f);
 }
 
-TEST_CASE("Montreal .mat sets read by name; the zeros at driven electrodes are dropped") {
+TEST_CASE("Montreal .mat sets read by name, the zeros at driven electrodes are dropped") {
   const auto path = eit::test::shared_data_file("recordings/montreal_data_1995.mat");
   if (!path) return;
   auto r = open_recording_reader(*path, {}, adjacent16());

@@ -74,7 +74,7 @@ std::string drain(ByteTransport& t, int ms) {
 
 }  // namespace
 
-TEST_CASE("tls-listen: a device with a certificate from the CA streams; others are refused") {
+TEST_CASE("tls-listen: a device with a certificate from the CA streams, others are refused") {
   const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
     MESSAGE("SKIPPED: the openssl command is not available to make test certificates");

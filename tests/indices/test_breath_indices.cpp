@@ -86,7 +86,7 @@ TEST_CASE("a lagging right lung shows as regional ventilation delay of the progr
   CHECK(x.rvd_sd == doctest::Approx(lag_pct / 2).epsilon(0.1));  // two equal halves
 }
 
-TEST_CASE("a lung that barely moves is silent space; the other carries the centre") {
+TEST_CASE("a lung that barely moves is silent space, the other carries the centre") {
   eit::test::Breathing b;
   b.right_gain = 0.05;  // right lung at 5 % of the left
   const auto r = run(b, 40);

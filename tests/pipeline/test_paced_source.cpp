@@ -58,7 +58,7 @@ TEST_CASE("paced source keeps the timeout: a frame not yet due stays unread, the
   CHECK(slot.stamp(Stage::kReceived) >= first_due + 50'000'000);
 }
 
-TEST_CASE("paced source: speed scales the inner source's nominal rate; unpaced passes through") {
+TEST_CASE("paced source: speed scales the inner source's nominal rate, unpaced passes through") {
   class Rated final : public Source {
    public:
     std::string describe() const override { return "rated"; }

@@ -139,7 +139,7 @@ TEST_CASE("live pipeline never blocks the source behind a stalled sink and count
   CHECK(reported + (frames.size() - 1 - previous) == st.dropped() + st.sink_dropped());
 }
 
-TEST_CASE("a frame with NaN gets a zero image and is counted; its neighbours are unaffected") {
+TEST_CASE("a frame with NaN gets a zero image and is counted, its neighbours are unaffected") {
   const auto m = random_model(256);
   auto frames = random_frames(m, 50);
   frames[20][100] = std::numeric_limits<float>::quiet_NaN();
@@ -163,7 +163,7 @@ TEST_CASE("a frame with NaN gets a zero image and is counted; its neighbours are
   }
 }
 
-TEST_CASE("reference first:N is the mean of the first N frames; those frames carry the flag") {
+TEST_CASE("reference first:N is the mean of the first N frames, those frames carry the flag") {
   const auto m = random_model(256);
   const auto frames = random_frames(m, 60);
   Eigen::VectorXd mean = Eigen::VectorXd::Zero(m.v_ref.size());

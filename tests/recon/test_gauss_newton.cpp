@@ -102,7 +102,7 @@ TEST_CASE("gn step equals (JᵀJ + λR)⁻¹Jᵀr through either normal-equation
   }
 }
 
-TEST_CASE("gn compat drops the converging step; the default mode keeps it") {
+TEST_CASE("gn compat drops the converging step, the default mode keeps it") {
   const Mesh mesh = layered_circle_mesh(16, 3);
   ForwardModel forward(mesh, make_protocol({}));
   const Eigen::VectorXd v = forward.solve(Eigen::VectorXd::Constant(mesh.n_elems(), 1.0));
@@ -119,7 +119,7 @@ TEST_CASE("gn compat drops the converging step; the default mode keeps it") {
   CHECK((b.sigma.array() - 1.0).abs().maxCoeff() < 1e-9);
 }
 
-TEST_CASE("gn compat's stop test divides by the scalar start; the default by ‖x_k‖") {
+TEST_CASE("gn compat's stop test divides by the scalar start, the default by ‖x_k‖") {
   const Mesh mesh = layered_circle_mesh(16, 3);  // 144 elements: ‖1‖ over elements = 12
   ForwardModel forward(mesh, make_protocol({}));
   // Data of σ = 1/1.001 everywhere: the full step from 1 is ≈ 1e-3 on every element, so

@@ -40,7 +40,7 @@ Eigen::VectorXcd simulate(const Mesh& mesh, const Protocol& protocol, const Eige
 
 }  // namespace
 
-TEST_CASE("gn complex forward: real σ gives the real model's v; J is −∂v/∂σ (holomorphic)") {
+TEST_CASE("gn complex forward: real σ gives the real model's v, J is −∂v/∂σ (holomorphic)") {
   const Mesh mesh = layered_circle_mesh(16, 3);
   const Protocol protocol = make_protocol({});
   Eigen::VectorXd real_sigma(mesh.n_elems());

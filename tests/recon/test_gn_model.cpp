@@ -70,7 +70,7 @@ TEST_CASE("gn model refuses bad settings by name") {
   CHECK(parse_gn_prior("dgn") == GnOptions::Prior::kTikhonov);
 }
 
-TEST_CASE("gn model: complex conductivity round-trips and changes the id; real ids do not move") {
+TEST_CASE("gn model: complex conductivity round-trips and changes the id, real ids do not move") {
   const Mesh mesh = layered_circle_mesh(16, 2);
   GnOptions o;
   Model real = make_gn_model(mesh, make_protocol({}), {}, o);

@@ -109,7 +109,7 @@ TEST_CASE(".npy reader handles dtypes, byte order and Fortran order") {
   fs::remove(f);
 }
 
-TEST_CASE("imported .npy matrix stored measurements × outputs is transposed; wrong shape named") {
+TEST_CASE("imported .npy matrix stored measurements × outputs is transposed, wrong shape named") {
   MatrixImportOptions o;
   o.protocol = {.n_electrodes = 8};  // 40 measurements
   GridGeometry g;

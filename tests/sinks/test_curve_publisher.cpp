@@ -66,7 +66,7 @@ struct Client {
 
 }  // namespace
 
-TEST_CASE("keygen's certificates round-trip; the secret file is 0600 and refused when readable") {
+TEST_CASE("keygen's certificates round-trip, the secret file is 0600 and refused when readable") {
   const fs::path d = fresh_dir("keys");
   const CurveKeyPair keys = generate_curve_keypair();
   CHECK(is_z85_key(keys.public_z85));

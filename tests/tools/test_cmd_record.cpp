@@ -47,7 +47,7 @@ fs::path work_dir(const char* name) {
 
 }  // namespace
 
-TEST_CASE("run records images and raw frames; reconstruct of the raw file gives the same images") {
+TEST_CASE("run records images and raw frames, reconstruct of the raw file gives the same images") {
   const fs::path d = work_dir("record");
   const std::string bin = EITSTREAM_BIN;
   REQUIRE(

@@ -85,7 +85,7 @@ TEST_CASE("model info --quick describes a model from its header without reading 
   fs::remove(path);
 }
 
-TEST_CASE("model info reads only the header above 64 MiB of H; --verify reads and checks H") {
+TEST_CASE("model info reads only the header above 64 MiB of H, --verify reads and checks H") {
   const fs::path path = temp_model("big");
   const Model m = saved_model(path, 90000);  // 71.4 MiB
   const Out i = run_cli(fmt::format("model info {}", path.string()));
@@ -131,7 +131,7 @@ TEST_CASE("a Model file from before chunking (contiguous H, no stored statistics
   fs::remove(path);
 }
 
-TEST_CASE("model build --backend says where JAC's solve ran; cuda without the plugin fails") {
+TEST_CASE("model build --backend says where JAC's solve ran, cuda without the plugin fails") {
   const fs::path path = temp_model("backend");
   // The stored default mesh (no Gmsh): 16 electrodes, far below the size where auto uses CUDA.
   const Out a = run_cli(fmt::format("model build --algorithm jac -o {}", path.string()));

@@ -63,7 +63,7 @@ TEST_CASE("pacer: after a pause a burst of kBurst goes at once, then one per int
   CHECK(p.due_ns(t + 10 * kMs) == t + 10 * kMs);
 }
 
-TEST_CASE("pacer: a clock that goes back adds no tokens; absurd rates are clamped") {
+TEST_CASE("pacer: a clock that goes back adds no tokens, absurd rates are clamped") {
   ImagePacer p;
   p.set_rate(10, 100 * kMs);
   for (int i = 0; i < static_cast<int>(ImagePacer::kBurst); ++i) p.spend();
