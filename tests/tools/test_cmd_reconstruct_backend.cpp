@@ -167,3 +167,20 @@ TEST_CASE("reconstruct --backend cuda matches the CPU (needs the CUDA plugin and
   CHECK(diff <= 1e-4);
   fs::remove_all(d);
 }
+
+TEST_CASE("reconstruct nats:// refuses the options its replay would ignore, naming them") {
+  const fs::path d = work_dir();
+  const std::string uri = "'nats://127.0.0.1:1?site=s&bed=b&since=all'";
+  const Result r = run(fmt::format("reconstruct {} --reference first:5 --normalize -o {}", uri,
+                                   (d / "n.h5").string()),
+                       d);
+  CHECK(r.rc != 0);
+  CHECK(r.err.find("does not take --reference first:5 --normalize") != std::string::npos);
+  const Result c = run(fmt::format("reconstruct {} --backend cuda --compress 4 -o {}", uri,
+                                   (d / "n.h5").string()),
+                       d);
+  CHECK(c.rc != 0);
+  CHECK(c.err.find("does not take --backend cuda --compress 4") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "n.h5"));
+  fs::remove_all(d);
+}

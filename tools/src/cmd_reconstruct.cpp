@@ -121,6 +121,19 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
                            const std::string& uri) {
   if (a.output.empty())
     throw CommandError(fmt::format("{}: a NATS replay needs -o IMAGES.h5", uri));
+  // The replay runs the streaming pipeline on the CPU against the model's v_ref; refuse what it
+  // would otherwise ignore silently.
+  std::string ignored;
+  if (!a.reference.empty() && a.reference != "model")
+    ignored += fmt::format(" --reference {}", a.reference);
+  if (a.backend == "cuda") ignored += " --backend cuda";
+  if (a.normalize) ignored += " --normalize";
+  if (a.compress > 0) ignored += fmt::format(" --compress {}", a.compress);
+  if (!ignored.empty())
+    throw CommandError(fmt::format(
+        "{}: a NATS replay reconstructs on the CPU with the model's reference, uncompressed; "
+        "it does not take{}",
+        uri, ignored));
   const auto r = reconstruct_nats(uri, model, a.output, a.quiet);
   fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
              uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
