@@ -5,10 +5,11 @@ find_file(EIT_DOCTEST_CMAKE doctest.cmake PATHS /usr/lib/cmake/doctest /usr/shar
 if(EIT_DOCTEST_CMAKE)
   include(${EIT_DOCTEST_CMAKE})
 endif()
+# Extra arguments are CTest properties for every case of the binary (e.g. RESOURCE_LOCK name).
 function(eit_discover_tests target)
   if(COMMAND doctest_discover_tests)
     doctest_discover_tests(${target} TEST_PREFIX "${target}:" ADD_LABELS 0
-                           PROPERTIES TIMEOUT 600)
+                           PROPERTIES TIMEOUT 600 ${ARGN})
   else()
     add_test(NAME ${target} COMMAND ${target})
   endif()

@@ -136,7 +136,7 @@ TEST_CASE("3-node cluster, stream with 3 replicas: one node killed mid-stream, n
   link.reset();
 
   const auto frames = eit::test::fetch_all(cluster.url(reader_node), eit::nats::kRawStream,
-                                           "eit.icu.9.raw", kFrames, 20s);
+                                           "eit.icu.9.raw", kFrames, 40s);
   CHECK(frames.size() == size_t{kFrames});
   bool in_order = true;
   for (size_t i = 0; i < frames.size(); ++i)
