@@ -155,6 +155,11 @@ NatsImageReader::~NatsImageReader() = default;
 
 const std::string& NatsImageReader::subject_filter() const noexcept { return impl_->filter; }
 
+NatsReaderLink NatsImageReader::link_state() const {
+  const NatsLink& l = *impl_->link;
+  return {l.connected(), l.disconnects(), l.reconnects(), l.last_error()};
+}
+
 bool NatsImageReader::next(ImageStreamMessage& out, int timeout_ms) {
   if (impl_->in_effect.msg) {
     take(impl_->in_effect, out);

@@ -1,6 +1,8 @@
 // `eitstream view [ENDPOINT…] --http 127.0.0.1:8080`: subscribes to eitstream publishers over
-// ZeroMQ and serves the live view (a web page that shows every image as it arrives) over HTTP +
-// WebSocket. Several endpoints, or several streams on one endpoint, give the page a stream chooser.
+// ZeroMQ, or follows beds through NATS JetStream (nats://HOST:4222?bed=ID, view_nats_feed.hpp),
+// and serves the live view (a web page that shows every image as it arrives) over HTTP +
+// WebSocket. Several endpoints, several streams on one endpoint, or several beds give the page a
+// stream chooser.
 // The page's recapture button needs the pipeline's process: use `eitstream run --http` for that.
 #include <atomic>
 #include <csignal>
@@ -17,6 +19,7 @@
 #include "eit/sinks/curve_keys.hpp"
 #include "run_security.hpp"
 #include "view_banner.hpp"
+#include "view_nats_feed.hpp"
 
 namespace eit::cli {
 namespace {
@@ -52,10 +55,20 @@ void view(const ViewOptions& o) {
     }
   }
   view::ViewServer server(so);
-  view::ZmqViewFeed feed(server, o.endpoints, curve);
-  server.set_status_provider([&feed] { return feed.status_json(); });
+  // Declared after the server: the feeds stop before it.
+  std::vector<std::unique_ptr<view::ViewFeed>> feeds;
+  std::vector<std::string> zmq_endpoints;
+  for (const auto& e : o.endpoints) {
+    if (is_nats_view_uri(e))
+      feeds.push_back(open_nats_view_feed(server, e));
+    else
+      zmq_endpoints.push_back(e);
+  }
+  if (!zmq_endpoints.empty())
+    feeds.push_back(std::make_unique<view::ZmqViewFeed>(server, zmq_endpoints, curve));
+  server.set_status_provider([&feeds] { return view::feeds_status_json(feeds); });
   server.start();
-  feed.start();
+  for (auto& f : feeds) f->start();
   print_view_banner(server, fmt::format("{}", fmt::join(o.endpoints, ", ")));
 
   g_view_stop = false;
@@ -70,7 +83,7 @@ void view(const ViewOptions& o) {
   }
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  feed.stop();
+  for (auto& f : feeds) f->stop();
   server.stop();
   const auto s = server.stats();
   fmt::print(
@@ -87,7 +100,10 @@ const RegisterCommand kView{
           "Serve a live view of published images in the web browser (HTTP + WebSocket); "
           "open the printed address");
       cmd->add_option("endpoint", o->endpoints,
-                      "Publishers to subscribe to (eitstream run --endpoint), any number")
+                      "Publishers to subscribe to (eitstream run --endpoint), any number; or beds "
+                      "to follow through NATS JetStream, nats://HOST:4222?site=S&bed=B"
+                      "[&since=new|all|EPOCH_SECONDS&creds=FILE&tls-ca=FILE…] (the URI of listen "
+                      "nats://…; live from the newest image unless since= asks for history)")
           ->capture_default_str();
       cmd->add_option("--http", o->http,
                       "Address to serve the page on, HOST:PORT (port 0: any free port); "

@@ -11,9 +11,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-#include "eit/pipeline/clock.hpp"
-#include "eit/sinks/image_header.hpp"
-#include "eit/view/global_batch.hpp"
+#include "eit/view/feed_router.hpp"
 
 namespace eit::view {
 namespace {
@@ -42,25 +40,17 @@ struct ZmqViewFeed::Impl {
     std::atomic<uint64_t> reconnects{0}, images{0}, malformed{0};
     std::string last_error;  // guarded by Impl::error_mutex
   };
-  struct Channel {
-    std::shared_ptr<StreamChannel> channel;
-    size_t capacity = 0;
-  };
-
-  ViewServer& server;
   zmq::context_t context{1};
   std::vector<std::unique_ptr<Endpoint>> endpoints;
-  std::map<std::string, Channel> channels;     // receiving thread only
-  std::map<std::string, GlobalBatch> globals;  // receiving thread only: binary `global` → JSON
+  FeedRouter router;  // receiving thread only
   std::atomic<bool> stop{false};
   std::thread thread;
   mutable std::mutex error_mutex;
 
-  explicit Impl(ViewServer& s) : server(s) {}
+  explicit Impl(ViewServer& s) : router(s) {}
   void run();
   void on_message(Endpoint& e, std::vector<zmq::message_t>& parts);
   void on_event(Endpoint& e);
-  void flush_globals(bool all);
   void set_error(Endpoint& e, std::string text) {
     std::lock_guard lock(error_mutex);
     e.last_error = std::move(text);
@@ -127,7 +117,7 @@ void ZmqViewFeed::Impl::run() {
     } catch (const zmq::error_t&) {
       continue;  // EINTR
     }
-    flush_globals(false);
+    router.flush_globals(false);
     for (size_t i = 0; i < endpoints.size(); ++i) {
       Endpoint& e = *endpoints[i];
       if (items[2 * i + 1].revents & ZMQ_POLLIN) on_event(e);
@@ -141,13 +131,6 @@ void ZmqViewFeed::Impl::run() {
       }
     }
   }
-}
-
-void ZmqViewFeed::Impl::flush_globals(bool all) {
-  const int64_t now = pipeline::now_ns();
-  for (auto& [stream, batch] : globals)
-    if (all ? !batch.empty() : batch.due(now))
-      server.post_json(stream, batch.take_json(stream, pipeline::wall_ns() - pipeline::now_ns()));
 }
 
 void ZmqViewFeed::Impl::on_event(Endpoint& e) {
@@ -184,59 +167,22 @@ void ZmqViewFeed::Impl::on_message(Endpoint& e, std::vector<zmq::message_t>& par
   }
   const std::string stream = topic.substr(4, slash - 4);
   const std::string kind = topic.substr(slash + 1);
+  const auto bytes = [](const zmq::message_t& m) {
+    return std::span<const std::byte>(static_cast<const std::byte*>(m.data()), m.size());
+  };
+  FeedRouter::Outcome outcome = FeedRouter::Outcome::kMalformed;
   if (kind == "img") {
-    const auto h = parts.size() == 3
-                       ? sinks::decode_image_header(
-                             {static_cast<const std::byte*>(parts[1].data()), parts[1].size()})
-                       : std::nullopt;
-    if (!h || parts[2].size() != size_t{h->count} * sizeof(float)) {
-      e.malformed.fetch_add(1);
-      set_error(e, fmt::format("malformed image message on {}", topic));
-      return;
-    }
-    const size_t bytes = parts[1].size() + parts[2].size();
-    auto& c = channels[stream];
-    if (!c.channel || c.capacity < bytes) {
-      c.capacity = bytes;
-      c.channel = server.add_stream(stream, bytes);
-    }
-    c.channel->publish({static_cast<const std::byte*>(parts[1].data()), parts[1].size()},
-                       {static_cast<const std::byte*>(parts[2].data()), parts[2].size()});
-    e.images.fetch_add(1);
-    return;
+    if (parts.size() == 3) outcome = router.image(stream, bytes(parts[1]), bytes(parts[2]));
+    if (outcome == FeedRouter::Outcome::kTaken) e.images.fetch_add(1);
+  } else if (parts.size() == 2) {
+    outcome = kind == "global"  // the indices stage's binary per-frame message
+                  ? router.global(stream, bytes(parts[1]))
+                  : router.text(stream, kind, parts[1].to_string_view());
   }
-  if (parts.size() != 2) {
-    e.malformed.fetch_add(1);
-    return;
-  }
-  if (kind == "global") {  // the indices stage's binary per-frame message
-    const auto p = decode_global({static_cast<const std::byte*>(parts[1].data()), parts[1].size()});
-    if (!p) {
-      e.malformed.fetch_add(1);
-      set_error(e, fmt::format("malformed global message on {}", topic));
-      return;
-    }
-    globals[stream].add(*p, pipeline::now_ns());
-    return;
-  }
-  auto j = nlohmann::json::parse(parts[1].to_string(), nullptr, false);
-  if (!j.is_object()) return;  // a binary message of a kind this view does not know
-  if (!j.contains("type")) j["type"] = kind;
-  if (!j.contains("stream")) j["stream"] = stream;
-  if (kind == "series" && j["type"] == "series") {
-    if (channels.find(stream) == channels.end()) {
-      // Geometry may arrive before the first image: make the stream known with room for it.
-      size_t n = 1;
-      if (j.contains("image") && j["image"].contains("shape"))
-        for (const auto& d : j["image"]["shape"]) n *= d.get<size_t>();
-      auto& c = channels[stream];
-      c.capacity = sizeof(sinks::ImageHeader) + n * sizeof(float);
-      c.channel = server.add_stream(stream, c.capacity);
-    }
-    server.set_series(stream, j.dump());
-  } else {
-    server.post_json(stream, j.dump());
-  }
+  if (outcome != FeedRouter::Outcome::kMalformed) return;
+  e.malformed.fetch_add(1);
+  if (kind == "img" || kind == "global")
+    set_error(e, fmt::format("malformed {} message on {}", kind == "img" ? "image" : kind, topic));
 }
 
 std::string ZmqViewFeed::status_json() const {

@@ -188,7 +188,7 @@
       if (src.source && (src.source.reconnects || src.source.seq_gaps || src.source.bad_frames))
         text += `\ndevice: reconnects ${src.source.reconnects} · gaps ${src.source.seq_gaps} · bad ${src.source.bad_frames}`;
       err = src.error || (src.source && src.source.last_error) || "";
-    } else if (src.kind === "zmq") {
+    } else if (Array.isArray(src.endpoints)) {  // eitstream view: ZeroMQ and NATS subscriptions
       text = (src.endpoints || []).map((e) => `${e.endpoint}  ${e.state.toUpperCase()}  images ${e.images}` +
                                        (e.reconnects ? `  reconnects ${e.reconnects}` : "")).join("\n");
       err = (src.endpoints || []).map((e) => e.last_error).filter(Boolean).join("; ");

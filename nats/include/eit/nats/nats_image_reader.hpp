@@ -12,6 +12,7 @@
 // messages come in the order the stream stored them.
 //
 // Threads: one. next() waits at most timeout_ms; allocation per message (a listener's path).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +22,13 @@ namespace eit::nats {
 struct ImageStreamMessage {
   std::string kind;  // "img" or "series" (the subject's last token)
   std::string data;  // img: 112-byte header then float32 payload; series: the JSON
+};
+
+// The reader's connection as a status display shows it (libnats reconnects by itself).
+struct NatsReaderLink {
+  bool connected = false;
+  uint64_t disconnects = 0, reconnects = 0;
+  std::string last_error;
 };
 
 class NatsImageReader {
@@ -34,6 +42,7 @@ class NatsImageReader {
   // False when nothing came within timeout_ms.
   bool next(ImageStreamMessage& out, int timeout_ms);
   const std::string& subject_filter() const noexcept;
+  NatsReaderLink link_state() const;  // any thread
 
  private:
   struct Impl;

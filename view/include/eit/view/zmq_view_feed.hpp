@@ -1,8 +1,7 @@
 #pragma once
-// ZmqViewFeed: the input of `eitstream view`. Subscribes (SUB, prefix "eit/") to one or more
-// eitstream publishers and feeds a ViewServer: images into the stream's channel (created on the
-// first image of a stream, replaced when a larger image arrives), series messages as the
-// stream's series, any other JSON message of a stream (series-end, global, breath…) forwarded.
+// ZmqViewFeed: a ViewFeed of `eitstream view` (the NATS one is tools/src/view_nats_feed.hpp).
+// Subscribes (SUB, prefix "eit/") to one or more eitstream publishers and hands every message,
+// by its topic eit/<stream>/<kind>, to a FeedRouter (images, series, global, other JSON).
 // ZeroMQ reconnects by itself when a publisher restarts; a socket monitor per endpoint reports
 // connected / reconnecting in the status.
 //
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "eit/sinks/curve_keys.hpp"
+#include "eit/view/view_feed.hpp"
 #include "eit/view/view_server.hpp"
 
 namespace eit::view {
@@ -24,18 +24,18 @@ struct ZmqViewCurve {
   sinks::CurveKeyPair client;
 };
 
-class ZmqViewFeed {
+class ZmqViewFeed final : public ViewFeed {
  public:
   ZmqViewFeed(ViewServer& server, std::vector<std::string> endpoints, ZmqViewCurve curve = {});
-  ~ZmqViewFeed();  // stop()
+  ~ZmqViewFeed() override;  // stop()
   ZmqViewFeed(const ZmqViewFeed&) = delete;
   ZmqViewFeed& operator=(const ZmqViewFeed&) = delete;
 
-  void start();
-  void stop() noexcept;
+  void start() override;
+  void stop() noexcept override;
   // {"kind": "zmq", "endpoints": [{"endpoint", "state", "reconnects", "images", "malformed",
   //  "last_error"}]}
-  std::string status_json() const;
+  std::string status_json() const override;
 
   struct Impl;
 
