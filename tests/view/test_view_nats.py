@@ -1,9 +1,10 @@
 """`eitstream view nats://HOST:PORT?site=S&bed=B` against a real `nats-server -js` on a loopback
 port, with `eitstream run --publish nats://…` publishing: the view follows the bed live (the bed's
 stored history is not replayed unless since= asks for it), forwards the series message with its
-geometry and the images in the wire format, and a server that is down at start or killed
-mid-stream is a status (page and stderr) the view recovers from by itself. Skips visibly when
-nats-server is not installed or eitstream was built without NATS."""
+geometry and the images in the wire format, a server that is down at start or killed mid-stream
+is a status (page and stderr) the view recovers from by itself, and the URI's TLS options reach
+libnats. Skips visibly when nats-server (or openssl, for TLS) is not installed or eitstream was
+built without NATS."""
 import json
 import os
 import shutil
@@ -30,7 +31,7 @@ class NatsServer:
     """A real `nats-server -js` on a free loopback port with its own store folder, killed (SIGKILL)
     and restarted on the same port and store on demand (as tests/nats/nats_server.hpp does)."""
 
-    def __init__(self, start=True):
+    def __init__(self, start=True, tls=None):
         self.binary = shutil.which("nats-server") or next(
             (p for p in ("/usr/sbin/nats-server", "/usr/bin/nats-server") if os.access(p, os.X_OK)),
             None)
@@ -39,6 +40,7 @@ class NatsServer:
         self.port = free_port()
         self.store = tempfile.mkdtemp(prefix="eit-view-nats-")
         self.proc = None
+        self.tls = ["--tls", "--tlscert", tls[0], "--tlskey", tls[1]] if tls else []
         if start:
             self.start()
 
@@ -48,7 +50,8 @@ class NatsServer:
 
     def start(self):
         self.proc = subprocess.Popen([self.binary, "-js", "-a", "127.0.0.1", "-p", str(self.port),
-                                      "-sd", self.store, "-l", os.path.join(self.store, "log")])
+                                      "-sd", self.store, "-l", os.path.join(self.store, "log"),
+                                      *self.tls])
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # ready when it greets with its INFO line
             try:
@@ -249,3 +252,36 @@ def test_page_shows_a_bed_followed_through_nats(nats_server, chromium):
     finally:
         pub.stop()
         view.stop()
+
+
+def test_view_passes_the_uris_tls_options_to_nats(tmp_path):
+    openssl = shutil.which("openssl")
+    if not openssl:
+        pytest.skip("SKIPPED: openssl is not installed (needed for a test certificate)")
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    server = NatsServer(tls=(cert, key))
+    bed = f"{server.url}?site=icu&bed=8"
+    views, pub = [], None
+    try:
+        with_ca, port = view_on(f"{bed}&tls-ca={cert}")
+        views.append(with_ca)
+        without_ca, plain_port = view_on(bed)  # the server's certificate is not trusted
+        views.append(without_ca)
+        pub = publisher(f"{bed}&tls-ca={cert}", "--fps", "50", "--duration", "30")
+        ws = RawWebSocket(port)
+        texts, images = receive(ws, 10)
+        assert any(m.get("type") == "series" and m["stream"] == "icu.8" for m in texts), texts
+        ws.close()
+        source = wait_state(plain_port, lambda e: "SSL" in e["last_error"],
+                            "no TLS error shown without the CA")
+        assert source["endpoints"][0]["state"] == "connecting"
+        assert source["endpoints"][0]["images"] == 0
+        assert without_ca.proc.poll() is None
+    finally:
+        for p in (pub, *views):
+            if p:
+                p.stop()
+        server.close()
