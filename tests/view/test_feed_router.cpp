@@ -58,7 +58,7 @@ TEST_CASE("feed router: a series before any image makes the stream known, whatev
   CHECK(router.text("icu.6", "series", R"({"type":"series","image":{"shape":[32,32]}})") ==
         FeedRouter::Outcome::kTaken);
   // A shape that is not made of counts neither throws nor stops the stream from being known.
-  CHECK_NOTHROW(CHECK(router.text("icu.7", "series",
-                                  R"({"type":"series","image":{"shape":["a",-1]}})") ==
-                      FeedRouter::Outcome::kTaken));
+  CHECK_NOTHROW(
+      CHECK(router.text("icu.7", "series", R"({"type":"series","image":{"shape":["a",-1]}})") ==
+            FeedRouter::Outcome::kTaken));
 }

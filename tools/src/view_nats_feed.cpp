@@ -82,13 +82,14 @@ void check_setup(const std::string& uri, const nats::NatsAddress& a) {
       throw CommandError(fmt::format(
           "view: '{}': since={} is not 'new', 'all' or seconds since the epoch", uri, since));
   }
-  for (auto [option, file] : {std::pair{"creds", &a.creds_file}, {"seed", &a.nkey_seed_file},
-                              {"tls-ca", &a.tls_ca}, {"tls-cert", &a.tls_cert},
+  for (auto [option, file] : {std::pair{"creds", &a.creds_file},
+                              {"seed", &a.nkey_seed_file},
+                              {"tls-ca", &a.tls_ca},
+                              {"tls-cert", &a.tls_cert},
                               {"tls-key", &a.tls_key}})
     if (!file->empty() && !std::filesystem::is_regular_file(*file))
-      throw CommandError(
-          fmt::format("view: '{}': {}={}: no such file (expected a readable file)", uri, option,
-                      *file));
+      throw CommandError(fmt::format("view: '{}': {}={}: no such file (expected a readable file)",
+                                     uri, option, *file));
 }
 
 class NatsViewFeed final : public view::ViewFeed {
@@ -196,9 +197,9 @@ void NatsViewFeed::route(const nats::ImageStreamMessage& m) {
   view::FeedRouter::Outcome outcome = view::FeedRouter::Outcome::kMalformed;
   if (m.kind == "img") {
     if (m.data.size() >= sizeof(sinks::ImageHeader))
-      outcome = router_.image(stream_, {data, sizeof(sinks::ImageHeader)},
-                              {data + sizeof(sinks::ImageHeader),
-                               m.data.size() - sizeof(sinks::ImageHeader)});
+      outcome = router_.image(
+          stream_, {data, sizeof(sinks::ImageHeader)},
+          {data + sizeof(sinks::ImageHeader), m.data.size() - sizeof(sinks::ImageHeader)});
     if (outcome == view::FeedRouter::Outcome::kTaken) images_.fetch_add(1);
   } else {
     outcome = router_.text(stream_, m.kind, m.data);
