@@ -2,9 +2,10 @@
 // to compare mesher settings (threads) for speed, determinism, quality and the forward model.
 //   bench_mesh3d --h0 H [--electrodes 32] [--rings 2] [--height 1] [--threads N] [--repeat R]
 //                [--v0 FILE]
-// Prints, per run: "mesh wall_s cpu_s", the node and tetrahedron counts, an FNV-1a hash of the node
+// Prints, per run: "mesh wall_s cpu_s" (Gmsh and the checks), the node and tetrahedron counts, an FNV-1a hash of the node
 // coordinates and element indices (same hash = same mesh, bit for bit), the worst tetrahedron quality
-// (tet_quality, 1 = regular), the count below 0.1, the smallest dihedral angle, and the peak RSS.
+// (tet_quality, 1 = regular), the count below 0.1, the smallest dihedral angle; then "checks
+// wall_s cpu_s" (check_mesh and the sliver search of the last mesh again) and the peak RSS.
 // --v0 FILE writes the forward voltages of the planar two-ring pattern (adjacent drives, point
 // electrodes, unit conductivity) of the last mesh, one per line, to compare meshes.
 #include <sys/resource.h>
@@ -21,6 +22,8 @@
 #include <fmt/os.h>
 
 #include "eit/recon/forward_model.hpp"
+#include "eit/recon/mesh_check.hpp"
+#include "eit/recon/mesh_check_3d.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_surface.hpp"
 #include "eit/recon/protocol_rings.hpp"
@@ -119,6 +122,14 @@ int main(int argc, char** argv) try {
                cpu_seconds() - c0);
     describe(mesh);
   }
+  // The checks generate_mesh_3d runs on Gmsh's result (part of "mesh" above), timed alone.
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_seconds();
+  check_mesh(mesh, "bench");
+  (void)find_slivers(mesh, 0.01);
+  fmt::print("checks {:.3f} {:.3f}\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+             cpu_seconds() - c0);
   if (!v0_file.empty()) {
     RingProtocolOptions po;
     po.base.n_electrodes = o.n_electrodes;
