@@ -72,5 +72,5 @@ timeout 90 "$b/eitstream" run --model "$tmp/m.h5" --backend "$backend" "${opts[@
   --source "$tmp/frames.npy" --layout model --loop --frames "$frames" --fps 0 --policy lossless \
   --endpoint "ipc://$tmp/run.sock" --quiet >"$log" 2>&1
 say "run --backend $backend, $frames frames of $n_meas: rc $?"
-grep -E '^(eitstream: replay|frames:|run:)|dequeued→done|submitted→done' "$log" | cut -c1-200 | tee -a "$summary"
+grep -E '^(eitstream: replay|frames:|run:)|dequeued→done|submitted→done' "$log" | tee -a "$summary"
 say "total $(($(date +%s) - t0)) s"

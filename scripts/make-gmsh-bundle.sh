@@ -34,7 +34,7 @@ _gb=${GMSH_BUNDLE_DIR:-/tmp/gmsh-bundle}
 if [ ! -f "$_gb/.unpacked" ]; then
   mkdir -p "$_gb" && tar -C "$_gb" -xJf "$PWD/.gmsh-bundle/gmsh-libs.tar.xz" &&
     if [ "${GMSH_BUNDLE_ALL:-0}" != 1 ] && command -v ldconfig >/dev/null; then
-      _have=$(ldconfig -p | awk '{print $1}')
+      _have=$(ldconfig -p | awk '/x86-64/ {print $1}')
       for _f in "$_gb"/lib/*.so.*; do
         _n=$(basename "$_f")
         case $_n in libgmsh.so*) continue ;; esac
