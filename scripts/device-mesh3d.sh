@@ -12,7 +12,7 @@
 #   source .device-deps/env.sh && source .gmsh-bundle/env.sh && cmake -S . -B build-gpu \
 #     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DEIT_WITH_CUDA=ON >$OUT/cmake.log &&
 #   cmake --build build-gpu -j16 --target eitstream eit_gpu >$OUT/build.log && grep gmsh \
-#     $OUT/cmake.log; scripts/device-mesh3d.sh cuda 0.042 build-gpu
+#     $OUT/cmake.log && scripts/device-mesh3d.sh cuda 0.042 build-gpu
 # H0 0.042 gives 219,654 tetrahedra here. FRAMES for `run`: default 20000 (cuda), 100 (cpu; all
 # cores). Logs in $OUT (default ./out); the model file (0.8 GB at H0 0.042) in $TMPDIR.
 set -uo pipefail
