@@ -61,7 +61,7 @@ struct NatsImageReader::Impl {
   Held image, next_series;
   Held in_effect;  // the series message in effect when the replay starts, handed out first
   StartTimeGate image_gate, series_gate;  // what a replay from a time delivers early
-  bool images_caught_up = false;  // the last image handed out said none was pending
+  bool images_caught_up = false;          // the last image handed out said none was pending
   ~Impl() {
     image.reset();
     next_series.reset();

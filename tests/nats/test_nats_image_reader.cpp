@@ -120,7 +120,8 @@ TEST_CASE_FIXTURE(BedOnServer,
 
 TEST_CASE_FIXTURE(BedOnServer,
                   "listen's NATS reader: a series that ended before the start describes nothing "
-                  "after it, and images stored in the start's second before it are not handed out") {
+                  "after it, and images stored in the start's second before it are not handed "
+                  "out") {
   if (skipped()) return;
   put("eit.icu.8.series", R"({"type":"series","id":3})");
   // Stored in the same second as the start, before it (as a rule: unless the machine stalls for
