@@ -17,6 +17,7 @@
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/image_header_fill.hpp"
 #include "nats_link.hpp"
+#include "start_time.hpp"
 
 namespace eit::nats {
 
@@ -80,6 +81,7 @@ struct BedWorker::State {
   std::vector<std::byte> message;  // header + image
   uint64_t last_seq = 0;
   bool have_seq = false;
+  StartTimeGate gate;  // frames stored before since=T: a new one each time the consumer opens
 
   ~State() {
     if (slot) pool->release(slot);
@@ -143,8 +145,7 @@ natsStatus open_consumer(jsCtx* js, const std::string& site, const std::string& 
       return d;
     }
   } else if (since_ns > 0) {
-    so.Config.DeliverPolicy = js_DeliverByStartTime;
-    so.Config.OptStartTime = since_ns;
+    deliver_from_time(so.Config, since_ns);
   } else if (since_ns < 0) {
     so.Config.DeliverPolicy = js_DeliverNew;
   }
@@ -176,6 +177,9 @@ void BedWorker::loop() noexcept {
       pause(500);
     }
     st.have_seq = false;  // the decoder's gap check restarts with the first frame delivered
+    // From the acknowledgement floor the consumer may deliver again frames stored before T
+    // (those of a batch not acknowledged yet): the gate closes again.
+    st.gate = StartTimeGate(context_.since_ns);
   };
   // Model set-up at a bed's first frame and whenever its Eit-Model header changes.
   const auto use_model = [&](const char* name) -> bool {
@@ -224,6 +228,15 @@ void BedWorker::loop() noexcept {
     uint64_t images = 0, bad = 0, gaps = 0;
     for (int i = 0; i < list.Count && round_ok; ++i) {
       natsMsg* m = list.Msgs[i];
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
+        round_ok = false;
+        break;
+      }
+      const uint64_t stream_seq = meta->Sequence.Stream;
+      const bool admitted = st.gate.admits(meta->Timestamp);
+      jsMsgMetaData_Destroy(meta);
+      if (!admitted) continue;  // stored before since=T: acknowledged with the batch, no image
       const char* model_name = nullptr;
       if (natsMsgHeader_Get(m, kModelHeader, &model_name) != NATS_OK) model_name = nullptr;
       if (!use_model(model_name)) {
@@ -265,15 +278,9 @@ void BedWorker::loop() noexcept {
       const sinks::ImageHeader h = sinks::image_header_for(st.header_template, slot);
       std::memcpy(st.message.data(), &h, sizeof h);
       std::memcpy(st.message.data() + sizeof h, slot.image, st.message.size() - sizeof h);
-      jsMsgMetaData* meta = nullptr;
-      if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
-        round_ok = false;
-        break;
-      }
-      const auto id = fmt::format_to_n(msg_id.data(), msg_id.size() - 1, "{}.{}.{}", site_, bed_,
-                                       meta->Sequence.Stream);
+      const auto id =
+          fmt::format_to_n(msg_id.data(), msg_id.size() - 1, "{}.{}.{}", site_, bed_, stream_seq);
       *id.out = '\0';
-      jsMsgMetaData_Destroy(meta);
       jsPubOptions po;
       jsPubOptions_Init(&po);
       po.MsgId = msg_id.data();

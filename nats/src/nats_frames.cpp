@@ -13,6 +13,7 @@
 #include "eit/acquisition/stream_source.hpp"
 #include "nats_link.hpp"
 #include "ordered_publisher.hpp"
+#include "start_time.hpp"
 
 namespace eit::nats {
 namespace {
@@ -75,7 +76,7 @@ class NatsTransport final : public acquisition::ByteTransport {
  public:
   static constexpr int kFetchBatch = 32;  // frames asked per round trip (more when some are queued)
 
-  NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address) {
+  NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address), gate_(since_ns) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream source {}.{}", address.site, address.bed);
     link_ = std::make_unique<NatsLink>(address, lo);
@@ -87,8 +88,7 @@ class NatsTransport final : public acquisition::ByteTransport {
     so.Stream = kRawStream;
     so.Config.AckPolicy = js_AckExplicit;
     if (since_ns > 0) {
-      so.Config.DeliverPolicy = js_DeliverByStartTime;
-      so.Config.OptStartTime = since_ns;
+      deliver_from_time(so.Config, since_ns);
     } else if (since_ns < 0) {
       so.Config.DeliverPolicy = js_DeliverNew;
     }
@@ -118,6 +118,7 @@ class NatsTransport final : public acquisition::ByteTransport {
         natsMsg* msg = list_.Msgs[next_++];
         const int len = natsMsg_GetDataLength(msg);
         natsMsg_Ack(msg, nullptr);
+        if (!gate_.admits(msg)) continue;  // stored before since=T: acknowledged and skipped
         if (static_cast<size_t>(len) > buffer.size()) {
           count_truncated();
           continue;  // larger than any frame the decoder accepts: acknowledged and skipped
@@ -147,6 +148,7 @@ class NatsTransport final : public acquisition::ByteTransport {
   std::unique_ptr<NatsLink> link_;
   std::string subject_, durable_;
   natsSubscription* sub_ = nullptr;
+  StartTimeGate gate_;
   natsMsgList list_{};
   int next_ = 0;
   std::atomic<bool> stopped_{false};
@@ -158,7 +160,7 @@ class NatsTransport final : public acquisition::ByteTransport {
 class NatsReplayTransport final : public acquisition::ByteTransport {
  public:
   NatsReplayTransport(const NatsAddress& address, int64_t since_ns, int64_t idle_ms)
-      : address_(address), idle_ms_(idle_ms) {
+      : address_(address), idle_ms_(idle_ms), gate_(since_ns) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream replay {}.{}", address.site, address.bed);
     lo.wait_for_server = false;
@@ -169,8 +171,7 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
     so.Stream = kRawStream;
     so.Ordered = true;
     if (since_ns > 0) {
-      so.Config.DeliverPolicy = js_DeliverByStartTime;
-      so.Config.OptStartTime = since_ns;
+      deliver_from_time(so.Config, since_ns);
     } else {
       so.Config.DeliverPolicy = js_DeliverAll;
     }
@@ -204,9 +205,15 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
       }
       idle_ms_left_ = idle_ms_;
       jsMsgMetaData* meta = nullptr;
+      bool admitted = true;
       if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
         caught_up_ = meta->NumPending == 0;
+        admitted = gate_.admits(meta->Timestamp);
         jsMsgMetaData_Destroy(meta);
+      }
+      if (!admitted) {  // stored before since=T
+        natsMsg_Destroy(msg);
+        continue;
       }
       const int len = natsMsg_GetDataLength(msg);
       if (static_cast<size_t>(len) > buffer.size()) {
@@ -225,6 +232,7 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
  private:
   NatsAddress address_;
   int64_t idle_ms_, idle_ms_left_ = idle_ms_;
+  StartTimeGate gate_;
   std::unique_ptr<NatsLink> link_;
   std::string subject_;
   natsSubscription* sub_ = nullptr;

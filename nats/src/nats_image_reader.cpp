@@ -8,6 +8,7 @@
 
 #include "eit/nats/nats_address.hpp"
 #include "nats_link.hpp"
+#include "start_time.hpp"
 
 namespace eit::nats {
 
@@ -25,21 +26,30 @@ struct Held {
     if (msg) natsMsg_Destroy(msg);
     msg = nullptr;
   }
-  // Takes the next message unless one is held; false when none came within timeout_ms.
-  bool fill(natsSubscription* sub, int timeout_ms) {
+  // Takes the next message the gate admits unless one is held; false when none came within
+  // timeout_ms.
+  bool fill(natsSubscription* sub, StartTimeGate& gate, int timeout_ms) {
     if (msg) return true;
-    if (natsSubscription_NextMsg(&msg, sub, timeout_ms) != NATS_OK) {
-      msg = nullptr;
-      return false;
+    const int64_t until = nats_Now() + timeout_ms;
+    while (true) {
+      const int64_t left = std::max<int64_t>(until - nats_Now(), 0);
+      if (natsSubscription_NextMsg(&msg, sub, static_cast<int>(left)) != NATS_OK) {
+        msg = nullptr;
+        return false;
+      }
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+        seq = meta->Sequence.Stream;
+        time_ns = meta->Timestamp;
+        pending = meta->NumPending;
+        jsMsgMetaData_Destroy(meta);
+        if (!gate.admits(time_ns)) {
+          reset();
+          continue;
+        }
+      }
+      return true;
     }
-    jsMsgMetaData* meta = nullptr;
-    if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
-      seq = meta->Sequence.Stream;
-      time_ns = meta->Timestamp;
-      pending = meta->NumPending;
-      jsMsgMetaData_Destroy(meta);
-    }
-    return true;
   }
 };
 
@@ -50,7 +60,8 @@ struct NatsImageReader::Impl {
   std::string filter;
   Held image, next_series;
   Held in_effect;  // the series message in effect when the replay starts, handed out first
-  bool images_caught_up = false;  // the last image handed out said none was pending
+  StartTimeGate image_gate, series_gate;  // what a replay from a time delivers early
+  bool images_caught_up = false;          // the last image handed out said none was pending
   ~Impl() {
     image.reset();
     next_series.reset();
@@ -128,17 +139,18 @@ NatsImageReader::NatsImageReader(std::string_view uri, double series_lookback_s)
       throw std::invalid_argument(
           fmt::format("'{}': since={} is not 'new', 'all' or seconds since the epoch", uri, since));
     start_ns = static_cast<int64_t>(seconds * 1e9);
-    so.Config.DeliverPolicy = js_DeliverByStartTime;
-    so.Config.OptStartTime = start_ns;
-    series.Config.DeliverPolicy = js_DeliverByStartTime;
-    series.Config.OptStartTime = start_ns - static_cast<int64_t>(series_lookback_s * 1e9);
+    const int64_t series_from_ns = start_ns - static_cast<int64_t>(series_lookback_s * 1e9);
+    deliver_from_time(so.Config, start_ns);
+    deliver_from_time(series.Config, series_from_ns);
+    impl_->image_gate = StartTimeGate(start_ns);
+    impl_->series_gate = StartTimeGate(series_from_ns);
   }
   impl_->series = subscribe(*impl_->link, address.subject("series"), series);
   impl_->images = subscribe(*impl_->link, impl_->filter, so);
   if (start_ns == 0) return;
   // Read the series messages stored before the start; keep the last unless it ended its series.
   auto& next = impl_->next_series;
-  while (next.fill(impl_->series, 300)) {
+  while (next.fill(impl_->series, impl_->series_gate, 300)) {
     if (next.time_ns >= start_ns) break;  // after the start: handed out in stream order
     std::swap(impl_->in_effect.msg, next.msg);
     next.reset();
@@ -169,10 +181,13 @@ bool NatsImageReader::next(ImageStreamMessage& out, int timeout_ms) {
   auto& ser = impl_->next_series;
   const int64_t until = nats_Now() + timeout_ms;
   while (true) {
-    ser.fill(impl_->series, 0);
+    ser.fill(impl_->series, impl_->series_gate, 0);
     const int64_t left = until - nats_Now();
-    if (img.fill(impl_->images, static_cast<int>(std::clamp<int64_t>(left, 0, 20))) && !ser.msg)
-      ser.fill(impl_->series, 0);  // one stored ahead of this image may just have arrived
+    // (A series message stored ahead of this image may just have arrived.)
+    if (img.fill(impl_->images, impl_->image_gate,
+                 static_cast<int>(std::clamp<int64_t>(left, 0, 20))) &&
+        !ser.msg)
+      ser.fill(impl_->series, impl_->series_gate, 0);
     if (img.msg && (!ser.msg || img.seq < ser.seq)) {
       impl_->images_caught_up = img.pending == 0;
       take(img, out);

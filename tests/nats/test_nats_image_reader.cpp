@@ -1,10 +1,12 @@
 // NatsImageReader (what `listen nats://…` reads) against a real `nats-server -js`: a replay from a
 // time starts with the series message in effect then (stored before that time) and interleaves
 // later series messages with the images in stream order; a series-end before the start is not
-// handed out; since=new starts with the bed's last series message.
+// handed out; since=new starts with the bed's last series message. Each T is taken early in a
+// second (wall_clock.hpp), where libnats alone would send the server a later start.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "eit/nats/nats_image_reader.hpp"
 #include "eit/nats/nats_streams.hpp"
 #include "nats_server.hpp"
+#include "wall_clock.hpp"
 
 using namespace std::chrono_literals;
 
@@ -50,10 +53,6 @@ class Publisher {
   jsCtx* js_ = nullptr;
 };
 
-double epoch_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::vector<std::string> read_all(eit::nats::NatsImageReader& r) {
   std::vector<std::string> got;
   eit::nats::ImageStreamMessage m;
@@ -61,74 +60,80 @@ std::vector<std::string> read_all(eit::nats::NatsImageReader& r) {
   return got;
 }
 
+std::string joined(const std::vector<std::string>& got) {
+  std::string seen;
+  for (const auto& g : got) seen += g + " | ";
+  return seen;
+}
+
+// A server with the image stream, a publisher, and bed icu.8's reader URI (skipped() says so, and
+// the case returns, when nats-server is not installed).
+struct BedOnServer {
+  eit::test::NatsServer server;
+  std::optional<Publisher> p;
+  std::string bed = server.url() + "?site=icu&bed=8";
+  BedOnServer() {
+    if (server.available()) p.emplace(server.url());
+  }
+  bool skipped() const {
+    if (!server.available()) MESSAGE("SKIPPED: nats-server is not installed");
+    return !server.available();
+  }
+  void put(const std::string& subject, const std::string& data) { p->put(subject, data); }
+};
+
 }  // namespace
 
-TEST_CASE("listen's NATS reader: a replay from a time starts with the series in effect, then "
-          "series and images in stream order") {
-  eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
-  Publisher p(server.url());
-  const std::string bed = server.url() + "?site=icu&bed=8";
-  p.put("eit.icu.8.series", R"({"type":"series","id":1})");
-  p.put("eit.icu.8.img", "image 0");
-  p.put("eit.icu.8.series", R"({"type":"series","id":2})");  // in effect at the start below
-  p.put("eit.icu.9.series", R"({"type":"series","id":99})");  // another bed's
+TEST_CASE_FIXTURE(BedOnServer,
+                  "listen's NATS reader: a replay from a time starts with the series in effect, "
+                  "then series and images in stream order") {
+  if (skipped()) return;
+  put("eit.icu.8.series", R"({"type":"series","id":1})");
+  put("eit.icu.8.img", "image 0");
+  put("eit.icu.8.series", R"({"type":"series","id":2})");  // in effect at the start below
+  put("eit.icu.9.series", R"({"type":"series","id":99})");  // another bed's
   std::this_thread::sleep_for(100ms);
-  const double start = epoch_seconds();
+  const double start = eit::test::epoch_seconds_early_in_a_second();
   std::this_thread::sleep_for(100ms);
-  p.put("eit.icu.8.img", "image 1");
-  p.put("eit.icu.8.img", "image 2");
-  p.put("eit.icu.8.series", R"({"type":"series","id":3})");
-  p.put("eit.icu.8.img", "image 3");
+  put("eit.icu.8.img", "image 1");
+  put("eit.icu.8.img", "image 2");
+  put("eit.icu.8.series", R"({"type":"series","id":3})");
+  put("eit.icu.8.img", "image 3");
 
   eit::nats::NatsImageReader replay(fmt::format("{}&since={:.3f}", bed, start));
   const std::vector<std::string> expected = {
       R"(series {"type":"series","id":2})", "img image 1", "img image 2",
       R"(series {"type":"series","id":3})", "img image 3"};
   const auto got = read_all(replay);
-  std::string seen;
-  for (const auto& g : got) seen += g + " | ";
-  CHECK_MESSAGE(got == expected, "got: " << seen);
+  CHECK_MESSAGE(got == expected, "got: " << joined(got));
 
   eit::nats::NatsImageReader all(bed + "&since=all");
   CHECK(read_all(all).size() == 7);
 
   // since=new: the last series message, then what comes.
   eit::nats::NatsImageReader live(bed);
-  p.put("eit.icu.8.img", "image 4");
+  put("eit.icu.8.img", "image 4");
   const std::vector<std::string> live_expected = {R"(series {"type":"series","id":3})",
                                                   "img image 4"};
   CHECK(read_all(live) == live_expected);
 }
 
-// KNOWN BUG (issue 16, found 2026-12-03): a replay from a time sometimes delivers nothing at all
-// (2 of 15 runs on an idle 2-core machine, also with 2 s per message). Likely cause: libnats
-// 3.4.1 writes OptStartTime's nanoseconds as ".%ld" without zero padding, so a start whose
-// fraction is under 0.1 s reaches the server up to 0.9 s later, past "image 5". The case runs and
-// reports, but may fail until the start time is sent in a form libnats writes correctly.
-TEST_CASE("listen's NATS reader: a series that ended before the start describes nothing after it" *
-          doctest::may_fail()) {
-  eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
-  Publisher p(server.url());
-  const std::string bed = server.url() + "?site=icu&bed=8";
-  p.put("eit.icu.8.series", R"({"type":"series","id":3})");
-  p.put("eit.icu.8.img", "image 4");
-  p.put("eit.icu.8.series", R"({"type":"series-end","id":3})");
+TEST_CASE_FIXTURE(BedOnServer,
+                  "listen's NATS reader: a series that ended before the start describes nothing "
+                  "after it, and images stored in the start's second before it are not handed "
+                  "out") {
+  if (skipped()) return;
+  put("eit.icu.8.series", R"({"type":"series","id":3})");
+  // Stored in the same second as the start, before it (as a rule: unless the machine stalls for
+  // 80 ms): the server, asked for the whole second, delivers "image 4" and the reader drops it.
+  eit::test::epoch_seconds_at_fraction(0, 10'000'000);
+  put("eit.icu.8.img", "image 4");
+  put("eit.icu.8.series", R"({"type":"series-end","id":3})");
+  const double later = eit::test::epoch_seconds_early_in_a_second();
   std::this_thread::sleep_for(100ms);
-  const double later = epoch_seconds();
-  std::this_thread::sleep_for(100ms);
-  p.put("eit.icu.8.img", "image 5");
+  put("eit.icu.8.img", "image 5");
   eit::nats::NatsImageReader after_end(fmt::format("{}&since={:.3f}", bed, later));
   const std::vector<std::string> after_expected = {"img image 5"};
   const auto after_got = read_all(after_end);
-  std::string after_seen;
-  for (const auto& g : after_got) after_seen += g + " | ";
-  CHECK_MESSAGE(after_got == after_expected, "got: " << after_seen);
+  CHECK_MESSAGE(after_got == after_expected, "got: " << joined(after_got));
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "../nats/nats_server.hpp"
+#include "../nats/wall_clock.hpp"
 #include "subprocess.hpp"
 
 using eit::test::Subprocess;
@@ -95,8 +96,7 @@ TEST_CASE("listen nats://…&since= replays a bed's images from a time, all of t
   };
   run(30);
   std::this_thread::sleep_for(200ms);
-  const double between =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double between = eit::test::epoch_seconds_early_in_a_second();
   std::this_thread::sleep_for(200ms);
   run(40);
   const auto listen = [&](const std::string& since) {
@@ -112,13 +112,8 @@ TEST_CASE("listen nats://…&since= replays a bed's images from a time, all of t
   CHECK(listen(fmt::format("{:.0f}", between + 3600)) == 0);
 }
 
-// KNOWN BUG (issue 16, found 2026-12-03): a since=T replay sometimes gets nothing (0 of 70 once in
-// CI). Likely cause: libnats 3.4.1 writes OptStartTime's nanoseconds as ".%ld" without zero
-// padding, so a time whose fraction is under 0.1 s reaches the server up to 0.9 s later. The case
-// runs and reports, but may fail until the start time is sent in a form libnats writes correctly.
 TEST_CASE("reconstruct nats://…&since= replays a bed's raw frames from JetStream into an image "
-          "file, from a time or all of them, and ends when caught up" *
-          doctest::may_fail()) {
+          "file, from a time or all of them, and ends when caught up") {
   eit::test::NatsServer server;
   if (!server.available()) {
     MESSAGE("SKIPPED: nats-server is not installed");
@@ -132,9 +127,9 @@ TEST_CASE("reconstruct nats://…&since= replays a bed's raw frames from JetStre
   };
   emulate(50, 0);
   std::this_thread::sleep_for(200ms);
-  const double between =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  std::this_thread::sleep_for(200ms);
+  const double between = eit::test::epoch_seconds_early_in_a_second();
+  // At once: JetStream stores these frames within the 0.8 s by which libnats alone would have
+  // moved the start (the gateway takes about 0.6 s to start, here).
   emulate(70, 50);
   const auto dir = std::filesystem::temp_directory_path() /
                    ("eit-nats-reconstruct-" + std::to_string(getpid()));
