@@ -142,12 +142,13 @@ static const eit::cli::RegisterCommand kBench{
           ->capture_default_str();
       cmd->add_option(
              "--zmq-reference", args->zmq_reference,
-             "Bare ZeroMQ beside each run set-up: a plain send loop with the runs' transport, "
-             "socket and options, message size, pacing, frame count, latency mode and "
-             "subscriber, timed send → receive; the table and JSON then show end to end and "
-             "published→subscribed as ratios to it. on, off, or auto: on when these loops add "
-             "at most 5 s in all (a loop lasts as long as its schedule: (warm-up + frames) / "
-             "rate)")
+             fmt::format("Bare ZeroMQ beside each run set-up: a plain send loop with the runs' "
+                         "transport, socket and options, message size, pacing, frame count, "
+                         "latency mode and subscriber, timed send → receive; the table and JSON "
+                         "then show end to end and published→subscribed as ratios to it. on, "
+                         "off, or auto: on when these loops add at most {:g} s in all (each "
+                         "lasts as long as its schedule, (warm-up + frames) / rate)",
+                         eit::cli::kAutoBudgetSeconds))
           ->capture_default_str();
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")
