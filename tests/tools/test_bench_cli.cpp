@@ -196,6 +196,97 @@ TEST_CASE("the bench writes a summary CSV and an SVG that is a valid, renderable
   }
 }
 
+// The numbers of a table line after `prefix`, split on spaces ("—" kept as text).
+std::vector<std::string> fields_after(const std::string& table, const std::string& prefix) {
+  const size_t at = table.find(prefix);
+  if (at == std::string::npos) return {};
+  const size_t end = table.find('\n', at);
+  std::vector<std::string> out;
+  std::stringstream ss(table.substr(at + prefix.size(), end - at - prefix.size()));
+  std::string item;
+  while (ss >> item) out.push_back(item);
+  return out;
+}
+
+TEST_CASE("the bench measures bare ZeroMQ beside each set-up and prints eitstream's ratios to it") {
+  auto& o = outputs();
+  REQUIRE(o.status == 0);
+  const auto& z = o.json["zmq_reference"];
+  CHECK(z["skipped"] == "");  // 2 × 350 messages at 2 kHz: well within auto's budget
+  REQUIRE(z["references"].size() == 2);
+  REQUIRE(z["runs"].size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& run = o.json["runs"][i];
+    const auto& ref = z["references"][i];  // measured right after run i, the first of its set-up
+    CHECK(ref["transport"] == run["config"]["transport"]);
+    CHECK(ref["pattern"] == "pub");
+    CHECK(ref["latency_mode"] == "balanced");
+    CHECK(ref["rate_hz"] == 2000.0);
+    CHECK(ref["n_out"] == 256);
+    CHECK(ref["message_bytes"] == std::string("eit/bench/img").size() + 112 + 256 * 4);
+    CHECK(ref["frames"] == 300);
+    CHECK(ref["warmup"] == 50);
+    // A PUB below its high-water mark over a live connection loses nothing.
+    CHECK(ref["sent"] == 350);
+    CHECK(ref["send_dropped"] == 0);
+    CHECK(ref["received"] == 350);
+    CHECK(ref["measured"] == 300);
+    CHECK(ref["lost"] == 0);
+    const auto& ow = ref["one_way"];
+    CHECK(ow["n"] == 300);
+    const int64_t p50 = ow["percentiles"]["p50"]["value_ns"],
+                  p99 = ow["percentiles"]["p99"]["value_ns"];
+    CHECK(ow["min_ns"].get<int64_t>() > 0);
+    CHECK(ow["min_ns"].get<int64_t>() <= p50);
+    CHECK(p50 <= p99);
+    CHECK(p99 <= ow["max_ns"].get<int64_t>());
+
+    const auto& pair = z["runs"][i];
+    CHECK(pair["run_index"] == i);
+    CHECK(pair["reference_index"] == i);
+    CHECK(pair["bare_p50_ns"] == p50);
+    CHECK(pair["end_to_end_p50_ns"] == run["end_to_end"]["percentiles"]["p50"]["value_ns"]);
+    CHECK(pair["hop_p99_ns"] == run["stages"][6]["percentiles"]["p99"]["value_ns"]);
+    CHECK(pair["end_to_end_over_bare_p50"].get<double>() ==
+          doctest::Approx(pair["end_to_end_p50_ns"].get<double>() / static_cast<double>(p50)));
+
+    // The table's ratios are its own printed figures divided (to their rounding).
+    const std::string table = slurp(o.dir / "out.txt");
+    const auto f = fields_after(table, fmt::format("  run {:<4} Z{:<3}", i + 1, i + 1));
+    REQUIRE(f.size() >= 10);
+    const auto num = [](const std::string& s) { return std::stod(s); };
+    CHECK(num(f[4]) == doctest::Approx(p50 * 1e-3).epsilon(0.001));            // bare p50, µs
+    CHECK(num(f[6]) == doctest::Approx(num(f[0]) / num(f[4])).epsilon(0.01));  // e2e ÷ bare
+    CHECK(num(f[8]) == doctest::Approx(num(f[2]) / num(f[4])).epsilon(0.01));  // hop ÷ bare
+    CHECK(num(f[9]) == doctest::Approx(num(f[3]) / num(f[5])).epsilon(0.01));  // hop p99
+    const auto zrow = fields_after(table, fmt::format("  Z{:<3}", i + 1));
+    REQUIRE(zrow.size() >= 8);  // transport, socket, mode, "2000 Hz", bytes, sent, received…
+    CHECK(zrow[0] == run["config"]["transport"].get<std::string>());
+    CHECK(zrow[5] == std::to_string(ref["message_bytes"].get<int>()));
+    CHECK(zrow[6] == "350");  // sent
+    CHECK(zrow[7] == "350");  // received
+  }
+}
+
+TEST_CASE("--zmq-reference off leaves the reference out and says so") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_noref_{}", ::getpid());
+  fs::create_directories(dir);
+  const int status = std::system(
+      fmt::format("'{}' bench --rate 2000 --size 64x208 --transport inproc --frames 100 "
+                  "--warmup 10 --quiet --zmq-reference off --json '{}/b.json' > '{}/out.txt' 2>&1",
+                  EITSTREAM_BIN, dir.string(), dir.string())
+          .c_str());
+  INFO(slurp(dir / "out.txt"));
+  REQUIRE(status == 0);
+  const auto j = nlohmann::json::parse(slurp(dir / "b.json"));
+  CHECK(j["zmq_reference"]["skipped"] == "--zmq-reference off");
+  CHECK(j["zmq_reference"]["references"].empty());
+  const std::string table = slurp(dir / "out.txt");
+  CHECK(table.find("bare ZeroMQ reference skipped: --zmq-reference off") != std::string::npos);
+  CHECK(table.find("transport floor") == std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bench rejects bad options with a message naming the option and the value") {
   const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_bad_{}.txt", ::getpid());
   const auto run = [&](const std::string& args) {
@@ -213,5 +304,8 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
   auto [s3, m3] = run("--transport udp");
   CHECK(s3 != 0);
   CHECK(m3.find("--transport 'udp'") != std::string::npos);
+  auto [s4, m4] = run("--zmq-reference maybe");
+  CHECK(s4 != 0);
+  CHECK(m4.find("--zmq-reference 'maybe': expected on, off or auto") != std::string::npos);
   fs::remove(out);
 }

@@ -252,3 +252,66 @@ TEST_CASE("durations are labelled in the unit that reads best") {
   CHECK(eit::bench::format_duration(3'200'000) == "3.2 ms");
   CHECK(eit::bench::format_duration(1.5e9) == "1.5 s");
 }
+
+TEST_CASE(
+    "a bare ZeroMQ reference pairs only with runs of its set-up, as ratios of their figures") {
+  std::mt19937_64 rng(5);
+  auto rec = synthetic_run(1200, 0, rng, 999'999, 999'999);
+  eit::bench::BenchReport report;
+  eit::bench::PipelineCounters counters;
+  report.runs.push_back(eit::bench::analyze_run(rec, 0, config_for(1000, 200), counters));
+  auto spin = config_for(1000, 200);
+  spin.latency_mode = "spin";
+  report.runs.push_back(eit::bench::analyze_run(rec, 0, spin, counters));
+
+  eit::bench::ZmqReference ref;  // run 1's set-up: lossless → PUSH, inproc, 1 kHz, balanced
+  ref.transport = "inproc";
+  ref.pattern = "push";
+  ref.latency_mode = "balanced";
+  ref.rate_hz = 1000;
+  ref.n_out = 1024;
+  ref.frames = 1000;
+  ref.warmup = 200;
+  std::vector<int64_t> one_way(1000);
+  std::iota(one_way.begin(), one_way.end(), int64_t{3'000});
+  ref.one_way = eit::bench::summarize(one_way);
+  ref.measured = 1000;
+  auto other = ref;  // spin like run 2, but a smaller image: no run has its set-up
+  other.latency_mode = "spin";
+  other.n_out = 512;
+  report.zmq_references = {ref, other};
+
+  CHECK(eit::bench::reference_for(report, report.runs[0].config) == &report.zmq_references[0]);
+  CHECK(eit::bench::reference_for(report, report.runs[1].config) == nullptr);
+  const auto j = eit::bench::to_json(report)["zmq_reference"];
+  CHECK(j["skipped"] == "");
+  REQUIRE(j["references"].size() == 2);
+  CHECK(j["references"][1]["n_out"] == 512);
+  REQUIRE(j["runs"].size() == 1);
+  const auto& pair = j["runs"][0];
+  CHECK(pair["run_index"] == 0);
+  CHECK(pair["reference_index"] == 0);
+  const auto& e2e = report.runs[0].end_to_end.summary;
+  const auto& hop = report.runs[0].intervals.back();
+  REQUIRE(hop.name == "transport");
+  CHECK(pair["bare_p50_ns"] == 3'499);  // nearest rank 500 of 3000…3999
+  CHECK(pair["bare_p99_ns"] == 3'989);
+  CHECK(pair["end_to_end_p50_ns"] == e2e.find("p50")->value_ns);
+  CHECK(pair["hop_p99_ns"] == hop.summary.find("p99")->value_ns);
+  CHECK(pair["end_to_end_over_bare_p50"].get<double>() ==
+        doctest::Approx(static_cast<double>(e2e.find("p50")->value_ns) / 3'499.0));
+  CHECK(pair["hop_over_bare_p99"].get<double>() ==
+        doctest::Approx(static_cast<double>(hop.summary.find("p99")->value_ns) / 3'989.0));
+
+  const std::string table = eit::bench::format_table(report);
+  CHECK(table.find("bare ZeroMQ, transport floor") != std::string::npos);
+  CHECK(table.find("  Z2 ") != std::string::npos);
+  CHECK(table.find("  run 1    Z1 ") != std::string::npos);
+  CHECK(table.find("  run 2 ") == std::string::npos);
+
+  report.zmq_references.clear();
+  report.zmq_reference_skipped = "--zmq-reference off";
+  CHECK(eit::bench::format_table(report).find(
+            "bare ZeroMQ reference skipped: --zmq-reference off") != std::string::npos);
+  CHECK(eit::bench::to_json(report)["zmq_reference"]["runs"].empty());
+}

@@ -30,6 +30,7 @@ struct BenchArgs {
   std::string policy = "auto";
   std::string stages = "auto";
   std::string latency_modes = "balanced";
+  std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
   size_t frames = 1000;
   size_t warmup = 100;
   size_t cpu_threads = 1;

@@ -15,6 +15,7 @@
 #include "backend_factory.hpp"
 #include "bench_plan.hpp"
 #include "bench_progress.hpp"
+#include "bench_reference.hpp"
 #include "command_registry.hpp"
 #include "eit/bench/bench_model.hpp"
 #include "eit/bench/bench_report.hpp"
@@ -65,6 +66,7 @@ void run_bench(const BenchArgs& a) {
   std::vector<Planned> plan = plan_grid(a, axes);
   PyeitPart pyeit;
   plan_pyeit(a, axes, pyeit, plan);
+  const eit::cli::ReferencePlan references(a.zmq_reference, plan, report);
 
   eit::bench::RunEnvironment env;
   env.make_backend = make_backend;
@@ -81,6 +83,8 @@ void run_bench(const BenchArgs& a) {
         plan[i].comparison ? pyeit.frames : eit::bench::make_frame_table(plan[i].model->model);
     auto out = eit::bench::run_benchmark(plan[i].model->model, table, plan[i].config, env);
     progress.done(out.result);
+    if (!plan[i].comparison)
+      references.after_run(out.result.config, env.executable, a.quiet, report);
     report.runs.push_back(std::move(out.result));
     recorders.push_back(std::move(out.recorder));
   }
@@ -135,6 +139,16 @@ static const eit::cli::RegisterCommand kBench{
                       "How stages wait: spin, balanced, idle (comma-separated); spin also "
                       "busy-polls the subscriber and keeps CPUs out of deep idle states where "
                       "/dev/cpu_dma_latency is writable")
+          ->capture_default_str();
+      cmd->add_option(
+             "--zmq-reference", args->zmq_reference,
+             fmt::format("Bare ZeroMQ beside each run set-up: a plain send loop with the runs' "
+                         "transport, socket and options, message size, pacing, frame count, "
+                         "latency mode and subscriber, timed send → receive; the table and JSON "
+                         "then show end to end and published→subscribed as ratios to it. on, "
+                         "off, or auto: on when these loops add at most {:g} s in all (each "
+                         "lasts as long as its schedule, (warm-up + frames) / rate)",
+                         eit::cli::kAutoBudgetSeconds))
           ->capture_default_str();
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")

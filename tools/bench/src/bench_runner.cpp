@@ -1,8 +1,5 @@
 #include "eit/bench/bench_runner.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -10,64 +7,14 @@
 
 #include <fmt/format.h>
 
-#include "eit/bench/image_subscriber.hpp"
+#include "eit/bench/measuring_subscriber.hpp"
 #include "eit/bench/stamp_sink.hpp"
-#include "eit/bench/subscriber_process.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 
 namespace eit::bench {
 namespace {
-
-std::string endpoint_for(const std::string& transport) {
-  static std::atomic<int> counter{0};
-  const int n = counter.fetch_add(1);
-  if (transport == "inproc") return fmt::format("inproc://eit-bench-{}-{}", ::getpid(), n);
-  if (transport == "ipc")
-    return fmt::format("ipc://{}/eit-bench-{}-{}.sock",
-                       std::filesystem::temp_directory_path().string(), ::getpid(), n);
-  if (transport == "tcp") return "tcp://127.0.0.1:*";
-  throw std::invalid_argument(
-      fmt::format("--transport '{}': expected inproc, ipc or tcp", transport));
-}
-
-// The inproc subscriber: a thread next to the pipeline, sharing the publisher's context.
-class SubscriberThread {
- public:
-  SubscriberThread(zmq::context_t& context, const std::string& endpoint, size_t capacity,
-                   SubscriberMode mode)
-      : sub_(context, endpoint, capacity, mode.pull),
-        spin_(mode.spin),
-        thread_([this] { loop(); }) {}
-  ~SubscriberThread() { finish(); }
-  // After the pipeline has finished: receive until 300 ms of quiet or the series end.
-  const ImageSubscriber& finish() {
-    stop_.store(true, std::memory_order_release);
-    if (thread_.joinable()) thread_.join();
-    return sub_;
-  }
-
- private:
-  void loop() {
-    int64_t quiet_until = std::numeric_limits<int64_t>::max();
-    bool stopping = false;
-    while (!sub_.counts().series_end) {
-      const size_t got = spin_ ? sub_.drain() : sub_.poll(50);
-      if (!stopping && stop_.load(std::memory_order_acquire)) {
-        stopping = true;
-        quiet_until = pipeline::now_ns() + 300'000'000;
-      }
-      if (stopping && got > 0) quiet_until = pipeline::now_ns() + 300'000'000;
-      if (pipeline::now_ns() > quiet_until) break;
-    }
-    sub_.close();  // a PUSH publisher's lossless end waits for its consumers to go
-  }
-  ImageSubscriber sub_;
-  bool spin_ = false;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
 
 PipelineCounters counters_from(const pipeline::PipelineStats& s) {
   PipelineCounters c;
@@ -97,7 +44,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
 
   auto context = std::make_shared<zmq::context_t>(1);
   sinks::ZmqPublisherOptions pub_options;
-  pub_options.endpoint = endpoint_for(config.transport);
+  pub_options.endpoint = bench_endpoint(config.transport);
   pub_options.lossless = config.policy == "lossless";
   // Lossless runs (max) measure delivered frames: PUSH to one PULL consumer waits for it, where
   // PUB drops per subscriber once the subscriber falls behind (it must never stall the others).
@@ -112,14 +59,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   const std::string ipc_path =
       config.transport == "ipc" ? config.endpoint.substr(std::string("ipc://").size()) : "";
 
-  std::unique_ptr<SubscriberThread> sub_thread;
-  std::unique_ptr<SubscriberProcess> sub_process;
-  if (config.transport == "inproc")
-    sub_thread = std::make_unique<SubscriberThread>(*context, config.endpoint, total, sub_mode);
-  else
-    sub_process =
-        std::make_unique<SubscriberProcess>(env.executable, config.endpoint, total, sub_mode);
-  if (sub_thread) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  MeasuringSubscriber subscriber(*context, env.executable, config.endpoint, total, sub_mode);
 
   acquisition::PhantomOptions src_options;
   src_options.rate_hz = config.rate_hz;
@@ -158,16 +98,9 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   config.cpu_wake_hold = stats.cpu_wake_hold;
   PipelineCounters counters = counters_from(stats);
 
-  SubscriberCounts sub_counts;
-  if (sub_thread) {
-    const ImageSubscriber& sub = sub_thread->finish();
-    for (const auto& r : sub.received()) recorder->record_subscriber(r.seq, r.t_ns);
-    sub_counts = sub.counts();
-  } else {
-    const SubscriberReport report = sub_process->finish();
-    for (const auto& r : report.times) recorder->record_subscriber(r.seq, r.t_ns);
-    sub_counts = report.counts;
-  }
+  const SubscriberReport sub_report = subscriber.finish();
+  for (const auto& r : sub_report.times) recorder->record_subscriber(r.seq, r.t_ns);
+  const SubscriberCounts& sub_counts = sub_report.counts;
   counters.subscriber_received = sub_counts.images;
   if (!ipc_path.empty()) std::filesystem::remove(ipc_path);
 

@@ -119,6 +119,8 @@ void close_or_throw(std::ofstream& out, const std::string& path) {
 
 }  // namespace
 
+json latency_summary_json(const LatencySummary& s) { return summary_json(s); }
+
 json to_json(const BenchReport& report) {
   json runs = json::array();
   for (const auto& r : report.runs) runs.push_back(run_json(r));
@@ -126,6 +128,7 @@ json to_json(const BenchReport& report) {
          {"units", "ns"},
          {"machine", machine_json(report.machine)},
          {"runs", std::move(runs)}};
+  j["zmq_reference"] = zmq_reference_json(report);
   if (report.comparison) {
     const Comparison& c = *report.comparison;
     json ext = json::array();

@@ -69,6 +69,7 @@ std::string format_table(const BenchReport& report) {
         "1000).\n",
         r.max_sum_error_ns, sum_means * 1e-3);
   }
+  out += format_zmq_reference(report);
   out += format_comparison(report);
   return out;
 }

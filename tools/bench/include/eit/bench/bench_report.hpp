@@ -38,11 +38,41 @@ struct Comparison {
   std::vector<ExternalTiming> external;
 };
 
+// The bare-ZeroMQ reference of a run set-up (zmq_reference.hpp): the same transport, socket type
+// and options, message size, pacing, frame count, latency mode and subscriber as the runs it is
+// compared with, but the messages come from a plain send loop — ZeroMQ's own one-way cost, the
+// floor under eitstream's published→subscribed hop.
+struct ZmqReference {
+  std::string transport, pattern, latency_mode, endpoint;
+  double rate_hz = 0;        // 0: as fast as the socket takes messages
+  size_t n_out = 0;          // float32 values per image, as the runs' images
+  size_t message_bytes = 0;  // topic + header + payload
+  size_t frames = 0, warmup = 0;
+  uint64_t sent = 0, send_dropped = 0, received = 0;  // whole run, warm-up included
+  size_t measured = 0;        // measured-window messages with a send and a receive time
+  size_t lost = 0;            // measured-window messages sent but never received
+  LatencySummary one_way;     // send → receive, ns
+  double delivered_fps = 0;   // measured messages over first send → last receive
+  std::string cpu_wake_hold;  // spin: the sender's CpuWakeHold, held or why not
+};
+
 struct BenchReport {
   MachineInfo machine;
   std::vector<RunResult> runs;
   std::optional<Comparison> comparison;
+  std::vector<ZmqReference> zmq_references;
+  std::string zmq_reference_skipped;  // non-empty: why there are none (--zmq-reference)
 };
+
+// The reference with the run's set-up (transport, pattern, latency mode, rate, image size,
+// frames, warm-up), or nullptr.
+const ZmqReference* reference_for(const BenchReport& report, const RunConfig& run) noexcept;
+// The reference block: each reference, then each run's end to end and published→subscribed next
+// to its reference, with ratios; "" when there is nothing to show.
+std::string format_zmq_reference(const BenchReport& report);
+nlohmann::json zmq_reference_json(const BenchReport& report);
+// A LatencySummary as the JSON report writes every one (n, min, max, mean, percentiles).
+nlohmann::json latency_summary_json(const LatencySummary& s);
 
 // A readable table per run (µs), with counts, rates, drops and queue high-water marks.
 std::string format_table(const BenchReport& report);

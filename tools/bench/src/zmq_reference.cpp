@@ -1,0 +1,183 @@
+#include "eit/bench/zmq_reference.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+#include <zmq.hpp>
+
+#include "eit/bench/measuring_subscriber.hpp"
+#include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/cpu_wake_hold.hpp"
+#include "eit/pipeline/doorbell_wait.hpp"
+#include "eit/sinks/image_header.hpp"
+#include "eit/sinks/series_message.hpp"
+#include "eit/sinks/zmq_publisher.hpp"
+
+namespace eit::bench {
+namespace {
+
+constexpr std::string_view kTopic = "eit/bench/img";  // the bench publisher's image topic
+constexpr double kAssumedMaxRate = 100'000;           // messages/s, for estimates at max
+constexpr double kSetUpSeconds = 0.5;                 // subscriber start, connection, drain
+
+std::string pattern_of(const RunConfig& run) { return run.policy == "lossless" ? "push" : "pub"; }
+
+void wait_for(int64_t due_ns, bool spin) noexcept {
+  if (spin) {
+    while (pipeline::now_ns() < due_ns) pipeline::cpu_relax();
+    return;
+  }
+  const timespec ts{static_cast<time_t>(due_ns / 1'000'000'000),
+                    static_cast<long>(due_ns % 1'000'000'000)};
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+  }
+}
+
+// Sends one multipart message; live: never waits (false on a full queue), lossless: waits (in
+// send-timeout steps) until `give_up_ns`.
+bool send_parts(zmq::socket_t& socket, zmq::message_t (&parts)[3], bool wait,
+                int64_t give_up_ns) noexcept {
+  const auto base = wait ? zmq::send_flags::none : zmq::send_flags::dontwait;
+  try {
+    while (!socket.send(parts[0], base | zmq::send_flags::sndmore))
+      if (!wait || pipeline::now_ns() > give_up_ns) return false;
+    // Multipart messages are atomic: once the first part is in, the others go in too.
+    (void)socket.send(parts[1], base | zmq::send_flags::sndmore);
+    (void)socket.send(parts[2], base);
+    return true;
+  } catch (const zmq::error_t&) {
+    return false;
+  }
+}
+
+void summarize_into(ZmqReference& ref, const std::vector<int64_t>& sent_ns,
+                    const SubscriberReport& received) {
+  const size_t total = sent_ns.size();
+  std::vector<int64_t> received_ns(total, 0);
+  for (const auto& r : received.times)
+    if (r.seq < total) received_ns[r.seq] = r.t_ns;
+  ref.received = received.counts.images;
+  std::vector<int64_t> one_way;
+  one_way.reserve(ref.frames);
+  int64_t first_sent = 0, last_received = 0;
+  for (size_t seq = ref.warmup; seq < total; ++seq) {
+    if (sent_ns[seq] == 0) continue;  // dropped at the send: counted in send_dropped
+    if (received_ns[seq] == 0) {
+      ++ref.lost;
+      continue;
+    }
+    one_way.push_back(received_ns[seq] - sent_ns[seq]);
+    if (first_sent == 0) first_sent = sent_ns[seq];
+    last_received = std::max(last_received, received_ns[seq]);
+  }
+  ref.measured = one_way.size();
+  ref.one_way = summarize(one_way);
+  if (ref.measured > 0 && last_received > first_sent)
+    ref.delivered_fps =
+        static_cast<double>(ref.measured) * 1e9 / static_cast<double>(last_received - first_sent);
+}
+
+}  // namespace
+
+double estimated_reference_seconds(const RunConfig& run) noexcept {
+  const double n = static_cast<double>(run.warmup + run.frames);
+  return n / (run.rate_hz > 0 ? run.rate_hz : kAssumedMaxRate) + kSetUpSeconds;
+}
+
+bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
+  return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
+         ref.latency_mode == run.latency_mode && ref.rate_hz == run.rate_hz &&
+         ref.n_out == run.n_out && ref.frames == run.frames && ref.warmup == run.warmup;
+}
+
+ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executable) {
+  if (run.frames == 0) throw std::invalid_argument("--frames: must be ≥ 1");
+  ZmqReference ref;
+  ref.transport = run.transport;
+  ref.pattern = pattern_of(run);
+  ref.latency_mode = run.latency_mode;
+  ref.rate_hz = run.rate_hz;
+  ref.n_out = run.n_out;
+  ref.frames = run.frames;
+  ref.warmup = run.warmup;
+  ref.message_bytes = kTopic.size() + sizeof(sinks::ImageHeader) + run.n_out * sizeof(float);
+  const size_t total = run.warmup + run.frames;
+  const bool push = ref.pattern == "push";
+  const bool spin = run.latency_mode == "spin";
+
+  // Everything the loop touches, allocated first: one header per message (libzmq reads it
+  // after send() returns, so none is reused), one constant payload, the send times.
+  std::vector<sinks::ImageHeader> headers(total);
+  for (auto& h : headers) {
+    h.shape[0] = static_cast<uint32_t>(run.n_out);
+    h.count = static_cast<uint32_t>(run.n_out);
+    h.series_id = 1;
+  }
+  const std::vector<float> payload(run.n_out, 0.5f);
+  std::vector<int64_t> sent_ns(total, 0);
+  std::optional<pipeline::CpuWakeHold> wake_hold;
+  if (spin) {
+    wake_hold.emplace();
+    ref.cpu_wake_hold = wake_hold->describe();
+  }
+
+  const sinks::ZmqPublisherOptions publisher;  // the options the bench's publisher runs with
+  zmq::context_t context(1);
+  zmq::socket_t socket(context, push ? zmq::socket_type::push : zmq::socket_type::pub);
+  std::string ipc_path;
+  try {
+    socket.set(zmq::sockopt::sndhwm, publisher.send_hwm);
+    socket.set(zmq::sockopt::linger, publisher.linger_ms);
+    socket.set(zmq::sockopt::sndtimeo, 100);
+    socket.set(zmq::sockopt::maxmsgsize, publisher.max_inbound_bytes);
+    socket.bind(bench_endpoint(run.transport));
+    ref.endpoint = socket.get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error(fmt::format("bare ZeroMQ reference: cannot bind a {} socket on {}: {}",
+                                         ref.pattern, run.transport, e.what()));
+  }
+  if (ref.endpoint.starts_with("ipc://")) ipc_path = ref.endpoint.substr(6);
+  {
+    MeasuringSubscriber subscriber(context, executable, ref.endpoint, total, {push, spin});
+    const int64_t period = run.rate_hz > 0 ? std::llround(1e9 / run.rate_hz) : 0;
+    const auto give_up = static_cast<int64_t>(publisher.drain_timeout_s * 1e9);
+    const int64_t t0 = pipeline::now_ns();
+    for (size_t i = 0; i < total; ++i) {
+      if (period > 0) wait_for(t0 + static_cast<int64_t>(i) * period, spin);
+      sinks::ImageHeader& h = headers[i];
+      h.seq = i;
+      const int64_t t = pipeline::now_ns();
+      h.t_published_ns = t;
+      zmq::message_t parts[3] = {
+          zmq::message_t(const_cast<char*>(kTopic.data()), kTopic.size(), nullptr, nullptr),
+          zmq::message_t(&h, sizeof h, nullptr, nullptr),
+          zmq::message_t(const_cast<float*>(payload.data()), payload.size() * sizeof(float),
+                         nullptr, nullptr)};
+      if (send_parts(socket, parts, push, t + give_up)) {
+        sent_ns[i] = t;
+        ++ref.sent;
+      } else {
+        ++ref.send_dropped;
+      }
+    }
+    sinks::SeriesInfo series;
+    series.stream = "bench";
+    const std::string end = sinks::series_end_json(series, ref.sent, ref.send_dropped);
+    const std::string topic = "eit/bench/series";
+    (void)socket.send(zmq::buffer(topic), zmq::send_flags::sndmore);
+    (void)socket.send(zmq::buffer(end), zmq::send_flags::none);
+    summarize_into(ref, sent_ns, subscriber.finish());
+  }
+  socket.close();
+  if (!ipc_path.empty()) std::filesystem::remove(ipc_path);
+  return ref;
+}
+
+}  // namespace eit::bench
