@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "svg_external_checks.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
@@ -177,23 +178,7 @@ TEST_CASE("the bench writes a summary CSV and an SVG that is a valid, renderable
   CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
   CHECK(text.find("latency CDF per stage") != std::string::npos);
   CHECK(text.find("end-to-end latency over the run") != std::string::npos);
-  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0) {
-    const std::string cmd = fmt::format(
-        "python3 -c \"import sys, xml.etree.ElementTree as E; "
-        "r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith('svg') else 3)\" '{}'",
-        svg.string());
-    CHECK(std::system(cmd.c_str()) == 0);
-  } else {
-    eit::test::report_skip("bench SVG XML parse", "python3 not found");
-  }
-  if (std::system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
-    const fs::path png = o.dir / "b.png";
-    CHECK(std::system(
-              fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg.string()).c_str()) == 0);
-    CHECK(fs::exists(png));
-  } else {
-    eit::test::report_skip("bench SVG rendering", "rsvg-convert not installed");
-  }
+  eit::test::check_svg_parses_and_renders(svg, o.dir / "b.png", "bench SVG");
 }
 
 TEST_CASE("bench rejects bad options with a message naming the option and the value") {

@@ -18,6 +18,7 @@
 #include "eit/bench/latency_svg.hpp"
 #include "eit/bench/run_result.hpp"
 #include "eit/bench/stamp_recorder.hpp"
+#include "svg_external_checks.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
@@ -224,25 +225,7 @@ TEST_CASE("report writes JSON with every stage, CSV rows per interval, and a val
   CHECK(svg.rfind("<?xml", 0) == 0);
   CHECK(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
   CHECK(svg.find("&apos;a b.svg&apos;") != std::string::npos);  // escaped command line
-  // Well-formed XML with an <svg> root, checked by an independent parser when Python is here.
-  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0) {
-    const std::string cmd = fmt::format(
-        "python3 -c \"import sys, xml.etree.ElementTree as E; "
-        "r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith('svg') else 3)\" '{}'",
-        svg_path.string());
-    CHECK(std::system(cmd.c_str()) == 0);
-  } else {
-    eit::test::report_skip("SVG XML parse", "python3 not found");
-  }
-  if (std::system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
-    const auto png = dir / "r.png";
-    const std::string cmd =
-        fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg_path.string());
-    CHECK(std::system(cmd.c_str()) == 0);
-    CHECK(fs::file_size(png) > 1000);
-  } else {
-    eit::test::report_skip("SVG rendering", "rsvg-convert not installed");
-  }
+  eit::test::check_svg_parses_and_renders(svg_path, dir / "r.png", "SVG");
   fs::remove_all(dir);
 }
 
