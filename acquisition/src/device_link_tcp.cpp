@@ -14,6 +14,7 @@
 
 #include "asio_loop.hpp"
 #include "device_links.hpp"
+#include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
 namespace eit::acquisition::detail {
@@ -242,10 +243,7 @@ class TcpConnectLink final : public DeviceLink {
     backoff_ = policy_.initial;
     return true;
   }
-  void grow_backoff() {
-    backoff_ = std::min(policy_.max, std::chrono::milliseconds(static_cast<int64_t>(
-                                         static_cast<double>(backoff_.count()) * policy_.factor)));
-  }
+  void grow_backoff() { backoff_ = grown_backoff(backoff_, policy_); }
 
   std::string name_, scheme_;
   ReconnectPolicy policy_;

@@ -16,6 +16,7 @@
 #include "asio_loop.hpp"
 #include "eit/acquisition/tls_transport.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
 namespace eit::acquisition {
@@ -131,26 +132,17 @@ class TcpClientTransport final : public TlsClientTransport {
     return false;
   }
 
-  void grow_backoff() {
-    backoff_ = std::min(policy_.max, std::chrono::milliseconds(static_cast<int64_t>(
-                                         static_cast<double>(backoff_.count()) * policy_.factor)));
-  }
+  void grow_backoff() { backoff_ = detail::grown_backoff(backoff_, policy_); }
 
   // kData once connected; kTimeout or kStopped otherwise.
   TransportStatus connect(Clock::time_point deadline) {
     for (;;) {
-      if (loop_.stopped()) return TransportStatus::kStopped;
-      const auto now = Clock::now();
-      if (now >= deadline) return TransportStatus::kTimeout;
-      if (now < next_attempt_) {
-        timer_.expires_at(std::min(next_attempt_, deadline));
-        timer_.async_wait(completion_.handler());
-        loop_.run(completion_, deadline + std::chrono::seconds(1), [this] { timer_.cancel(); });
-        continue;
-      }
+      if (auto status =
+              detail::wait_for_attempt(loop_, timer_, completion_, next_attempt_, deadline))
+        return *status;
       // A connect abandoned at the deadline still reaches the device's accept (and wastes its
       // turn): start one only with a few milliseconds left; the next read() starts it otherwise.
-      if (deadline - now < std::chrono::milliseconds(5)) return TransportStatus::kTimeout;
+      if (deadline - Clock::now() < std::chrono::milliseconds(5)) return TransportStatus::kTimeout;
       const tcp::endpoint& target = endpoints_[attempt_++ % endpoints_.size()];
       socket_.async_connect(target, completion_.handler());
       loop_.run(completion_, deadline, [this] {
