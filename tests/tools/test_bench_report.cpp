@@ -18,21 +18,16 @@
 #include "eit/bench/latency_svg.hpp"
 #include "eit/bench/run_result.hpp"
 #include "eit/bench/stamp_recorder.hpp"
+#include "file_text.hpp"
 #include "svg_external_checks.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
 using eit::bench::kStampColumns;
 using eit::pipeline::kStageCount;
+using eit::test::file_text;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 fs::path temp_dir(const char* name) {
   fs::path d = fs::temp_directory_path() / fmt::format("eit_bench_{}_{}", name, ::getpid());
@@ -187,7 +182,7 @@ TEST_CASE("report writes JSON with every stage, CSV rows per interval, and a val
 
   const auto dir = temp_dir("report");
   eit::bench::write_json(report, (dir / "r.json").string());
-  const auto j = nlohmann::json::parse(slurp(dir / "r.json"));
+  const auto j = nlohmann::json::parse(file_text(dir / "r.json"));
   CHECK(j["format"] == "eitstream-bench/1");
   for (const char* key : {"cpu_model", "kernel", "gpu", "command_line", "clock_resolution_ns"})
     CHECK_MESSAGE(j["machine"].contains(key), key);
@@ -221,7 +216,7 @@ TEST_CASE("report writes JSON with every stage, CSV rows per interval, and a val
 
   const auto svg_path = dir / "r.svg";
   eit::bench::write_latency_svg(report, svg_path.string());
-  const std::string svg = slurp(svg_path);
+  const std::string svg = file_text(svg_path);
   CHECK(svg.rfind("<?xml", 0) == 0);
   CHECK(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
   CHECK(svg.find("&apos;a b.svg&apos;") != std::string::npos);  // escaped command line
