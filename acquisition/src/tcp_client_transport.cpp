@@ -16,6 +16,7 @@
 #include "asio_loop.hpp"
 #include "eit/acquisition/tls_transport.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "idle_watch.hpp"
 #include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
@@ -68,15 +69,13 @@ class TcpClientTransport final : public TlsClientTransport {
         if (status != TransportStatus::kData) return {status};
         continue;
       }
-      const bool idle_on = liveness_.idle.count() > 0;
-      const auto idle_at = idle_on ? last_bytes_ + liveness_.idle : Clock::time_point::max();
       if (stream_)
         stream_->async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
       else
         socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
-      loop_.run(completion_, std::min(deadline, idle_at), [this] { socket_.cancel(); });
+      loop_.run(completion_, idle_.read_until(deadline), [this] { socket_.cancel(); });
       if (completion_.ok()) {
-        last_bytes_ = Clock::now();
+        idle_.heard();
         backoff_ = policy_.initial;  // bytes flow: the connection is healthy again
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
@@ -84,9 +83,9 @@ class TcpClientTransport final : public TlsClientTransport {
       }
       if (completion_.ec == asio::error::operation_aborted) {
         if (loop_.stopped()) return {TransportStatus::kStopped};
-        if (!idle_on || Clock::now() < idle_at) return {TransportStatus::kTimeout};
+        if (!idle_.expired()) return {TransportStatus::kTimeout};
         count_idle_timeout();
-        lost_reason_ = fmt::format("no bytes for {} ms, idle timeout", liveness_.idle.count());
+        lost_reason_ = idle_.reason();
       } else {
         lost_reason_ = completion_.ec.message();
       }
@@ -154,7 +153,7 @@ class TcpClientTransport final : public TlsClientTransport {
         boost::system::error_code ignored;
         socket_.set_option(tcp::no_delay(true), ignored);
         apply_tcp_keepalive(socket_.native_handle(), liveness_);
-        last_bytes_ = Clock::now();
+        idle_.heard();
         if (ever_connected_) {
           count_reconnect();
           note_error(fmt::format("{}: reconnected after connection lost ({})", name_,
@@ -178,7 +177,7 @@ class TcpClientTransport final : public TlsClientTransport {
   std::string name_;
   ReconnectPolicy policy_;
   TcpLiveness liveness_;
-  Clock::time_point last_bytes_{};
+  detail::IdleWatch idle_{liveness_.idle};
   detail::IoLoop loop_;
   tcp::socket socket_{loop_.io()};
   std::unique_ptr<ClientTls> tls_;
