@@ -14,6 +14,7 @@
 
 #include "asio_loop.hpp"
 #include "device_links.hpp"
+#include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
 namespace eit::acquisition::detail {
@@ -49,11 +50,16 @@ class LinkConnection {
     close();
     return false;
   }
-  void write(std::span<const uint8_t> bytes, boost::system::error_code& ec) {
+  // Blocks until every byte is written. False on an error, the connection then closed.
+  bool write(std::span<const uint8_t> bytes) {
+    boost::system::error_code ec;
     if (stream_)
       asio::write(*stream_, asio::buffer(bytes.data(), bytes.size()), ec);
     else
       asio::write(socket_, asio::buffer(bytes.data(), bytes.size()), ec);
+    if (!ec) return true;
+    close();
+    return false;
   }
   void close() {
     stream_.reset();
@@ -79,7 +85,22 @@ std::unique_ptr<ssl::context> tls_context(const std::string& uri, const TlsFiles
   return ctx;
 }
 
-class TcpListenLink final : public DeviceLink {
+// What both TCP links do with a frame once connected: write it, and count a failed write as a
+// disconnect and a dropped frame.
+class TcpLink : public DeviceLink {
+ protected:
+  bool write_frame(LinkConnection& conn, std::span<const uint8_t> bytes) {
+    if (conn.write(bytes)) return true;
+    connected_ = false;
+    count_disconnect();
+    count_dropped();
+    return false;
+  }
+
+  bool connected_ = false;
+};
+
+class TcpListenLink final : public TcpLink {
  public:
   TcpListenLink(const std::string& host, uint16_t port, const TlsFiles* tls)
       : scheme_(tls ? "tls-listen" : "tcp-listen"),
@@ -138,16 +159,7 @@ class TcpListenLink final : public DeviceLink {
         return false;
       }
     }
-    boost::system::error_code ec;
-    conn_.write(bytes, ec);
-    if (ec) {
-      conn_.close();
-      connected_ = false;
-      count_disconnect();
-      count_dropped();
-      return false;
-    }
-    return true;
+    return write_frame(conn_, bytes);
   }
 
  private:
@@ -163,10 +175,9 @@ class TcpListenLink final : public DeviceLink {
   LinkConnection conn_;
   Completion completion_;
   std::string endpoint_;
-  bool connected_ = false;
 };
 
-class TcpConnectLink final : public DeviceLink {
+class TcpConnectLink final : public TcpLink {
  public:
   TcpConnectLink(const std::string& host, uint16_t port, ReconnectPolicy policy,
                   const TlsFiles* tls)
@@ -215,17 +226,9 @@ class TcpConnectLink final : public DeviceLink {
       count_dropped();
       return false;
     }
-    boost::system::error_code ec;
-    conn_.write(bytes, ec);
-    if (ec) {
-      conn_.close();
-      connected_ = false;
-      count_disconnect();
-      count_dropped();
-      next_attempt_ = Clock::now() + policy_.initial;
-      return false;
-    }
-    return true;
+    if (write_frame(conn_, bytes)) return true;
+    next_attempt_ = Clock::now() + policy_.initial;
+    return false;
   }
 
  private:
@@ -242,10 +245,7 @@ class TcpConnectLink final : public DeviceLink {
     backoff_ = policy_.initial;
     return true;
   }
-  void grow_backoff() {
-    backoff_ = std::min(policy_.max, std::chrono::milliseconds(static_cast<int64_t>(
-                                         static_cast<double>(backoff_.count()) * policy_.factor)));
-  }
+  void grow_backoff() { backoff_ = grown_backoff(backoff_, policy_); }
 
   std::string name_, scheme_;
   ReconnectPolicy policy_;
@@ -255,7 +255,6 @@ class TcpConnectLink final : public DeviceLink {
   Completion completion_;
   std::vector<tcp::endpoint> endpoints_;
   size_t attempt_ = 0;
-  bool connected_ = false;
   std::chrono::milliseconds backoff_;
   Clock::time_point next_attempt_{};
 };

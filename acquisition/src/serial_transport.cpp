@@ -9,6 +9,7 @@
 
 #include "asio_loop.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "reconnect_wait.hpp"
 
 namespace eit::acquisition {
 namespace {
@@ -91,23 +92,14 @@ class SerialTransport final : public ByteTransport {
 
   TransportStatus reopen(Clock::time_point deadline) {
     for (;;) {
-      if (loop_.stopped()) return TransportStatus::kStopped;
-      const auto now = Clock::now();
-      if (now >= deadline) return TransportStatus::kTimeout;
-      if (now < next_attempt_) {
-        timer_.expires_at(std::min(next_attempt_, deadline));
-        timer_.async_wait(completion_.handler());
-        loop_.run(completion_, deadline + std::chrono::seconds(1), [this] { timer_.cancel(); });
-        continue;
-      }
+      if (auto status =
+              detail::wait_for_attempt(loop_, timer_, completion_, next_attempt_, deadline))
+        return *status;
       if (auto ec = open()) {
         note_error(fmt::format("{}: reopen failed ({}); retrying in {} ms", name_, ec.message(),
                                backoff_.count()));
         next_attempt_ = Clock::now() + backoff_;
-        backoff_ =
-            std::min(options_.reconnect.max,
-                     std::chrono::milliseconds(static_cast<int64_t>(
-                         static_cast<double>(backoff_.count()) * options_.reconnect.factor)));
+        backoff_ = detail::grown_backoff(backoff_, options_.reconnect);
         continue;
       }
       count_reconnect();

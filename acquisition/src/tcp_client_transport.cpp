@@ -16,6 +16,8 @@
 #include "asio_loop.hpp"
 #include "eit/acquisition/tls_transport.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "idle_watch.hpp"
+#include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
 namespace eit::acquisition {
@@ -67,15 +69,13 @@ class TcpClientTransport final : public TlsClientTransport {
         if (status != TransportStatus::kData) return {status};
         continue;
       }
-      const bool idle_on = liveness_.idle.count() > 0;
-      const auto idle_at = idle_on ? last_bytes_ + liveness_.idle : Clock::time_point::max();
       if (stream_)
         stream_->async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
       else
         socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
-      loop_.run(completion_, std::min(deadline, idle_at), [this] { socket_.cancel(); });
+      loop_.run(completion_, idle_.read_until(deadline), [this] { socket_.cancel(); });
       if (completion_.ok()) {
-        last_bytes_ = Clock::now();
+        idle_.heard();
         backoff_ = policy_.initial;  // bytes flow: the connection is healthy again
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
@@ -83,9 +83,9 @@ class TcpClientTransport final : public TlsClientTransport {
       }
       if (completion_.ec == asio::error::operation_aborted) {
         if (loop_.stopped()) return {TransportStatus::kStopped};
-        if (!idle_on || Clock::now() < idle_at) return {TransportStatus::kTimeout};
+        if (!idle_.expired()) return {TransportStatus::kTimeout};
         count_idle_timeout();
-        lost_reason_ = fmt::format("no bytes for {} ms, idle timeout", liveness_.idle.count());
+        lost_reason_ = idle_.reason();
       } else {
         lost_reason_ = completion_.ec.message();
       }
@@ -131,26 +131,17 @@ class TcpClientTransport final : public TlsClientTransport {
     return false;
   }
 
-  void grow_backoff() {
-    backoff_ = std::min(policy_.max, std::chrono::milliseconds(static_cast<int64_t>(
-                                         static_cast<double>(backoff_.count()) * policy_.factor)));
-  }
+  void grow_backoff() { backoff_ = detail::grown_backoff(backoff_, policy_); }
 
   // kData once connected; kTimeout or kStopped otherwise.
   TransportStatus connect(Clock::time_point deadline) {
     for (;;) {
-      if (loop_.stopped()) return TransportStatus::kStopped;
-      const auto now = Clock::now();
-      if (now >= deadline) return TransportStatus::kTimeout;
-      if (now < next_attempt_) {
-        timer_.expires_at(std::min(next_attempt_, deadline));
-        timer_.async_wait(completion_.handler());
-        loop_.run(completion_, deadline + std::chrono::seconds(1), [this] { timer_.cancel(); });
-        continue;
-      }
+      if (auto status =
+              detail::wait_for_attempt(loop_, timer_, completion_, next_attempt_, deadline))
+        return *status;
       // A connect abandoned at the deadline still reaches the device's accept (and wastes its
       // turn): start one only with a few milliseconds left; the next read() starts it otherwise.
-      if (deadline - now < std::chrono::milliseconds(5)) return TransportStatus::kTimeout;
+      if (deadline - Clock::now() < std::chrono::milliseconds(5)) return TransportStatus::kTimeout;
       const tcp::endpoint& target = endpoints_[attempt_++ % endpoints_.size()];
       socket_.async_connect(target, completion_.handler());
       loop_.run(completion_, deadline, [this] {
@@ -162,7 +153,7 @@ class TcpClientTransport final : public TlsClientTransport {
         boost::system::error_code ignored;
         socket_.set_option(tcp::no_delay(true), ignored);
         apply_tcp_keepalive(socket_.native_handle(), liveness_);
-        last_bytes_ = Clock::now();
+        idle_.heard();
         if (ever_connected_) {
           count_reconnect();
           note_error(fmt::format("{}: reconnected after connection lost ({})", name_,
@@ -186,7 +177,7 @@ class TcpClientTransport final : public TlsClientTransport {
   std::string name_;
   ReconnectPolicy policy_;
   TcpLiveness liveness_;
-  Clock::time_point last_bytes_{};
+  detail::IdleWatch idle_{liveness_.idle};
   detail::IoLoop loop_;
   tcp::socket socket_{loop_.io()};
   std::unique_ptr<ClientTls> tls_;

@@ -7,6 +7,7 @@
 
 #include "asio_loop.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "idle_watch.hpp"
 
 namespace eit::acquisition {
 namespace {
@@ -67,7 +68,7 @@ class TcpServerTransport final : public ByteTransport {
         boost::system::error_code ignored;
         socket_.set_option(tcp::no_delay(true), ignored);
         apply_tcp_keepalive(socket_.native_handle(), liveness_);
-        last_bytes_ = Clock::now();
+        idle_.heard();
         if (ever_connected_) {
           count_reconnect();
           note_error(
@@ -77,24 +78,22 @@ class TcpServerTransport final : public ByteTransport {
         }
         ever_connected_ = connected_ = fresh_ = true;
       }
-      const bool idle_on = liveness_.idle.count() > 0;
-      const auto idle_at = idle_on ? last_bytes_ + liveness_.idle : Clock::time_point::max();
       socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
-      loop_.run(completion_, std::min(deadline, idle_at), [this] {
+      loop_.run(completion_, idle_.read_until(deadline), [this] {
         boost::system::error_code ignored;
         socket_.cancel(ignored);
       });
       if (completion_.ok()) {
-        last_bytes_ = Clock::now();
+        idle_.heard();
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
         return r;
       }
       if (completion_.ec == asio::error::operation_aborted) {
         if (loop_.stopped()) return {TransportStatus::kStopped};
-        if (!idle_on || Clock::now() < idle_at) return {TransportStatus::kTimeout};
+        if (!idle_.expired()) return {TransportStatus::kTimeout};
         count_idle_timeout();
-        lost_reason_ = fmt::format("no bytes for {} ms, idle timeout", liveness_.idle.count());
+        lost_reason_ = idle_.reason();
       } else {
         lost_reason_ = completion_.ec.message();
       }
@@ -110,7 +109,7 @@ class TcpServerTransport final : public ByteTransport {
 
  private:
   TcpLiveness liveness_;
-  Clock::time_point last_bytes_{};
+  detail::IdleWatch idle_{liveness_.idle};
   detail::IoLoop loop_;
   tcp::acceptor acceptor_{loop_.io()};
   tcp::socket socket_{loop_.io()};

@@ -2,6 +2,7 @@
 // Device-side building blocks shared by the kernels (layout in device_types.hpp): prepare a frame
 // (subtract the reference, normalise, detect non-finite), multiply a block's rows of H with
 // 16-byte loads, store a block's image rows with 16-byte stores. kThreads threads per block.
+// For their host launchers: dispatch_precision, the element type H is stored in.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -9,8 +10,26 @@
 #include <cstdint>
 
 #include "device_types.hpp"
+#include "eit/gpu/precision.hpp"
 
 namespace eit::gpu {
+
+// Host: calls f with a value of the element type that precision p stores H in (float, bf16 or
+// fp16), so that a launcher instantiates its kernel for that type.
+template <typename F>
+void dispatch_precision(Precision p, F&& f) {
+  switch (p) {
+    case kFloat32:
+      f(float{});
+      break;
+    case kBf16:
+      f(__nv_bfloat16{});
+      break;
+    case kFp16:
+      f(__half{});
+      break;
+  }
+}
 
 template <typename T>
 struct VecOf;

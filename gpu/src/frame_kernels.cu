@@ -145,21 +145,6 @@ __global__ void convert_rows_kernel(const float* src, int rows, int n_meas, T* d
 
 size_t smem_dv_out(const DeviceModel& m, int rpb) { return (m.ld + rpb) * sizeof(float); }
 
-template <typename F>
-void dispatch(Precision p, F&& f) {
-  switch (p) {
-    case kFloat32:
-      f(float{});
-      break;
-    case kBf16:
-      f(__nv_bfloat16{});
-      break;
-    case kFp16:
-      f(__half{});
-      break;
-  }
-}
-
 }  // namespace
 
 size_t element_bytes(Precision p) { return p == kFloat32 ? 4 : 2; }
@@ -168,7 +153,7 @@ void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, 
                          uint32_t* status, const Completion& c, cudaStream_t stream) {
   const int rpb = rows_per_block(m.n_out, blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
-  dispatch(p, [&](auto t) {
+  dispatch_precision(p, [&](auto t) {
     single_frame_kernel<decltype(t)>
         <<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, f, rpb, status, c);
   });
@@ -178,7 +163,7 @@ void launch_single_frame(Precision p, const DeviceModel& m, const FrameDesc& f, 
 void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, int batch, void* dv,
                     uint32_t* status, float** images, cudaStream_t stream, const float* staged,
                     int staged_pitch) {
-  dispatch(p, [&](auto t) {  // p: the element type of dv
+  dispatch_precision(p, [&](auto t) {  // p: the element type of dv
     using T = decltype(t);
     prepare_kernel<T><<<batch, kThreads, m.ld * sizeof(float), stream>>>(
         m, descs, staged, staged_pitch, static_cast<T*>(dv), status, images);
@@ -196,7 +181,7 @@ void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* imag
                  const Completion& c, cudaStream_t stream) {
   const int rpb = rows_per_block(m.n_out, blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
-  dispatch(p, [&](auto t) {
+  dispatch_precision(p, [&](auto t) {
     rows_kernel<decltype(t)><<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, image, rpb, c);
   });
   check_launch("rows_kernel");
@@ -206,7 +191,7 @@ void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, float
                        int batch, int blocks, const Completion& c, cudaStream_t stream) {
   const int rpb = rows_per_block(m.n_out, blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
-  dispatch(p, [&](auto t) {
+  dispatch_precision(p, [&](auto t) {
     batch_rows_kernel<decltype(t)>
         <<<dim3(grid, batch), kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, images, rpb, c);
   });
@@ -227,7 +212,7 @@ void launch_signal(const Completion& c, cudaStream_t stream) {
 
 void launch_convert_rows(Precision p, const float* src, int rows, int n_meas, void* dst, int ld,
                          cudaStream_t stream) {
-  dispatch(p, [&](auto t) {
+  dispatch_precision(p, [&](auto t) {
     using T = decltype(t);
     convert_rows_kernel<T>
         <<<1024, kThreads, 0, stream>>>(src, rows, n_meas, static_cast<T*>(dst), ld);

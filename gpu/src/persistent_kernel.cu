@@ -161,21 +161,6 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
   }
 }
 
-template <typename F>
-void dispatch(Precision p, F&& f) {
-  switch (p) {
-    case kFloat32:
-      f(float{});
-      break;
-    case kBf16:
-      f(__nv_bfloat16{});
-      break;
-    case kFp16:
-      f(__half{});
-      break;
-  }
-}
-
 }  // namespace
 
 size_t persistent_smem_bytes(const DeviceModel& m, int rows_per_block) {
@@ -185,7 +170,7 @@ size_t persistent_smem_bytes(const DeviceModel& m, int rows_per_block) {
 void launch_persistent(Precision p, const PersistentParams& params, int blocks,
                        cudaStream_t stream) {
   const size_t smem = persistent_smem_bytes(params.model, params.rows_per_block);
-  dispatch(p, [&](auto t) {
+  dispatch_precision(p, [&](auto t) {
     persistent_kernel<decltype(t)><<<blocks, kThreads, smem, stream>>>(params);
   });
   check_launch("persistent_kernel");

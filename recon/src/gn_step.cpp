@@ -1,34 +1,13 @@
 #include "gn_step.hpp"
 
-#include <chrono>
 #include <cmath>
-#include <stdexcept>
-
-#include <fmt/format.h>
-#include <Eigen/Cholesky>
 
 #include "element_laplacian.hpp"
 #include "gn_dense.hpp"
 
 namespace eit::recon::detail {
-namespace {
 
-using Clock = std::chrono::steady_clock;
 using Prior = GnOptions::Prior;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Factorises a (lower triangle) in place over `threads` threads and solves a·x = b.
-Eigen::VectorXd solve_spd(Eigen::MatrixXd& a, const Eigen::VectorXd& b, int threads,
-                          const char* what) {
-  if (!cholesky_in_place(a, threads))
-    throw std::runtime_error(fmt::format("gn: {} is not positive definite", what));
-  return cholesky_solve(a, b);
-}
-
-}  // namespace
 
 Eigen::VectorXd gn_diagonal_prior(const Eigen::MatrixXd& jt, const GnOptions& o) {
   if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
@@ -46,7 +25,7 @@ Eigen::VectorXd gn_prior_from_diagonal(const Eigen::VectorXd& d, const GnOptions
 Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, double lambda,
                         const GnOptions& o, const Mesh& mesh, GnStepTimes& times) {
   const Eigen::Index n_e = jt.rows(), n_m = jt.cols();
-  auto t = Clock::now();
+  GnStepTimer timer(times);
   if (o.prior == Prior::kLaplacian) {
     // JᵀJ + λLᵀL, n_elems-sized (LᵀL is singular, so there is no n_meas-sized push-through form
     // without a Woodbury correction; jac.cpp has that one for the one-step matrix).
@@ -55,10 +34,9 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
     Eigen::MatrixXd n = Eigen::MatrixXd(ltl) * lambda;
     n.selfadjointView<Eigen::Lower>().rankUpdate(jt);
     const Eigen::VectorXd rhs = jt * r;
-    times.system += seconds_since(t);
-    t = Clock::now();
-    Eigen::VectorXd d = solve_spd(n, rhs, o.threads, "JᵀJ + λLᵀL");
-    times.solve += seconds_since(t);
+    timer.system_formed();
+    Eigen::VectorXd d = solve_positive_definite(n, rhs, o.threads, "JᵀJ + λLᵀL");
+    timer.solved();
     return d;
   }
   if (n_m <= n_e) {
@@ -69,11 +47,10 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
     Eigen::MatrixXd m;
     gram_lower_transposed(scaled, m, o.threads);  // lower triangle, rank-k update per thread band
     m.diagonal().array() += lambda;
-    times.system += seconds_since(t);
-    t = Clock::now();
-    const Eigen::VectorXd y = solve_spd(m, r, o.threads, "J R⁻¹ Jᵀ + λI");
+    timer.system_formed();
+    const Eigen::VectorXd y = solve_positive_definite(m, r, o.threads, "J R⁻¹ Jᵀ + λI");
     Eigen::VectorXd d = r_inv.cwiseProduct(jt * y);
-    times.solve += seconds_since(t);
+    timer.solved();
     return d;
   }
   Eigen::MatrixXd n;
@@ -81,10 +58,9 @@ Eigen::VectorXd gn_step(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r, dou
   const Eigen::VectorXd prior = gn_prior_from_diagonal(n.diagonal(), o);  // diag(JᵀJ): no pass
   n.diagonal() += lambda * prior;
   const Eigen::VectorXd rhs = jt * r;
-  times.system += seconds_since(t);
-  t = Clock::now();
-  Eigen::VectorXd d = solve_spd(n, rhs, o.threads, "JᵀJ + λR");
-  times.solve += seconds_since(t);
+  timer.system_formed();
+  Eigen::VectorXd d = solve_positive_definite(n, rhs, o.threads, "JᵀJ + λR");
+  timer.solved();
   return d;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Internal: one regularised Gauss–Newton step d = (JᵀJ + λR)⁻¹ Jᵀ r from Jᵀ (n_elems × n_meas),
 // through whichever normal equations are smaller (see gauss_newton.hpp). Allocates; no state.
+#include <chrono>
+
 #include <Eigen/Core>
 
 #include "eit/recon/gauss_newton.hpp"
@@ -10,6 +12,35 @@ namespace eit::recon::detail {
 struct GnStepTimes {
   double system = 0, solve = 0;  // seconds: forming the normal matrix; factorising + solving
 };
+
+// Splits one step's time between its two phases: from construction to system_formed() it adds to
+// times.system, from there to solved() to times.solve.
+class GnStepTimer {
+ public:
+  explicit GnStepTimer(GnStepTimes& times) : times_(times), start_(Clock::now()) {}
+  void system_formed() { times_.system += lap(); }
+  void solved() { times_.solve += lap(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  double lap() {
+    const Clock::time_point now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    start_ = now;
+    return seconds;
+  }
+  GnStepTimes& times_;
+  Clock::time_point start_;
+};
+
+// Solve a·x = b for Hermitian positive definite `a`, reading its lower triangle; both throw
+// std::runtime_error "gn: <what> is not positive definite" otherwise (gn_step_solve.cpp).
+// Real: factorised in place over `threads` threads (gn_dense.hpp; a is overwritten).
+Eigen::VectorXd solve_positive_definite(Eigen::MatrixXd& a, const Eigen::VectorXd& b, int threads,
+                                        const char* what);
+// Complex: Eigen's LLT on one thread (a is left as it is).
+Eigen::VectorXcd solve_positive_definite(const Eigen::MatrixXcd& a, const Eigen::VectorXcd& b,
+                                         const char* what);
 
 // Throws std::runtime_error when the normal matrix is not positive definite (e.g. a kotre/lm
 // prior with an element of zero sensitivity at λ = 0).

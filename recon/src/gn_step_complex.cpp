@@ -3,40 +3,20 @@
 //   rows-sized      d = R⁻¹ A (Aᴴ R⁻¹ A + λI)⁻¹ r   (push-through; diagonal R)
 // Both matrices are Hermitian positive definite for λR > 0. One thread: the complex path is for
 // correctness first; the real path (gn_step.cpp) is the fast one.
-#include <chrono>
 #include <cmath>
-#include <stdexcept>
 
-#include <fmt/format.h>
-#include <Eigen/Cholesky>
 #include <Eigen/SparseCore>
 
 #include "element_laplacian.hpp"
 #include "gn_step.hpp"
 
 namespace eit::recon::detail {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-Eigen::VectorXcd solve_hpd(const Eigen::MatrixXcd& a, const Eigen::VectorXcd& b, const char* what) {
-  const Eigen::LLT<Eigen::MatrixXcd> llt(a);
-  if (llt.info() != Eigen::Success)
-    throw std::runtime_error(fmt::format("gn: {} is not positive definite", what));
-  return llt.solve(b);
-}
-
-}  // namespace
 
 Eigen::VectorXcd gn_step_complex(const Eigen::MatrixXcd& jt, const Eigen::VectorXcd& r,
                                  double lambda, const GnOptions& o, const Mesh& mesh,
                                  GnStepTimes& times) {
   const Eigen::Index n_e = jt.rows(), n_m = jt.cols();
-  auto t = Clock::now();
+  GnStepTimer timer(times);
   const Eigen::MatrixXcd a = jt.conjugate();
   if (o.prior == GnOptions::Prior::kLaplacian) {
     const Eigen::SparseMatrix<double> L = element_laplacian(mesh);
@@ -44,10 +24,9 @@ Eigen::VectorXcd gn_step_complex(const Eigen::MatrixXcd& jt, const Eigen::Vector
     Eigen::MatrixXcd n = (Eigen::MatrixXd(ltl) * lambda).cast<std::complex<double>>();
     n.noalias() += a * a.adjoint();
     const Eigen::VectorXcd rhs = a * r;
-    times.system += seconds_since(t);
-    t = Clock::now();
-    Eigen::VectorXcd d = solve_hpd(n, rhs, "JᴴJ + λLᵀL");
-    times.solve += seconds_since(t);
+    timer.system_formed();
+    Eigen::VectorXcd d = solve_positive_definite(n, rhs, "JᴴJ + λLᵀL");
+    timer.solved();
     return d;
   }
   // diag(JᴴJ) = squared moduli summed along each row of Jᵀ: real and ≥ 0.
@@ -57,20 +36,18 @@ Eigen::VectorXcd gn_step_complex(const Eigen::MatrixXcd& jt, const Eigen::Vector
     const Eigen::MatrixXcd scaled = r_inv.cwiseSqrt().asDiagonal() * a;
     Eigen::MatrixXcd m = scaled.adjoint() * scaled;
     m.diagonal().array() += lambda;
-    times.system += seconds_since(t);
-    t = Clock::now();
-    const Eigen::VectorXcd y = solve_hpd(m, r, "J R⁻¹ Jᴴ + λI");
+    timer.system_formed();
+    const Eigen::VectorXcd y = solve_positive_definite(m, r, "J R⁻¹ Jᴴ + λI");
     Eigen::VectorXcd d = r_inv.asDiagonal() * (a * y);
-    times.solve += seconds_since(t);
+    timer.solved();
     return d;
   }
   Eigen::MatrixXcd n = a * a.adjoint();
   n.diagonal() += (lambda * prior).cast<std::complex<double>>();
   const Eigen::VectorXcd rhs = a * r;
-  times.system += seconds_since(t);
-  t = Clock::now();
-  Eigen::VectorXcd d = solve_hpd(n, rhs, "JᴴJ + λR");
-  times.solve += seconds_since(t);
+  timer.system_formed();
+  Eigen::VectorXcd d = solve_positive_definite(n, rhs, "JᴴJ + λR");
+  timer.solved();
   return d;
 }
 

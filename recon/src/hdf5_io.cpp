@@ -1,6 +1,7 @@
 #include "hdf5_io.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -50,41 +51,40 @@ void write_any(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_ty
     fail(fmt::format("{}: cannot write dataset {}", file, name));
 }
 
-// Reads the whole dataset into out[0, count), count being its number of values.
-void read_all_into(hid_t loc, const std::string& name, hid_t mem_type, void* out, size_t count,
-                   const std::string& where) {
-  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
-  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
-  Handle space(H5Dget_space(set.get()), H5Sclose);
+// Opens dataset `name` and checks that it holds integers or floats and, when expected_count is
+// given, exactly that many values (the count is checked first).
+struct NumericDataset {
+  Handle set;
+  size_t count = 0;  // number of values
+};
+NumericDataset open_numeric_dataset(hid_t loc, const std::string& name, const std::string& where,
+                                    std::optional<size_t> expected_count) {
+  NumericDataset d{open_dataset(loc, name, where)};
+  Handle space(H5Dget_space(d.set.get()), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) fail(fmt::format("{}: cannot read its shape", where));
-  if (static_cast<size_t>(n) != count)
-    fail(fmt::format("{}: {} values, expected {}", where, n, count));
-  Handle type(H5Dget_type(set.get()), H5Tclose);
+  if (expected_count && static_cast<size_t>(n) != *expected_count)
+    fail(fmt::format("{}: {} values, expected {}", where, n, *expected_count));
+  Handle type(H5Dget_type(d.set.get()), H5Tclose);
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls != H5T_INTEGER && cls != H5T_FLOAT)
     fail(fmt::format("{}: not a numeric dataset, expected integers or floats", where));
-  if (n > 0 && H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+  d.count = static_cast<size_t>(n);
+  return d;
+}
+
+// Reads all of d's values, converted to mem_type, into out[0, d.count).
+void read_values(const NumericDataset& d, hid_t mem_type, void* out, const std::string& where) {
+  if (d.count > 0 && H5Dread(d.set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
     fail(fmt::format("{}: cannot read dataset", where));
 }
 
 template <typename T>
 std::vector<T> read_any(hid_t loc, const std::string& name, hid_t mem_type,
                         const std::string& where) {
-  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
-  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
-  Handle space(H5Dget_space(set.get()), H5Sclose);
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  if (n < 0) fail(fmt::format("{}: cannot read its shape", where));
-  Handle type(H5Dget_type(set.get()), H5Tclose);
-  const H5T_class_t cls = H5Tget_class(type.get());
-  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-    fail(fmt::format("{}: not a numeric dataset, expected integers or floats", where));
-  std::vector<T> out(static_cast<size_t>(n));
-  if (n > 0 && H5Dread(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
-    fail(fmt::format("{}: cannot read dataset", where));
+  const NumericDataset d = open_numeric_dataset(loc, name, where, std::nullopt);
+  std::vector<T> out(d.count);
+  read_values(d, mem_type, out.data(), where);
   return out;
 }
 
@@ -193,9 +193,7 @@ bool exists(hid_t loc, const std::string& name) {
 bool has_attr(hid_t loc, const std::string& name) { return H5Aexists(loc, name.c_str()) > 0; }
 
 std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std::string& where) {
-  if (!exists(loc, name)) fail(fmt::format("{}: dataset missing", where));
-  Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!set.valid()) fail(fmt::format("{}: cannot open dataset", where));
+  const Handle set = open_dataset(loc, name, where);
   Handle space(H5Dget_space(set.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0) fail(fmt::format("{}: cannot read its shape", where));
@@ -206,7 +204,7 @@ std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std
 
 void read_float32_into(hid_t loc, const std::string& name, float* out, size_t count,
                        const std::string& where) {
-  read_all_into(loc, name, H5T_NATIVE_FLOAT, out, count, where);
+  read_values(open_numeric_dataset(loc, name, where, count), H5T_NATIVE_FLOAT, out, where);
 }
 
 std::string dataset_layout(hid_t loc, const std::string& name, const std::string& where) {

@@ -310,12 +310,17 @@ Model read_all_but_h(hid_t root, const std::string& file, std::vector<hsize_t>& 
   return m;
 }
 
+// Opens a model file for reading; throws naming it when it is missing or not HDF5.
+h5::Handle open_model_file(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(fmt::format("{}: model file not found", path.string()));
+  return h5::open_file(path.string());
+}
+
 Model load_model_checked(const std::filesystem::path& path, std::string* stored_id) {
   const std::string file = path.string();
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error(fmt::format("{}: model file not found", file));
   h5::QuietErrors quiet;
-  h5::Handle f = h5::open_file(file);
+  h5::Handle f = open_model_file(path);
   const hid_t root = f.get();
   std::vector<hsize_t> hd;
   Model m = read_all_but_h(root, file, hd);
@@ -341,10 +346,8 @@ Model load_model_checked(const std::filesystem::path& path, std::string* stored_
 
 ModelHeader read_model_header(const std::filesystem::path& path) {
   const std::string file = path.string();
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error(fmt::format("{}: model file not found", file));
   h5::QuietErrors quiet;
-  h5::Handle f = h5::open_file(file);
+  h5::Handle f = open_model_file(path);
   const hid_t root = f.get();
   ModelHeader h;
   std::vector<hsize_t> hd;

@@ -52,6 +52,16 @@ uint16_t free_port() {
   return static_cast<uint16_t>(std::stoi(ep.substr(ep.rfind(':') + 1)));
 }
 
+// What a 30 s read on another thread returns when stop() comes 50 ms into it.
+eit::pipeline::ReadStatus read_while_stopped(StreamSource& source, eit::test::OwnedSlot& s) {
+  eit::pipeline::ReadStatus status = eit::pipeline::ReadStatus::kFrame;
+  std::thread reader([&] { status = source.read(s.slot, std::chrono::seconds(30)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  source.stop();
+  reader.join();
+  return status;
+}
+
 }  // namespace
 
 TEST_CASE("tcp-listen source receives every frame in order from a connecting device") {
@@ -82,7 +92,8 @@ TEST_CASE("tcp client keeps retrying a device that is not up yet and connects wh
   const std::string where = "127.0.0.1:" + std::to_string(port);
   auto source = open_live_source("tcp://" + where, {}, eit::test::adjacent16());
   eit::test::OwnedSlot s(kN);
-  CHECK(source->read(s.slot, std::chrono::milliseconds(150)) == eit::pipeline::ReadStatus::kTimeout);
+  CHECK(source->read(s.slot, std::chrono::milliseconds(150)) ==
+        eit::pipeline::ReadStatus::kTimeout);
   CHECK(source->stats().last_error.find("connect failed") != std::string::npos);
   auto link = open_device_link("tcp-listen://" + where);
   std::thread device([&] { send_range(*link, 0, 20); });
@@ -221,12 +232,7 @@ TEST_CASE("read returns kTimeout when nothing arrives and kStopped promptly afte
   auto source = open_live_source("tcp-listen://127.0.0.1:0", {}, eit::test::adjacent16());
   eit::test::OwnedSlot s(kN);
   CHECK(source->read(s.slot, std::chrono::milliseconds(20)) == eit::pipeline::ReadStatus::kTimeout);
-  eit::pipeline::ReadStatus status = eit::pipeline::ReadStatus::kFrame;
-  std::thread reader([&] { status = source->read(s.slot, std::chrono::seconds(30)); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  source->stop();
-  reader.join();
-  CHECK(status == eit::pipeline::ReadStatus::kStopped);
+  CHECK(read_while_stopped(*source, s) == eit::pipeline::ReadStatus::kStopped);
   CHECK(source->read(s.slot, std::chrono::seconds(30)) == eit::pipeline::ReadStatus::kStopped);
 }
 
@@ -240,12 +246,7 @@ TEST_CASE("stop() interrupts a udp and a connected tcp read as well") {
       REQUIRE(link->wait_for_receiver(std::chrono::seconds(5)));
     }
     eit::test::OwnedSlot s(kN);
-    eit::pipeline::ReadStatus status = eit::pipeline::ReadStatus::kFrame;
-    std::thread reader([&] { status = source->read(s.slot, std::chrono::seconds(30)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    source->stop();
-    reader.join();
-    CHECK(status == eit::pipeline::ReadStatus::kStopped);
+    CHECK(read_while_stopped(*source, s) == eit::pipeline::ReadStatus::kStopped);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include "eit/gpu/cuda_backend.hpp"
+#include "eit/gpu/cuda_gauss_newton.hpp"
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/recon/model.hpp"
 #include "test_data.hpp"
@@ -27,10 +28,18 @@ inline bool skip_without_cuda(const char* what) {
   return true;
 }
 
+// The same for the CUDA Gauss–Newton solver (the eit_gpu_gn plugin).
+inline bool skip_without_cuda_gn(const char* what) {
+  std::string why;
+  if (cuda_gn_available(&why)) return false;
+  eit::test::report_skip(what, "no CUDA device: " + why);
+  return true;
+}
+
 // A FramePool in r's own frame memory, bound to r (destroy it before r).
 inline std::unique_ptr<pipeline::FramePool> bound_pool(pipeline::Reconstructor& r, size_t slots) {
-  auto pool = std::make_unique<pipeline::FramePool>(slots, r.n_meas(), r.n_out(),
-                                                    r.frame_allocator());
+  auto pool =
+      std::make_unique<pipeline::FramePool>(slots, r.n_meas(), r.n_out(), r.frame_allocator());
   r.bind_frames(*pool);
   return pool;
 }

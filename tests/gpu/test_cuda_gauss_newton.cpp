@@ -9,18 +9,13 @@
 #include "eit/gpu/cuda_gauss_newton.hpp"
 #include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/mesh_io.hpp"
+#include "gpu_test_support.hpp"
 #include "test_data.hpp"
 
 using namespace eit;
+using eit::gpu::test::skip_without_cuda_gn;
 
 namespace {
-
-bool skip(const char* what) {
-  std::string why;
-  if (gpu::cuda_gn_available(&why)) return false;
-  eit::test::report_skip(what, "no CUDA device: " + why);
-  return true;
-}
 
 Eigen::VectorXd phantom(const recon::Mesh& mesh) {
   Eigen::VectorXd s = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
@@ -37,7 +32,7 @@ double rel(const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return (a - b).
 }  // namespace
 
 TEST_CASE("cuda gn matches the CPU solver to 1e-5 in every mode and both system sizes") {
-  if (skip("cuda gn vs cpu")) return;
+  if (skip_without_cuda_gn("cuda gn vs cpu")) return;
   using P = recon::GnOptions::Prior;
   for (int rings : {2, 6})
     for (P prior : {P::kKotre, P::kLm, P::kTikhonov})
@@ -71,7 +66,7 @@ TEST_CASE("cuda gn matches the CPU solver to 1e-5 in every mode and both system 
 }
 
 TEST_CASE("cuda gn reproduces pyEIT's static example (static_gn_16) like the CPU solver") {
-  if (skip("cuda gn static_gn_16")) return;
+  if (skip_without_cuda_gn("cuda gn static_gn_16")) return;
   const auto nodes = eit::test::shared_data_file("pyeit/static_gn_16/nodes.csv");
   if (!nodes) return;
   const recon::Mesh mesh = recon::load_mesh_csv_folder(nodes->parent_path());
@@ -91,7 +86,7 @@ TEST_CASE("cuda gn reproduces pyEIT's static example (static_gn_16) like the CPU
 }
 
 TEST_CASE("cuda gn reports divergence and keeps the last good iterate") {
-  if (skip("cuda gn divergence")) return;
+  if (skip_without_cuda_gn("cuda gn divergence")) return;
   const recon::Mesh mesh = recon::layered_circle_mesh(16, 3);
   const recon::Protocol protocol = recon::make_protocol({});
   recon::ForwardModel fwd(mesh, protocol);

@@ -13,25 +13,16 @@
 #include "eit/gpu/cuda_gauss_newton.hpp"
 #include "eit/pipeline/gn_reconstructor.hpp"
 #include "gn_stream_support.hpp"
+#include "gpu_test_support.hpp"
 #include "test_data.hpp"
 
 using namespace eit;
+using eit::gpu::test::skip_without_cuda_gn;
 using eit::test::GnFrames;
 using eit::test::run_one;
 
-namespace {
-
-bool skip(const char* what) {
-  std::string why;
-  if (gpu::cuda_gn_available(&why)) return false;
-  eit::test::report_skip(what, "no CUDA device: " + why);
-  return true;
-}
-
-}  // namespace
-
 TEST_CASE("cuda backend streams a gn model like the host GnReconstructor") {
-  if (skip("cuda gn streaming")) return;
+  if (skip_without_cuda_gn("cuda gn streaming")) return;
   const auto [mesh, protocol, model, truth, v] =
       eit::test::gn_phantom_case(eit::test::gn_streaming_options(10, 3));
   gpu::CudaOptions co;
@@ -65,7 +56,7 @@ TEST_CASE("cuda backend streams a gn model like the host GnReconstructor") {
 }
 
 TEST_CASE("cuda gn: the iteration replayed as a CUDA graph equals the launched one") {
-  if (skip("cuda gn graph")) return;
+  if (skip_without_cuda_gn("cuda gn graph")) return;
   for (bool compat : {false, true})
     for (int rings : {2, 6}) {  // both normal-equation sizes
       CAPTURE(compat);
@@ -94,7 +85,7 @@ TEST_CASE("cuda gn: the iteration replayed as a CUDA graph equals the launched o
 }
 
 TEST_CASE("cuda gn refuses a complex-conductivity model at set-up, saying so") {
-  if (skip("cuda gn complex refusal")) return;
+  if (skip_without_cuda_gn("cuda gn complex refusal")) return;
   const recon::Mesh mesh = recon::layered_circle_mesh(16, 3);
   recon::GnOptions o = eit::test::gn_streaming_options(12, 2);
   o.complex_conductivity = true;

@@ -64,6 +64,18 @@ double run_and_check(const recon::Model& model, pipeline::Reconstructor& r,
   return worst;
 }
 
+// A completed frame of a batch with one bad frame: the bad one flagged non-finite with an image of
+// zeros, the others unflagged and matching the reference (n_out 1024).
+void check_completed(const recon::Model& model, const pipeline::FrameSlot& s, bool bad) {
+  if (bad) {
+    CHECK((s.flags & pipeline::kFlagNonFinite) != 0);
+    CHECK(all_zero(s.image, 1024));
+  } else {
+    CHECK((s.flags & pipeline::kFlagNonFinite) == 0);
+    CHECK(relative_error(s.image, reference_image(model, s.values)) <= 1e-5);
+  }
+}
+
 std::vector<size_t> batch_plan(size_t max_batch) {
   std::vector<size_t> plan = {1, 2, 1, 1, 3, 7, 1, max_batch, 5, 1, max_batch - 1, 16, 1};
   for (size_t& b : plan) b = std::clamp<size_t>(b, 1, max_batch);
@@ -202,13 +214,7 @@ TEST_CASE("non-finite or flagged frames give zero images and kFlagNonFinite, the
         std::vector<pipeline::FrameSlot*> out(8);
         REQUIRE(r->complete(out, true) == b);
         for (size_t i = 0; i < b; ++i) {
-          if (out[i] == bad) {
-            CHECK((out[i]->flags & pipeline::kFlagNonFinite) != 0);
-            CHECK(all_zero(out[i]->image, 1024));
-          } else {
-            CHECK((out[i]->flags & pipeline::kFlagNonFinite) == 0);
-            CHECK(relative_error(out[i]->image, reference_image(model, out[i]->values)) <= 1e-5);
-          }
+          check_completed(model, *out[i], out[i] == bad);
           pool.release(out[i]);
         }
       }
@@ -258,13 +264,7 @@ TEST_CASE("cuBLAS-path batches: values staged or zero-copy, in or out of pool or
       std::vector<pipeline::FrameSlot*> out(48);
       REQUIRE(r->complete(out, true) == b);
       for (size_t i = 0; i < b; ++i) {
-        if (out[i] == bad) {
-          CHECK((out[i]->flags & pipeline::kFlagNonFinite) != 0);
-          CHECK(all_zero(out[i]->image, 1024));
-        } else {
-          CHECK((out[i]->flags & pipeline::kFlagNonFinite) == 0);
-          CHECK(relative_error(out[i]->image, reference_image(model, out[i]->values)) <= 1e-5);
-        }
+        check_completed(model, *out[i], out[i] == bad);
       }
       std::sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(b));
       for (size_t i = 0; i < b; ++i) pool.release(out[i]);

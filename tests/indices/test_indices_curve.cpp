@@ -10,9 +10,8 @@
 
 #include <zmq.hpp>
 
-#include "breathing_images.hpp"
+#include "breathing_publisher.hpp"
 #include "eit/indices/indices_publisher.hpp"
-#include "eit/pipeline/frame.hpp"
 #include "eit/sinks/curve_keys.hpp"
 
 using namespace eit::indices;
@@ -46,14 +45,12 @@ TEST_CASE("indices over CURVE: an allowed key receives, an unknown key and plain
   const auto alice = sinks::generate_curve_keypair();
   const auto mallory = sinks::generate_curve_keypair();
   eit::test::Breathing b;
-  IndicesOptions o;
-  o.rate_hz = b.rate_hz;
   IndicesPublisherOptions po;
   po.endpoint = "tcp://127.0.0.1:*";
   po.stream = "c";
   po.curve_server = server;
   po.curve_allowed = {alice.public_z85};
-  IndicesPublisher pub(IndicesEngine(BodyLayout::from_grid(b.grid()), o), po);
+  IndicesPublisher pub(eit::test::breathing_engine(b), po);
   CHECK(pub.curve());
   zmq::context_t ctx(1);
   auto good = subscriber(ctx, pub.endpoint(), server.public_z85, alice);
@@ -62,15 +59,9 @@ TEST_CASE("indices over CURVE: an allowed key receives, an unknown key and plain
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // handshakes, slow joiners
 
   pub.begin();
-  std::vector<float> img;
-  eit::pipeline::FrameSlot slot;
+  eit::test::BreathingFeed feed(b);
   size_t got_good = 0, got_bad = 0, got_plain = 0;
-  for (size_t k = 0; k < 100; ++k) {
-    b.frame(k, img);
-    slot.seq = k;
-    slot.image = img.data();
-    pub.publish(slot);
-  }
+  for (size_t k = 0; k < 100; ++k) feed.publish(pub, k, k);
   pub.end();
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (got_good < 100 && std::chrono::steady_clock::now() < until) {
@@ -88,11 +79,9 @@ TEST_CASE("indices over CURVE: an allowed key receives, an unknown key and plain
 
 TEST_CASE("indices CURVE without an allow list is refused at set-up") {
   eit::test::Breathing b;
-  IndicesOptions o;
-  o.rate_hz = b.rate_hz;
   IndicesPublisherOptions po;
   po.endpoint = "tcp://127.0.0.1:*";
   po.curve_server = sinks::generate_curve_keypair();
-  CHECK_THROWS_WITH_AS(IndicesPublisher(IndicesEngine(BodyLayout::from_grid(b.grid()), o), po),
+  CHECK_THROWS_WITH_AS(IndicesPublisher(eit::test::breathing_engine(b), po),
                        doctest::Contains("allow list"), std::runtime_error);
 }

@@ -14,21 +14,18 @@
 #include <fmt/format.h>
 #include <zmq.hpp>
 
-#include "breathing_images.hpp"
+#include "breathing_publisher.hpp"
 #include "eit/indices/indices_publisher.hpp"
-#include "eit/pipeline/frame.hpp"
 
 using namespace eit::indices;
 
 TEST_CASE("IndicesPublisher publishes global sums per frame and a JSON message per breath") {
   eit::test::Breathing b;
-  IndicesOptions o;
-  o.rate_hz = b.rate_hz;
   IndicesPublisherOptions po;
   po.endpoint = "tcp://127.0.0.1:*";
   po.stream = "t";
   auto ctx = std::make_shared<zmq::context_t>(1);
-  IndicesPublisher pub(IndicesEngine(BodyLayout::from_grid(b.grid()), o), po, ctx);
+  IndicesPublisher pub(eit::test::breathing_engine(b), po, ctx);
   zmq::socket_t sub(*ctx, zmq::socket_type::sub);
   sub.set(zmq::sockopt::subscribe, "eit/t/");
   sub.set(zmq::sockopt::rcvtimeo, 2000);
@@ -36,8 +33,7 @@ TEST_CASE("IndicesPublisher publishes global sums per frame and a JSON message p
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // slow joiner
 
   pub.begin();
-  std::vector<float> img;
-  eit::pipeline::FrameSlot slot;
+  eit::test::BreathingFeed feed(b);
   const size_t n = 800;  // 16 s at 50 frames/s: valleys at 3, 6, 9, 12, 15 s
   size_t globals = 0, breaths = 0;
   double last_global = 0;
@@ -65,10 +61,7 @@ TEST_CASE("IndicesPublisher publishes global sums per frame and a JSON message p
     }
   };
   for (size_t k = 0; k < n; ++k) {
-    b.frame(k, img);
-    slot.seq = k;
-    slot.image = img.data();
-    pub.publish(slot);
+    feed.publish(pub, k, k);
     if (k % 50 == 0) drain();
   }
   pub.end();
@@ -88,15 +81,13 @@ TEST_CASE("IndicesPublisher publishes global sums per frame and a JSON message p
 // reading made every send fail once its queue was full, so healthy subscribers got nothing more.
 TEST_CASE("a stalled indices subscriber does not hold back a healthy one (PUB drops per peer)") {
   eit::test::Breathing b;
-  IndicesOptions o;
-  o.rate_hz = b.rate_hz;
   IndicesPublisherOptions po;
   // ipc: a Unix socket buffers ~200 KB where loopback TCP grows to megabytes.
   po.endpoint = fmt::format("ipc:///tmp/eit-indices-stall-{}", ::getpid());
   po.stream = "t";
   po.breath_images = false;
   auto ctx = std::make_shared<zmq::context_t>(1);
-  IndicesPublisher pub(IndicesEngine(BodyLayout::from_grid(b.grid()), o), po, ctx);
+  IndicesPublisher pub(eit::test::breathing_engine(b), po, ctx);
   zmq::socket_t stalled(*ctx, zmq::socket_type::sub);  // connects, subscribes, never reads
   stalled.set(zmq::sockopt::rcvhwm, 4);
   stalled.set(zmq::sockopt::rcvbuf, 4096);
@@ -124,13 +115,9 @@ TEST_CASE("a stalled indices subscriber does not hold back a healthy one (PUB dr
   pub.begin();
   // ~150 B each: the stalled peer's socket buffers take ~2,000, its queue 1,000 more.
   constexpr size_t kFrames = 14000;
-  std::vector<float> img;
-  eit::pipeline::FrameSlot slot;
+  eit::test::BreathingFeed feed(b);
   for (size_t k = 0; k < kFrames; ++k) {
-    b.frame(k % 800, img);
-    slot.seq = k;
-    slot.image = img.data();
-    pub.publish(slot);
+    feed.publish(pub, k, k % 800);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   pub.end();

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include <Eigen/Core>
 
+#include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/pipeline/source.hpp"
@@ -161,6 +163,12 @@ inline double relative_error(const std::vector<float>& got, const Eigen::VectorX
     den += want[i] * want[i];
   }
   return std::sqrt(num / std::max(den, 1e-300));
+}
+
+// The CPU backend on one thread, batches of up to `batch` frames.
+inline std::unique_ptr<pipeline::Reconstructor> cpu_backend(const recon::Model& m,
+                                                            size_t batch = 16) {
+  return std::make_unique<pipeline::CpuReconstructor>(m, pipeline::CpuOptions{batch});
 }
 
 // Waits (bounded) for the pipeline to finish, then joins it; false on timeout.

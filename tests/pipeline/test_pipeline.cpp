@@ -10,6 +10,7 @@
 
 using namespace eit::pipeline;
 using eit::test::CollectingSink;
+using eit::test::cpu_backend;
 using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
@@ -17,10 +18,6 @@ using eit::test::VectorSource;
 using eit::test::wait_finished;
 
 namespace {
-
-std::unique_ptr<Reconstructor> cpu(const eit::recon::Model& m, size_t batch = 16) {
-  return std::make_unique<CpuReconstructor>(m, CpuOptions{batch});
-}
 
 // A backend that fails after a number of frames, to exercise the fault path.
 class FailingReconstructor final : public Reconstructor {
@@ -57,7 +54,7 @@ TEST_CASE("lossless pipeline delivers every frame once, in order, equal to H·(v
   CollectingSink sink(m.n_out());
   PipelineOptions o;
   o.queue_capacity = 32;
-  Pipeline p(m, source, cpu(m), {&sink}, o);
+  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
   p.start();
   REQUIRE(wait_finished(p));
   const auto got = sink.frames();
@@ -89,7 +86,7 @@ TEST_CASE("lossless pipeline loses nothing behind a slow sink") {
   sink.slow(300);
   PipelineOptions o;
   o.queue_capacity = 4;
-  Pipeline p(m, source, cpu(m), {&sink}, o);
+  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
   p.start();
   REQUIRE(wait_finished(p));
   const auto got = sink.frames();
@@ -109,7 +106,7 @@ TEST_CASE("live pipeline never blocks the source behind a stalled sink and count
   PipelineOptions o;
   o.policy = Policy::kLive;
   o.queue_capacity = 8;
-  Pipeline p(m, source, cpu(m), {&sink}, o);
+  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
   p.start();
   // Every frame is read while the sink has not taken a single one.
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -146,7 +143,7 @@ TEST_CASE("a frame with NaN gets a zero image and is counted, its neighbours are
   frames[21][0] = -std::numeric_limits<float>::infinity();
   VectorSource source(frames);
   CollectingSink sink(m.n_out());
-  Pipeline p(m, source, cpu(m), {&sink});
+  Pipeline p(m, source, cpu_backend(m), {&sink});
   p.start();
   REQUIRE(wait_finished(p));
   const auto got = sink.frames();
@@ -175,7 +172,7 @@ TEST_CASE("reference first:N is the mean of the first N frames, those frames car
   PipelineOptions o;
   o.reference = {ReferenceMode::kCapture, 10, {}};
   o.normalize = 1;
-  Pipeline p(m, source, cpu(m), {&sink}, o);
+  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
   p.start();
   REQUIRE(wait_finished(p));
   const auto got = sink.frames();
@@ -241,7 +238,7 @@ TEST_CASE("request_stop in lossless mode still delivers every frame the source h
   sink.slow(50);
   PipelineOptions o;
   o.queue_capacity = 64;
-  Pipeline p(m, source, cpu(m), {&sink}, o);
+  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
   p.start();
   while (sink.count() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   p.request_stop();
@@ -256,7 +253,7 @@ TEST_CASE("set-up rejects a source whose frame length differs from the model's")
   const auto m = random_model(64);
   VectorSource source(std::vector<std::vector<float>>(1, std::vector<float>(256)));
   CollectingSink sink(m.n_out());
-  CHECK_THROWS_WITH_AS(Pipeline(m, source, cpu(m), {&sink}),
+  CHECK_THROWS_WITH_AS(Pipeline(m, source, cpu_backend(m), {&sink}),
                        doctest::Contains("delivers 256 values per frame, model random-test-model "
                                          "(random) expects 208 measurements"),
                        std::invalid_argument);

@@ -13,6 +13,7 @@
 
 using namespace eit::pipeline;
 using eit::test::CollectingSink;
+using eit::test::cpu_backend;
 using eit::test::expected_image;
 using eit::test::random_frames;
 using eit::test::random_model;
@@ -20,10 +21,6 @@ using eit::test::VectorSource;
 using eit::test::wait_finished;
 
 namespace {
-
-std::unique_ptr<Reconstructor> cpu(const eit::recon::Model& m) {
-  return std::make_unique<CpuReconstructor>(m, CpuOptions{16});
-}
 
 // Each delivered frame's dropped_before equals the frames missing before it by seq.
 void check_drop_accounting(const std::vector<eit::test::ReceivedFrame>& got) {
@@ -51,7 +48,7 @@ TEST_CASE("a stalled live sink loses frames alone: the other sink and the source
     o.queue_capacity = 64;
     o.sink_queue_capacity = 8;
     o.stages = layout;
-    Pipeline p(m, source, cpu(m), {&stalled, &lively}, o);
+    Pipeline p(m, source, cpu_backend(m), {&stalled, &lively}, o);
     CHECK(p.layout() == layout);
     p.start();
     // The whole stream goes through while the stalled sink has not returned from its first call.
@@ -108,13 +105,14 @@ TEST_CASE("a blocking sink gets every frame in order while a stalled live sink d
   PacedSource source(inner, {3000, 1});
   CollectingSink stalled(m.n_out());
   CollectingSink recorder(m.n_out(), SinkPolicy::kBlock);
-  recorder.slow(500);  // slower than the frames come (333 µs apart): its queue fills, the fan-out waits
+  recorder.slow(
+      500);  // slower than the frames come (333 µs apart): its queue fills, the fan-out waits
   stalled.stall();
   PipelineOptions o;
   o.policy = Policy::kLive;
   o.queue_capacity = 4096;  // room for the whole burst: the source never drops
   o.sink_queue_capacity = 16;
-  Pipeline p(m, source, cpu(m), {&stalled, &recorder}, o);
+  Pipeline p(m, source, cpu_backend(m), {&stalled, &recorder}, o);
   p.start();
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (recorder.count() < frames.size() && std::chrono::steady_clock::now() < limit)
@@ -145,7 +143,7 @@ TEST_CASE("a lossless pipeline makes every sink queue wait, whatever the sink's 
   a.slow(200);
   PipelineOptions o;
   o.sink_queue_capacity = 4;
-  Pipeline p(m, source, cpu(m), {&a, &b}, o);
+  Pipeline p(m, source, cpu_backend(m), {&a, &b}, o);
   p.start();
   REQUIRE(wait_finished(p));
   const auto st = p.stats();
@@ -166,7 +164,7 @@ TEST_CASE("run to completion computes what the pipelined layout computes, frame 
     PipelineOptions o;
     o.stages = layout;
     o.reference = {ReferenceMode::kCapture, 5, {}};
-    Pipeline p(m, source, cpu(m), {&sink}, o);
+    Pipeline p(m, source, cpu_backend(m), {&sink}, o);
     p.start();
     REQUIRE(wait_finished(p));
     CHECK(p.stats().reference_captures == 1);
@@ -191,13 +189,13 @@ TEST_CASE("auto layout: run to completion only for a fast paced source on a sync
   const auto frames = random_frames(m, 4);
   VectorSource unpaced(frames);
   CollectingSink sink(m.n_out());
-  CHECK(Pipeline(m, unpaced, cpu(m), {&sink}).layout() == StageLayout::kPipelined);
+  CHECK(Pipeline(m, unpaced, cpu_backend(m), {&sink}).layout() == StageLayout::kPipelined);
   VectorSource inner(frames);
   PacedSource paced(inner, {1000, 1});
-  CHECK(Pipeline(m, paced, cpu(m), {&sink}).layout() == StageLayout::kRunToCompletion);
+  CHECK(Pipeline(m, paced, cpu_backend(m), {&sink}).layout() == StageLayout::kRunToCompletion);
   VectorSource slow_inner(frames);
   PacedSource slow(slow_inner, {50, 1});  // H would go cold between frames on this thread
-  CHECK(Pipeline(m, slow, cpu(m), {&sink}).layout() == StageLayout::kPipelined);
+  CHECK(Pipeline(m, slow, cpu_backend(m), {&sink}).layout() == StageLayout::kPipelined);
 }
 
 TEST_CASE("a pipeline without sinks recycles every frame") {
@@ -206,7 +204,7 @@ TEST_CASE("a pipeline without sinks recycles every frame") {
   VectorSource source(frames);
   PipelineOptions o;
   o.queue_capacity = 8;
-  Pipeline p(m, source, cpu(m), {}, o);
+  Pipeline p(m, source, cpu_backend(m), {}, o);
   p.start();
   REQUIRE(wait_finished(p));
   CHECK(p.stats().frames_out == frames.size());  // far more than the pool holds

@@ -11,6 +11,7 @@
 #include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/mesh_io.hpp"
 #include "eit/recon/protocol.hpp"
+#include "gn_phantoms.hpp"
 #include "pyeit_csv.hpp"
 #include "test_data.hpp"
 
@@ -32,16 +33,9 @@ GnOptions pyeit_example_options() {
   return o;
 }
 
-// A conductive and a resistive disc on a background of 2 (σ per element by centroid).
+// A conductive and a resistive disc on a background of 2.
 Eigen::VectorXd two_disc_phantom(const Mesh& mesh) {
-  Eigen::VectorXd s = Eigen::VectorXd::Constant(mesh.n_elems(), 2.0);
-  for (int e = 0; e < mesh.n_elems(); ++e) {
-    Eigen::RowVector2d c = Eigen::RowVector2d::Zero();
-    for (int k = 0; k < 3; ++k) c += mesh.nodes.row(mesh.elements(e, k)) / 3.0;
-    if ((c - Eigen::RowVector2d(0.4, 0.4)).norm() < 0.3) s(e) = 4.0;
-    if ((c - Eigen::RowVector2d(-0.4, -0.4)).norm() < 0.3) s(e) = 1.0;
-  }
-  return s;
+  return eit::test::two_disc_phantom(mesh, 2.0, 4.0, 1.0);
 }
 
 // d = (JᵀJ + λR)⁻¹ Jᵀ r spelled out densely, as pyEIT does.
@@ -159,13 +153,7 @@ TEST_CASE("gn default mode converges towards a noiseless phantom") {
   ForwardModel forward(mesh, make_protocol({}));
   const Eigen::VectorXd truth = two_disc_phantom(mesh);
   const Eigen::VectorXd v = forward.solve(truth);
-  GnOptions o;
-  o.start = GnOptions::Start::kFitted;
-  o.lambda0 = 0.1;
-  o.lambda_decay = 0.5;
-  o.lambda_min = 1e-4;
-  o.max_iterations = 15;
-  o.tolerance = 0;
+  const GnOptions o = eit::test::noiseless_phantom_options();
   GaussNewton gn(mesh, forward.protocol(), {}, o);
   const Eigen::VectorXd start = gn.start_for(v);
   const GnResult result = gn.solve(v);

@@ -12,6 +12,7 @@
 #include "eit/recon/gauss_newton.hpp"
 #include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/protocol.hpp"
+#include "gn_phantoms.hpp"
 
 using namespace eit::recon;
 using cd = std::complex<double>;
@@ -20,14 +21,7 @@ namespace {
 
 // Background 2 + 0.5i, a disc of 4 + 2i at (0.4, 0.4) and one of 1 + 0.1i at (−0.4, −0.4).
 Eigen::VectorXcd complex_phantom(const Mesh& mesh) {
-  Eigen::VectorXcd s = Eigen::VectorXcd::Constant(mesh.n_elems(), cd(2.0, 0.5));
-  for (int e = 0; e < mesh.n_elems(); ++e) {
-    Eigen::RowVector2d c = Eigen::RowVector2d::Zero();
-    for (int k = 0; k < 3; ++k) c += mesh.nodes.row(mesh.elements(e, k)) / 3.0;
-    if ((c - Eigen::RowVector2d(0.4, 0.4)).norm() < 0.3) s(e) = cd(4.0, 2.0);
-    if ((c - Eigen::RowVector2d(-0.4, -0.4)).norm() < 0.3) s(e) = cd(1.0, 0.1);
-  }
-  return s;
+  return eit::test::two_disc_phantom(mesh, cd(2.0, 0.5), cd(4.0, 2.0), cd(1.0, 0.1));
 }
 
 Eigen::VectorXcd simulate(const Mesh& mesh, const Protocol& protocol, const Eigen::VectorXcd& s) {
@@ -108,13 +102,7 @@ TEST_CASE("gn complex: a noiseless complex phantom converges towards its σ") {
   const Protocol protocol = make_protocol({});
   const Eigen::VectorXcd truth = complex_phantom(mesh);
   const Eigen::VectorXcd v = simulate(mesh, protocol, truth);
-  GnOptions o;
-  o.start = GnOptions::Start::kFitted;
-  o.lambda0 = 0.1;
-  o.lambda_decay = 0.5;
-  o.lambda_min = 1e-4;
-  o.max_iterations = 15;
-  o.tolerance = 0;
+  const GnOptions o = eit::test::noiseless_phantom_options();
   GaussNewton gn(mesh, protocol, {}, o);
   const Eigen::VectorXcd start = gn.start_for_complex(v);
   CHECK(std::abs(start(0).imag()) > 0.05);  // the fit already sees the imaginary background

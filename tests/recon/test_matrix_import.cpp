@@ -40,6 +40,19 @@ fs::path write_npy(const std::string& name, const std::string& dict, const void*
   return p;
 }
 
+// An import onto 40 measurements (8 electrodes) and a 2 × 3 grid, every pixel inside: H is 6 × 40.
+MatrixImportOptions small_import() {
+  MatrixImportOptions o;
+  o.protocol = {.n_electrodes = 8};
+  GridGeometry g;
+  g.nx = 2;
+  g.ny = 3;
+  g.dx = g.dy = 1;
+  g.mask.assign(6, 0);
+  o.geometry = g;
+  return o;
+}
+
 // Index of (drive j, measuring i) among the 208 adjacent measurements, or −1 when left out.
 int meas_index(int j, int i) {
   int q = 0;
@@ -110,14 +123,7 @@ TEST_CASE(".npy reader handles dtypes, byte order and Fortran order") {
 }
 
 TEST_CASE("imported .npy matrix stored measurements × outputs is transposed, wrong shape named") {
-  MatrixImportOptions o;
-  o.protocol = {.n_electrodes = 8};  // 40 measurements
-  GridGeometry g;
-  g.nx = 2;
-  g.ny = 3;
-  g.dx = g.dy = 1;
-  g.mask.assign(6, 0);
-  o.geometry = g;
+  MatrixImportOptions o = small_import();
   std::vector<double> m(40 * 6);
   for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<double>(i);
   o.file = write_npy("t.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (40, 6), }",
@@ -134,15 +140,9 @@ TEST_CASE("imported .npy matrix stored measurements × outputs is transposed, wr
   fs::remove(o.file);
 }
 
-TEST_CASE("an imported matrix holding NaN or infinity (or overflowing float) is refused by position") {
-  MatrixImportOptions o;
-  o.protocol = {.n_electrodes = 8};  // 40 measurements
-  GridGeometry g;
-  g.nx = 2;
-  g.ny = 3;
-  g.dx = g.dy = 1;
-  g.mask.assign(6, 0);
-  o.geometry = g;
+TEST_CASE(
+    "an imported matrix holding NaN or infinity (or overflowing float) is refused by position") {
+  MatrixImportOptions o = small_import();
   std::vector<double> m(6 * 40, 0.5);
   m[1 * 40 + 7] = std::nan("");
   o.file = write_npy("nan.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (6, 40), }",

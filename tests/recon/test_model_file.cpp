@@ -190,6 +190,22 @@ with h5py.File("{}", "r+") as f:
                                        file.string())) == 0);
   CHECK_THROWS_WITH_AS(load_model(file), doctest::Contains("/v_ref: shape 39, expected 40"),
                        std::runtime_error);
+  // Strings of the right shape in v_ref, then in H (read through the other reader, straight into
+  // the matrix): the loader names the dataset and the types it reads.
+  for (const char* name : {"v_ref", "H"}) {
+    save_model(file, m);
+    CHECK(run_python(script, fmt::format(R"(
+import h5py, numpy as np
+with h5py.File("{}", "r+") as f:
+    shape = f["{}"].shape
+    del f["{}"]
+    f["{}"] = np.full(shape, b"x", dtype="S1")
+)",
+                                         file.string(), name, name, name)) == 0);
+    const std::string refusal =
+        fmt::format("/{}: not a numeric dataset, expected integers or floats", name);
+    CHECK_THROWS_WITH_AS(load_model(file), doctest::Contains(refusal.c_str()), std::runtime_error);
+  }
   // Change one value of H: the stored id no longer matches.
   save_model(file, m);
   CHECK(run_python(script, fmt::format(R"(

@@ -28,20 +28,13 @@
 #include "../pipeline/pipeline_test_support.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
+#include "publisher_options.hpp"
 
 using namespace eit::sinks;
 using eit::pipeline::FrameSlot;
+using eit::test::loopback_publisher_options;
 
 namespace {
-
-ZmqPublisherOptions options(ZmqPattern pattern, bool lossless) {
-  ZmqPublisherOptions o;
-  o.endpoint = "tcp://127.0.0.1:*";
-  o.pattern = pattern;
-  o.lossless = lossless;
-  o.series.stream = "test";
-  return o;
-}
 
 int port_of(const std::string& endpoint) {
   return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
@@ -160,7 +153,7 @@ struct RawZmtpPeer {
 TEST_CASE("a stalled subscriber does not hold back a healthy one (PUB drops per subscriber)") {
   const auto m = eit::test::random_model();
   auto ctx = std::make_shared<zmq::context_t>(1);
-  auto o = options(ZmqPattern::kPub, false);
+  auto o = loopback_publisher_options(ZmqPattern::kPub, false);
   // The default queue per peer: 1,000 frames absorb 250 ms in which a loaded machine does not
   // schedule libzmq's I/O thread. The stall is seen in the kernel (TCP_INFO), not in this queue.
   o.send_hwm = 1000;
@@ -190,7 +183,7 @@ TEST_CASE("a stalled subscriber does not hold back a healthy one (PUB drops per 
 TEST_CASE("lossless PUSH delivers the tail and the series-end to a consumer slower than linger") {
   const auto m = eit::test::random_model();
   auto ctx = std::make_shared<zmq::context_t>(1);
-  auto o = options(ZmqPattern::kPush, true);
+  auto o = loopback_publisher_options(ZmqPattern::kPush, true);
   o.linger_ms = 200;
   auto pub = std::make_unique<ZmqPublisher>(m, o, ctx);
   Collector consumer(*ctx, zmq::socket_type::pull, pub->endpoint());
@@ -220,7 +213,7 @@ TEST_CASE("lossless PUSH delivers the tail and the series-end to a consumer slow
 TEST_CASE("lossless PUSH to a consumer that stops reading says how many frames did not leave") {
   const auto m = eit::test::random_model();
   auto ctx = std::make_shared<zmq::context_t>(1);
-  auto o = options(ZmqPattern::kPush, true);
+  auto o = loopback_publisher_options(ZmqPattern::kPush, true);
   o.linger_ms = 0;
   o.send_hwm = 50;
   o.drain_timeout_s = 0.3;
@@ -250,7 +243,8 @@ TEST_CASE("lossless PUSH to a consumer that stops reading says how many frames d
 TEST_CASE("a subscription flood and an 8 GiB message declaration cost bounded memory") {
   const auto m = eit::test::random_model();
   auto ctx = std::make_shared<zmq::context_t>(1);
-  auto pub = std::make_unique<ZmqPublisher>(m, options(ZmqPattern::kPub, false), ctx);
+  auto pub =
+      std::make_unique<ZmqPublisher>(m, loopback_publisher_options(ZmqPattern::kPub, false), ctx);
   Collector healthy(*ctx, zmq::socket_type::sub, pub->endpoint());
   // Real SUBs in a child process (their own copies of the subscriptions stay out of this RSS);
   // a SUB resends all its subscriptions on every reconnect.

@@ -16,10 +16,12 @@
 #include "eit/pipeline/paced_source.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
+#include "publisher_options.hpp"
 
 using namespace eit::pipeline;
 using namespace eit::sinks;
 using eit::test::expected_image;
+using eit::test::loopback_publisher_options;
 using eit::test::random_frames;
 using eit::test::random_model;
 using eit::test::VectorSource;
@@ -53,15 +55,6 @@ std::optional<Message> receive(zmq::socket_t& s) {
   return m;
 }
 
-ZmqPublisherOptions options(ZmqPattern pattern, bool lossless) {
-  ZmqPublisherOptions o;
-  o.endpoint = "tcp://127.0.0.1:*";
-  o.pattern = pattern;
-  o.lossless = lossless;
-  o.series.stream = "test";
-  return o;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -69,7 +62,7 @@ TEST_CASE(
   const auto m = random_model();
   const auto frames = random_frames(m, 500);
   auto ctx = std::make_shared<zmq::context_t>(1);
-  ZmqPublisher pub(m, options(ZmqPattern::kPush, true), ctx);
+  ZmqPublisher pub(m, loopback_publisher_options(ZmqPattern::kPush, true), ctx);
   REQUIRE(pub.endpoint().starts_with("tcp://127.0.0.1:"));
   zmq::socket_t pull(*ctx, zmq::socket_type::pull);
   pull.set(zmq::sockopt::rcvtimeo, 10000);
@@ -131,7 +124,7 @@ TEST_CASE("lossless PUSH loses nothing behind a slow consumer") {
   const auto m = random_model(256);
   const auto frames = random_frames(m, 300);
   auto ctx = std::make_shared<zmq::context_t>(1);
-  auto o = options(ZmqPattern::kPush, true);
+  auto o = loopback_publisher_options(ZmqPattern::kPush, true);
   o.send_hwm = 2;
   ZmqPublisher pub(m, o, ctx);
   zmq::socket_t pull(*ctx, zmq::socket_type::pull);
@@ -163,7 +156,7 @@ TEST_CASE("live PUB never blocks the source behind a stalled subscriber and show
   const auto m = random_model();
   const auto frames = random_frames(m, 5000);
   auto ctx = std::make_shared<zmq::context_t>(1);
-  auto o = options(ZmqPattern::kPub, false);
+  auto o = loopback_publisher_options(ZmqPattern::kPub, false);
   o.send_hwm = 4;
   ZmqPublisher pub(m, o, ctx);
   zmq::socket_t sub(*ctx, zmq::socket_type::sub);
@@ -195,8 +188,8 @@ TEST_CASE("live PUB never blocks the source behind a stalled subscriber and show
 TEST_CASE("binding an endpoint already in use fails with a message naming it") {
   const auto m = random_model(64);
   auto ctx = std::make_shared<zmq::context_t>(1);
-  ZmqPublisher first(m, options(ZmqPattern::kPub, false), ctx);
-  auto o = options(ZmqPattern::kPub, false);
+  ZmqPublisher first(m, loopback_publisher_options(ZmqPattern::kPub, false), ctx);
+  auto o = loopback_publisher_options(ZmqPattern::kPub, false);
   o.endpoint = first.endpoint();
   CHECK_THROWS_WITH_AS(
       ZmqPublisher(m, o, ctx),

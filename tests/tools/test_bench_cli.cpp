@@ -17,18 +17,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "file_text.hpp"
+#include "svg_external_checks.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
+using eit::test::file_text;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> split(const std::string& line, char sep = ',') {
   std::vector<std::string> out;
@@ -53,7 +49,7 @@ struct BenchOutputs {
         "'{}/f.csv' > '{}/out.txt' 2>&1",
         EITSTREAM_BIN, dir.string(), dir.string(), dir.string(), dir.string(), dir.string());
     status = std::system(cmd.c_str());
-    if (status == 0) json = nlohmann::json::parse(slurp(dir / "b.json"));
+    if (status == 0) json = nlohmann::json::parse(file_text(dir / "b.json"));
   }
   ~BenchOutputs() { fs::remove_all(dir); }
 };
@@ -67,7 +63,7 @@ BenchOutputs& outputs() {
 
 TEST_CASE("a short bench exits cleanly and reports every run with every stage") {
   auto& o = outputs();
-  INFO(slurp(o.dir / "out.txt"));
+  INFO(file_text(o.dir / "out.txt"));
   REQUIRE(o.status == 0);
   const auto& j = o.json;
   CHECK(j["format"] == "eitstream-bench/1");
@@ -106,7 +102,7 @@ TEST_CASE("a short bench exits cleanly and reports every run with every stage") 
   }
   CHECK(j["runs"][0]["config"]["transport"] == "inproc");
   CHECK(j["runs"][1]["config"]["transport"] == "tcp");
-  const std::string table = slurp(o.dir / "out.txt");
+  const std::string table = file_text(o.dir / "out.txt");
   CHECK(table.find("end to end") != std::string::npos);
   CHECK(table.find("scheduled→subscribed") != std::string::npos);
 }
@@ -173,27 +169,11 @@ TEST_CASE("the bench writes a summary CSV and an SVG that is a valid, renderable
 
   const fs::path svg = o.dir / "b.svg";
   REQUIRE(fs::exists(svg));
-  const std::string text = slurp(svg);
+  const std::string text = file_text(svg);
   CHECK(text.find("<svg xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
   CHECK(text.find("latency CDF per stage") != std::string::npos);
   CHECK(text.find("end-to-end latency over the run") != std::string::npos);
-  if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0) {
-    const std::string cmd = fmt::format(
-        "python3 -c \"import sys, xml.etree.ElementTree as E; "
-        "r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith('svg') else 3)\" '{}'",
-        svg.string());
-    CHECK(std::system(cmd.c_str()) == 0);
-  } else {
-    eit::test::report_skip("bench SVG XML parse", "python3 not found");
-  }
-  if (std::system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
-    const fs::path png = o.dir / "b.png";
-    CHECK(std::system(
-              fmt::format("rsvg-convert -o '{}' '{}'", png.string(), svg.string()).c_str()) == 0);
-    CHECK(fs::exists(png));
-  } else {
-    eit::test::report_skip("bench SVG rendering", "rsvg-convert not installed");
-  }
+  eit::test::check_svg_parses_and_renders(svg, o.dir / "b.png", "bench SVG");
 }
 
 // The numbers of a table line after `prefix`, split on spaces ("—" kept as text).
@@ -293,7 +273,7 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
     const int status = std::system(
         fmt::format("'{}' bench --quiet {} > '{}' 2>&1", EITSTREAM_BIN, args, out.string())
             .c_str());
-    return std::make_pair(status, slurp(out));
+    return std::make_pair(status, file_text(out));
   };
   auto [s1, m1] = run("--rate fast");
   CHECK(s1 != 0);

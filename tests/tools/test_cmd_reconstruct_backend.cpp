@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "../sinks/h5_read_support.hpp"
+#include "file_text.hpp"
 
 namespace fs = std::filesystem;
 namespace h5r = eit::test::h5read;
@@ -33,14 +34,8 @@ Result run(const std::string& args, const fs::path& dir, const std::string& env 
   r.rc = std::system(
       fmt::format("{} {} {} >{} 2>{}", env, EITSTREAM_BIN, args, out.string(), err.string())
           .c_str());
-  auto slurp = [](const fs::path& p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = eit::test::file_text(out);
+  r.err = eit::test::file_text(err);
   return r;
 }
 

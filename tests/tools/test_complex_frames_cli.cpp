@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "../sinks/h5_read_support.hpp"
+#include "file_text.hpp"
 
 namespace fs = std::filesystem;
 namespace h5r = eit::test::h5read;
@@ -38,10 +39,7 @@ Result eitstream(const std::string& args, const fs::path& dir) {
   r.rc = std::system(fmt::format("{} {} >{} 2>{}", EITSTREAM_BIN, args,
                                  (dir / "stdout.txt").string(), err.string())
                          .c_str());
-  std::ifstream f(err);
-  std::stringstream s;
-  s << f.rdbuf();
-  r.err = s.str();
+  r.err = eit::test::file_text(err);
   return r;
 }
 

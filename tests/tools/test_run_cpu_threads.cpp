@@ -14,8 +14,10 @@
 #include <fmt/format.h>
 
 #include "../sinks/h5_read_support.hpp"
+#include "file_text.hpp"
 
 namespace fs = std::filesystem;
+using eit::test::file_text;
 namespace h5r = eit::test::h5read;
 
 namespace {
@@ -33,13 +35,6 @@ int run_logged(const std::string& cmd, const fs::path& log) {
   return std::system(fmt::format("{} >{} 2>&1", cmd, log.string()).c_str());
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 TEST_CASE("run --cpu-threads 3 gives the single-thread images and says it used 3 threads") {
@@ -53,11 +48,11 @@ TEST_CASE("run --cpu-threads 3 gives the single-thread images and says it used 3
                                  "--record-raw {}",
                                  bin, common, (d / "one.h5").string(), (d / "raw.h5").string()),
                      d / "one.log") == 0);
-  CHECK(slurp(d / "one.log").find("cpu (Eigen, 1 thread)") != std::string::npos);
+  CHECK(file_text(d / "one.log").find("cpu (Eigen, 1 thread)") != std::string::npos);
   REQUIRE(run_logged(fmt::format("{} run --source {} {} --cpu-threads 3 --record {}", bin,
                                  (d / "raw.h5").string(), common, (d / "three.h5").string()),
                      d / "three.log") == 0);
-  const std::string log3 = slurp(d / "three.log");
+  const std::string log3 = file_text(d / "three.log");
   INFO(log3);
   CHECK(log3.find("cpu (Eigen, 3 threads)") != std::string::npos);
 
@@ -79,6 +74,6 @@ TEST_CASE("run --cpu-threads 3 gives the single-thread images and says it used 3
 
   CHECK(run_logged(fmt::format("{} run --frames 1 {} --cpu-threads 0", bin, common),
                    d / "zero.log") != 0);
-  CHECK(slurp(d / "zero.log").find("--cpu-threads 0") != std::string::npos);
+  CHECK(file_text(d / "zero.log").find("--cpu-threads 0") != std::string::npos);
   fs::remove_all(d);
 }

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "file_text.hpp"
 #include "subprocess.hpp"
 
 using eit::test::Subprocess;
@@ -155,11 +156,8 @@ namespace {
 
 // The z85 value of `field` ("public-key", "secret-key") in a keygen certificate file.
 std::string z85_field(const fs::path& file, const std::string& field) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
   std::smatch m;
-  const std::string all = text.str();
+  const std::string all = eit::test::file_text(file);
   if (std::regex_search(all, m, std::regex(field + R"re( = "([^"]{40})")re"))) return m[1];
   return {};
 }

@@ -5,16 +5,14 @@
 // "n_nodes"/"n_elems" counts. Single-threaded, double precision, adjacent 16-electrode protocol as
 // pyEIT's default.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <functional>
-#include <limits>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "best_time.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/greit.hpp"
 #include "eit/recon/jac.hpp"
@@ -24,24 +22,11 @@ using namespace eit::recon;
 
 namespace {
 
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // Best wall-clock and best process-CPU time over `repeat` runs, as "wall cpu".
 std::string best_of(int repeat, const std::function<void()>& run) {
-  double wall = std::numeric_limits<double>::infinity(), cpu = wall;
-  for (int i = 0; i < repeat; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const double c0 = cpu_seconds();
-    run();
-    cpu = std::min(cpu, cpu_seconds() - c0);
-    wall = std::min(wall,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return fmt::format("{:.6f} {:.6f}", wall, cpu);
+  eit::bench::BestTime best;
+  for (int i = 0; i < repeat; ++i) best.time(run);
+  return best.text();
 }
 
 }  // namespace

@@ -10,15 +10,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <functional>
-#include <limits>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "best_time.hpp"
 #include "eit/recon/jac.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_io.hpp"
@@ -27,26 +25,9 @@ using namespace eit::recon;
 
 namespace {
 
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+using eit::bench::BestTime;
 
-struct Timing {
-  double wall = std::numeric_limits<double>::infinity(), cpu = wall;
-};
-
-void time_once(Timing& t, const std::function<void()>& run) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const double c0 = cpu_seconds();
-  run();
-  t.cpu = std::min(t.cpu, cpu_seconds() - c0);
-  t.wall =
-      std::min(t.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-}
-
-void print(const char* key, const Timing& t) { fmt::print("{} {:.6f} {:.6f}\n", key, t.wall, t.cpu); }
+void print(const char* key, const BestTime& t) { fmt::print("{} {}\n", key, t.text()); }
 
 double peak_rss_mib() {
   rusage u{};
@@ -66,22 +47,19 @@ void setup(const Mesh& mesh, ForwardOptions fo, int repeat) {
   ProtocolOptions po;
   po.n_electrodes = mesh.n_electrodes();
   const Protocol protocol = make_protocol(po);
-  Timing forward, jacobian, h, total;
+  BestTime forward, jacobian, h, total;
   for (int i = 0; i < repeat; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const double c0 = cpu_seconds();
+    const eit::bench::Stopwatch whole;
     ForwardModel fwd(mesh, protocol, fo);
-    time_once(forward, [&] { (void)fwd.solve(); });
+    forward.time([&] { (void)fwd.solve(); });
     Eigen::MatrixXd jt;
-    time_once(jacobian, [&] { jt = fwd.jacobian_transposed({}, true); });
+    jacobian.time([&] { jt = fwd.jacobian_transposed({}, true); });
     JacOptions o;
     o.p = 0.5;
     o.lambda = 1e-3;
     o.jac_normalized = true;
-    time_once(h, [&] { (void)jac_matrix_from_transposed(jt, o, mesh); });
-    total.cpu = std::min(total.cpu, cpu_seconds() - c0);
-    total.wall = std::min(
-        total.wall, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    h.time([&] { (void)jac_matrix_from_transposed(jt, o, mesh); });
+    total.keep(whole);
   }
   fmt::print("n_meas {}\n", protocol.n_meas());
   print("forward", forward);
@@ -130,8 +108,8 @@ int main(int argc, char** argv) try {
     mo.n_electrodes = electrodes;
     mo.n_rings = rings;
     mo.height = height;
-    Timing t;
-    time_once(t, [&] { mesh = generate_mesh_3d(mo); });
+    BestTime t;
+    t.time([&] { mesh = generate_mesh_3d(mo); });
     print("mesh", t);
     repeat = 1;
   } else {
