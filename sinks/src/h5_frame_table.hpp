@@ -10,7 +10,8 @@
 // Life: construct (creates the file, throws std::runtime_error naming file and object), write
 // the metadata through root() and the h5meta helpers, start_swmr(), then append() per frame and
 // close() (or the destructor). append() copies into buffers allocated at construction and writes
-// whole chunks; flush() writes what is buffered (any row count) and makes it visible to readers.
+// whole chunks (unfiltered: H5Dwrite_chunk, bypassing the chunk cache); flush() writes what is
+// buffered (any row count) and makes it visible to readers.
 // One writer thread; append/flush never throw (a failed write is counted in write_errors()).
 #include <hdf5.h>
 
@@ -63,6 +64,8 @@ class H5FrameTable {
     hid_t dataset = H5I_INVALID_HID;
     hid_t type = H5I_INVALID_HID;
     size_t width = 1;
+    hsize_t chunk_rows = 1;
+    bool direct = false;  // whole chunks by H5Dwrite_chunk (no filter to apply)
   };
   Column create_column(const std::string& name, hid_t type, size_t width, int deflate);
   bool write_column(const Column& c, const void* data, size_t rows) noexcept;
