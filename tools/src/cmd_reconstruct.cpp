@@ -121,20 +121,16 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
                            const std::string& uri) {
   if (a.output.empty())
     throw CommandError(fmt::format("{}: a NATS replay needs -o IMAGES.h5", uri));
-  // The replay runs the streaming pipeline on the CPU against the model's v_ref; refuse what it
-  // would otherwise ignore silently.
-  std::string ignored;
-  if (!a.reference.empty() && a.reference != "model")
-    ignored += fmt::format(" --reference {}", a.reference);
-  if (a.backend == "cuda") ignored += " --backend cuda";
-  if (a.normalize) ignored += " --normalize";
-  if (a.compress > 0) ignored += fmt::format(" --compress {}", a.compress);
-  if (!ignored.empty())
-    throw CommandError(fmt::format(
-        "{}: a NATS replay reconstructs on the CPU with the model's reference, uncompressed; "
-        "it does not take{}",
-        uri, ignored));
-  const auto r = reconstruct_nats(uri, model, a.output, a.quiet);
+  NatsReconstructOptions o;
+  o.backend = a.backend;
+  o.reference = a.reference;
+  o.normalize = a.normalize;
+  if (a.compress > 9) throw CommandError(fmt::format("--compress {}: expected 0 to 9", a.compress));
+  o.deflate = static_cast<int>(a.compress);
+  o.chunk_frames = a.chunk;
+  o.max_batch = a.gemm_batch ? a.gemm_batch : 256;
+  o.quiet = a.quiet;
+  const auto r = reconstruct_nats(uri, model, a.output, o);
   fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
              uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
 }
@@ -169,7 +165,8 @@ const RegisterCommand kReconstruct{
                       "<recording stem>.images.h5 here");
       cmd->add_option("--reference", a->reference,
                       "model | first:N | mean:A-B | frame:K | variable:NAME | file:PATH (default: "
-                      "the file's stored reference when it has one, else first:10; printed)");
+                      "the file's stored reference when it has one, else first:10; printed). "
+                      "nats://: model (default), first:N or file:PATH");
       cmd->add_option("--backend", a->backend,
                       "auto | cpu | cuda: auto takes the CUDA plugin when it and a device are "
                       "present, else the CPU (and says why)")
