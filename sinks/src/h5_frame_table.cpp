@@ -92,7 +92,7 @@ bool H5FrameTable::append(const float* row, const FrameRowMeta& meta) noexcept {
   // Write when the buffer reaches the end of a data chunk: after a partial flush (tick) that is
   // a shorter buffer, so that the following writes are whole, aligned chunks again.
   const size_t room = chunk_rows_ - rows_written_.load(std::memory_order_relaxed) % chunk_rows_;
-  return buffered_ < room || flush();
+  return buffered_ < room || write_buffered(flush_each_chunk_);
 }
 
 bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) noexcept {
@@ -117,6 +117,18 @@ bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) 
 }
 
 bool H5FrameTable::flush() noexcept {
+  if (file_ < 0) return true;
+  if (buffered_ > 0) return write_buffered(true);
+  if (!swmr_ || flush_each_chunk_) return true;
+  // Whole chunks written since the last flush are not visible yet: flush in the same order.
+  bool ok = true;
+  for (const Column* c : {&seq_, &t_acq_, &t_pub_, &flags_, &dropped_, &data_})
+    ok = ok && H5Dflush(c->dataset) >= 0;
+  if (!ok) write_errors_.fetch_add(1, std::memory_order_relaxed);
+  return ok;
+}
+
+bool H5FrameTable::write_buffered(bool make_visible) noexcept {
   if (buffered_ == 0 || file_ < 0) return true;
   if (before_write_) before_write_();
   bool ok = true;
@@ -129,7 +141,7 @@ bool H5FrameTable::flush() noexcept {
                                  {&dropped_, dropped_buf_.data()},
                                  {&data_, rows_.data()}}) {
     ok = ok && write_column(*col, buf, buffered_);
-    if (ok && swmr_) ok = H5Dflush(col->dataset) >= 0;
+    if (ok && swmr_ && make_visible) ok = H5Dflush(col->dataset) >= 0;
   }
   if (ok) {
     rows_written_.fetch_add(buffered_, std::memory_order_relaxed);

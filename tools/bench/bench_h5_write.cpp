@@ -3,11 +3,12 @@
 // bytes to the same place; tools/bench/bench_h5_write.py drives it beside dd and h5py.
 //
 //   bench_h5_write PATH [--mode image|fwrite] [--frames 400000] [--chunk 256] [--deflate 0]
-//                       [--fsync]
+//                       [--fsync] [--no-chunk-flush]
 //
 // image: the built-in model's 1024-float images, FrameSlot by FrameSlot through publish() with a
 // tick() per 4096 frames (as reconstruct's writer thread does per batch), then end(). fwrite: the
-// same image bytes (frames × 1024 float32) in 1 MiB fwrite calls. --fsync adds an fsync of the
+// same image bytes (frames × 1024 float32) in 1 MiB fwrite calls. --no-chunk-flush: whole chunks
+// are not flushed for SWMR readers as they are written, only at tick() (reconstruct's setting). --fsync adds an fsync of the
 // file to the timed part (the disk itself, not just the page cache). Prints one JSON object:
 // seconds, CPU seconds (user + system: the cost with other load on the machine taken out), bytes
 // written (the file's size), frames/s and MB/s (10^6 bytes). The file is removed.
@@ -36,7 +37,7 @@ struct Args {
   std::string path, mode = "image";
   size_t frames = 400000, chunk = 256;
   int deflate = 0;
-  bool fsync = false;
+  bool fsync = false, flush_each_chunk = true;
 };
 
 Args parse(int argc, char** argv) {
@@ -52,6 +53,7 @@ Args parse(int argc, char** argv) {
     else if (s == "--chunk") a.chunk = std::stoul(next());
     else if (s == "--deflate") a.deflate = std::stoi(next());
     else if (s == "--fsync") a.fsync = true;
+    else if (s == "--no-chunk-flush") a.flush_each_chunk = false;
     else if (a.path.empty() && s[0] != '-') a.path = s;
     else throw std::invalid_argument("unknown argument " + s);
   }
@@ -105,6 +107,7 @@ int main(int argc, char** argv) try {
     eit::sinks::Hdf5RecorderOptions o;
     o.chunk_frames = a.chunk;
     o.deflate = a.deflate;
+    o.flush_each_chunk = a.flush_each_chunk;
     o.source = "bench_h5_write";
     eit::sinks::Hdf5ImageRecorder recorder(a.path, model, o);
     for (size_t i = 0; i < a.frames; ++i) {
@@ -125,9 +128,11 @@ int main(int argc, char** argv) try {
   const auto bytes = std::filesystem::file_size(a.path);
   std::filesystem::remove(a.path);
   fmt::print(
-      "{{\"mode\": \"{}\", \"frames\": {}, \"chunk\": {}, \"fsync\": {}, \"seconds\": {:.4f}, "
-      "\"cpu_seconds\": {:.4f}, \"bytes\": {}, \"frames_per_s\": {:.0f}, \"mb_per_s\": {:.1f}}}\n",
-      a.mode, a.frames, a.chunk, a.fsync, s, cpu, bytes, a.frames / s, bytes / s / 1e6);
+      "{{\"mode\": \"{}\", \"frames\": {}, \"chunk\": {}, \"chunk_flush\": {}, "
+      "\"fsync\": {}, \"seconds\": {:.4f}, \"cpu_seconds\": {:.4f}, \"bytes\": {}, "
+      "\"frames_per_s\": {:.0f}, \"mb_per_s\": {:.1f}}}\n",
+      a.mode, a.frames, a.chunk, a.flush_each_chunk, a.fsync, s, cpu, bytes, a.frames / s,
+      bytes / s / 1e6);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_h5_write: %s\n", e.what());

@@ -6,7 +6,9 @@
   fwrite    bench_h5_write --mode fwrite: the image bytes in 1 MiB fwrite calls
   h5py      h5py: one contiguous float32 [n, 1024] dataset, written in 64 MiB slabs
   ours      bench_h5_write --mode image: sinks::Hdf5ImageRecorder, frame by frame, as reconstruct
-            and `run --record` use it (SWMR, chunked, per-frame seq/time columns)
+            and `run --record` use it (SWMR, chunked, per-frame seq/time columns); with
+            --tick-flush also with whole chunks flushed for SWMR readers only at tick()
+            (reconstruct's setting, "tick" rows)
 
 Each way runs --rounds times, interleaved; printed are the medians of the rate (GB/s) and of
 the CPU time per GB (user + system of the writing process: steady when other work shares the
@@ -49,10 +51,12 @@ def run_dd(path, n_bytes, fsync):
     return size, s, cpu
 
 
-def run_bench(bench, path, frames, mode, chunk, fsync):
+def run_bench(bench, path, frames, mode, chunk, fsync, chunk_flush=True):
     cmd = [bench, path, "--mode", mode, "--frames", str(frames), "--chunk", str(chunk)]
     if fsync:
         cmd.append("--fsync")
+    if not chunk_flush:
+        cmd.append("--no-chunk-flush")
     r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
     return r["bytes"], r["seconds"], r["cpu_seconds"]
 
@@ -97,6 +101,8 @@ def main():
                     help="chunk rows for the 'ours' rows (one row per value)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--fsync", action="store_true")
+    ap.add_argument("--tick-flush", action="store_true",
+                    help="also ours with SWMR flushes at tick() only (reconstruct's setting)")
     ap.add_argument("--compare-bench", metavar="PATH",
                     help="another build of bench_h5_write (e.g. of main) as its own row per chunk")
     a = ap.parse_args()
@@ -119,6 +125,9 @@ def main():
         for c in a.chunks:
             ways[f"ours (chunk {c})"] = (
                 lambda c=c: run_bench(a.bench, path, a.frames, "image", c, a.fsync))
+            if a.tick_flush:
+                ways[f"ours (chunk {c}, tick)"] = (
+                    lambda c=c: run_bench(a.bench, path, a.frames, "image", c, a.fsync, False))
             if a.compare_bench:
                 ways[f"compared (chunk {c})"] = (
                     lambda c=c: run_bench(a.compare_bench, path, a.frames, "image", c, a.fsync))

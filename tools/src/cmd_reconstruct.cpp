@@ -89,6 +89,7 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   if (a.compress > 9) throw CommandError(fmt::format("--compress {}: expected 0 to 9", a.compress));
   ro.deflate = static_cast<int>(a.compress);
   ro.flush_interval_ns = 1'000'000'000;
+  ro.flush_each_chunk = false;  // SWMR readers see the rows once a second (at tick) and at the end
   sinks::Hdf5ImageRecorder recorder(out, model, ro);
   fmt::print(stderr, "eitstream: {} ({}, {} frames{}) → model {} ({}×{}) → {}; reference {}\n",
              path.filename().string(), info.format, info.n_frames,
