@@ -3,7 +3,9 @@
 // protocol stored beside them. Frames are mapped onto the replaying model's order through that
 // protocol, so a recording made with one model can be replayed or reconstructed with another of
 // the same electrode count. RecordingOptions::variable picks another dataset (e.g. "v_ref", the
-// reference frame stored at record time, read as a one-frame recording).
+// reference frame stored at record time, read as a one-frame recording). A file whose root
+// attribute `complex` is "interleaved" holds (re, im) pairs per measurement (2·n_meas floats per
+// row), read as complex frames: --complex picks the part or keeps both, as for any complex file.
 #include <hdf5.h>
 
 #include <algorithm>
@@ -97,7 +99,6 @@ class Hdf5FramesReader final : public RecordingReader {
       throw std::runtime_error(fmt::format("{}: /{} holds no frames", name_, var));
     info_.path = path;
     info_.format = "eitstream raw frames (HDF5)";
-    info_.raw_values = width_;
     info_.bytes_total = FileHandle(path).size();
     info_.rate_hz = double_attr(file_, "frame_rate_hz");
     if (info_.rate_hz > 0)
@@ -106,6 +107,22 @@ class Hdf5FramesReader final : public RecordingReader {
       info_.warnings.push_back(
           fmt::format("{}: no frame rate recorded; replay needs --fps", name_));
     if (H5Lexists(file_, "v_ref", H5P_DEFAULT) > 0) info_.reference_variable = "v_ref";
+
+    // Complex frames: each row is n_meas (re, im) pairs; the measurement count is half the width.
+    const std::string complex = string_attr(file_, "complex");
+    if (!complex.empty() && complex != "interleaved")
+      throw std::invalid_argument(fmt::format(
+          "{}: attribute complex is '{}', expected 'interleaved' (or absent for real frames)",
+          name_, complex));
+    const bool is_complex = complex == "interleaved";
+    if (is_complex && width_ % 2 != 0)
+      throw std::invalid_argument(fmt::format(
+          "{}: /{} rows have {} values, expected (re, im) pairs (attribute complex = "
+          "'interleaved')",
+          name_, var, width_));
+    const size_t values = is_complex ? width_ / 2 : width_;
+    info_.raw_values = values;
+    if (is_complex) info_.format = "eitstream raw frames (HDF5, complex)";
 
     DeviceLayout l = layout_of(model);
     const hid_t g = H5Gopen2(file_, "protocol", H5P_DEFAULT);
@@ -116,11 +133,12 @@ class Hdf5FramesReader final : public RecordingReader {
     l.order = recon::parse_measurement_order(string_attr(g, "order"));
     l.full_table = int_attr(g, "measure_on_driven") != 0;
     H5Gclose(g);
-    l.raw_values = width_;
-    if (l.n_measurements() != width_)
-      throw std::invalid_argument(
-          fmt::format("{}: /{} rows have {} values, the stored protocol has {} measurements", name_,
-                      var, width_, l.n_measurements()));
+    l.raw_values = values;
+    l.complex = is_complex;
+    if (l.n_measurements() != values)
+      throw std::invalid_argument(fmt::format(
+          "{}: /{} rows have {} {}, the stored protocol has {} measurements", name_, var, values,
+          is_complex ? "(re, im) pairs" : "values", l.n_measurements()));
     set_map(with_overrides(l, o, model), model);
     block_.assign(kBlockRows * width_, 0.0);
   }

@@ -56,10 +56,17 @@ H5FrameTable::Column H5FrameTable::create_column(const std::string& name, hid_t 
   const hid_t space = H5Screate_simple(rank, dims, maxdims);
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, rank, chunk);
+  // Every row is written before it becomes visible: a fill would only be a memset of each new
+  // chunk that the rows then overwrite.
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   if (deflate > 0) {
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, static_cast<unsigned>(deflate));
   }
+  c.chunk_rows = chunk[0];
+  // Unfiltered columns take whole chunks straight to the file (write_column), which the chunk
+  // cache would otherwise copy and hold; it is left for the partial chunks of a flush.
+  c.direct = deflate == 0;
   c.dataset = H5Dcreate2(file_, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   H5Pclose(dcpl);
   H5Sclose(space);
@@ -82,7 +89,10 @@ bool H5FrameTable::append(const float* row, const FrameRowMeta& meta) noexcept {
   dropped_buf_[buffered_] = meta.dropped_before;
   ++buffered_;
   accepted_.fetch_add(1, std::memory_order_relaxed);
-  return buffered_ < chunk_rows_ || flush();
+  // Write when the buffer reaches the end of a data chunk: after a partial flush (tick) that is
+  // a shorter buffer, so that the following writes are whole, aligned chunks again.
+  const size_t room = chunk_rows_ - rows_written_.load(std::memory_order_relaxed) % chunk_rows_;
+  return buffered_ < room || write_buffered(flush_each_chunk_);
 }
 
 bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) noexcept {
@@ -90,6 +100,12 @@ bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) 
   const hsize_t done = rows_written_.load(std::memory_order_relaxed);
   const hsize_t new_dims[2] = {done + rows, c.width};
   if (H5Dset_extent(c.dataset, new_dims) < 0) return false;
+  if (c.direct && done % c.chunk_rows == 0 && rows == c.chunk_rows) {
+    // One whole chunk at a chunk boundary: its bytes as they are in memory, no cache, no copy.
+    const hsize_t offset[2] = {done, 0};
+    const size_t bytes = rows * c.width * H5Tget_size(c.type);
+    return H5Dwrite_chunk(c.dataset, H5P_DEFAULT, 0, offset, bytes, data) >= 0;
+  }
   const hid_t file_space = H5Dget_space(c.dataset);
   const hsize_t start[2] = {done, 0}, count[2] = {rows, c.width};
   H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr);
@@ -101,6 +117,18 @@ bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) 
 }
 
 bool H5FrameTable::flush() noexcept {
+  if (file_ < 0) return true;
+  if (buffered_ > 0) return write_buffered(true);
+  if (!swmr_ || flush_each_chunk_) return true;
+  // Whole chunks written since the last flush are not visible yet: flush in the same order.
+  bool ok = true;
+  for (const Column* c : {&seq_, &t_acq_, &t_pub_, &flags_, &dropped_, &data_})
+    ok = ok && H5Dflush(c->dataset) >= 0;
+  if (!ok) write_errors_.fetch_add(1, std::memory_order_relaxed);
+  return ok;
+}
+
+bool H5FrameTable::write_buffered(bool make_visible) noexcept {
   if (buffered_ == 0 || file_ < 0) return true;
   if (before_write_) before_write_();
   bool ok = true;
@@ -113,7 +141,7 @@ bool H5FrameTable::flush() noexcept {
                                  {&dropped_, dropped_buf_.data()},
                                  {&data_, rows_.data()}}) {
     ok = ok && write_column(*col, buf, buffered_);
-    if (ok && swmr_) ok = H5Dflush(col->dataset) >= 0;
+    if (ok && swmr_ && make_visible) ok = H5Dflush(col->dataset) >= 0;
   }
   if (ok) {
     rows_written_.fetch_add(buffered_, std::memory_order_relaxed);

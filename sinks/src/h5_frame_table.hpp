@@ -10,7 +10,8 @@
 // Life: construct (creates the file, throws std::runtime_error naming file and object), write
 // the metadata through root() and the h5meta helpers, start_swmr(), then append() per frame and
 // close() (or the destructor). append() copies into buffers allocated at construction and writes
-// whole chunks; flush() writes what is buffered (any row count) and makes it visible to readers.
+// whole chunks (unfiltered: H5Dwrite_chunk, bypassing the chunk cache); flush() writes what is
+// buffered (any row count) and makes it visible to readers.
 // One writer thread; append/flush never throw (a failed write is counted in write_errors()).
 #include <hdf5.h>
 
@@ -51,6 +52,8 @@ class H5FrameTable {
   void close() noexcept;
   // Set-up: called before each write of buffered rows (Hdf5RecorderOptions::before_write).
   void set_before_write(std::function<void()> hook) { before_write_ = std::move(hook); }
+  // Set-up: false leaves whole-chunk writes unflushed; flush() and close() still flush.
+  void set_flush_each_chunk(bool on) noexcept { flush_each_chunk_ = on; }
 
   // Any thread.
   uint64_t rows_written() const noexcept { return rows_written_.load(std::memory_order_relaxed); }
@@ -63,9 +66,13 @@ class H5FrameTable {
     hid_t dataset = H5I_INVALID_HID;
     hid_t type = H5I_INVALID_HID;
     size_t width = 1;
+    hsize_t chunk_rows = 1;
+    bool direct = false;  // whole chunks by H5Dwrite_chunk (no filter to apply)
   };
   Column create_column(const std::string& name, hid_t type, size_t width, int deflate);
   bool write_column(const Column& c, const void* data, size_t rows) noexcept;
+  // Writes the buffered rows; make_visible flushes each dataset after its write (SWMR).
+  bool write_buffered(bool make_visible) noexcept;
 
   std::string path_;
   hid_t file_ = H5I_INVALID_HID;
@@ -78,6 +85,7 @@ class H5FrameTable {
   size_t buffered_ = 0;
   std::atomic<uint64_t> accepted_{0}, rows_written_{0}, rows_lost_{0}, write_errors_{0};
   bool swmr_ = false;
+  bool flush_each_chunk_ = true;
   std::function<void()> before_write_;
 };
 

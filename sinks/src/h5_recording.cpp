@@ -13,6 +13,7 @@ H5Recording::H5Recording(const std::filesystem::path& path, const std::string& f
       policy_(o.drop_when_behind ? pipeline::SinkPolicy::kDropNewest
                                  : pipeline::SinkPolicy::kBlock) {
   table_->set_before_write(o.before_write);
+  table_->set_flush_each_chunk(o.flush_each_chunk);
   namespace m = h5meta;
   const hid_t r = table_->root();
   const std::string& file = table_->path();

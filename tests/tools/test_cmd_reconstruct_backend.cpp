@@ -163,19 +163,27 @@ TEST_CASE("reconstruct --backend cuda matches the CPU (needs the CUDA plugin and
   fs::remove_all(d);
 }
 
-TEST_CASE("reconstruct nats:// refuses the options its replay would ignore, naming them") {
+// The replay takes --reference, --backend, --normalize and --compress like any reconstruct
+// (tests/tools/test_nats_reconstruct_options.cpp, with a server); what it cannot do is refused at
+// set-up, before it connects (port 1: nothing listens there).
+TEST_CASE("reconstruct nats:// refuses frame-numbered references and bad options before connecting") {
   const fs::path d = work_dir();
   const std::string uri = "'nats://127.0.0.1:1?site=s&bed=b&since=all'";
-  const Result r = run(fmt::format("reconstruct {} --reference first:5 --normalize -o {}", uri,
+  const Result r = run(fmt::format("reconstruct {} --reference mean:2-4 -o {}", uri,
                                    (d / "n.h5").string()),
                        d);
   CHECK(r.rc != 0);
-  CHECK(r.err.find("does not take --reference first:5 --normalize") != std::string::npos);
-  const Result c = run(fmt::format("reconstruct {} --backend cuda --compress 4 -o {}", uri,
+  CHECK(r.err.find("--reference mean:2-4 names frames of a recording file") != std::string::npos);
+  const Result b = run(fmt::format("reconstruct {} --backend gpu -o {}", uri,
+                                   (d / "n.h5").string()),
+                       d);
+  CHECK(b.rc != 0);
+  CHECK(b.err.find("--backend 'gpu': expected auto, cpu or cuda") != std::string::npos);
+  const Result c = run(fmt::format("reconstruct {} --compress 12 -o {}", uri,
                                    (d / "n.h5").string()),
                        d);
   CHECK(c.rc != 0);
-  CHECK(c.err.find("does not take --backend cuda --compress 4") != std::string::npos);
+  CHECK(c.err.find("--compress 12: expected 0 to 9") != std::string::npos);
   CHECK_FALSE(fs::exists(d / "n.h5"));
   fs::remove_all(d);
 }

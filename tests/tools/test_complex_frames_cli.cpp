@@ -22,9 +22,11 @@
 
 #include "../sinks/h5_read_support.hpp"
 #include "file_text.hpp"
+#include "complex_npy.hpp"
 
 namespace fs = std::filesystem;
 namespace h5r = eit::test::h5read;
+using eit::test::write_complex_npy;
 
 namespace {
 
@@ -41,23 +43,6 @@ Result eitstream(const std::string& args, const fs::path& dir) {
                          .c_str());
   r.err = eit::test::file_text(err);
   return r;
-}
-
-// A 2-D complex64 .npy (frames × values), C order, version 1.0 header.
-void write_complex_npy(const fs::path& p, const std::vector<std::complex<float>>& v,
-                       size_t frames) {
-  std::string header = fmt::format("{{'descr': '<c8', 'fortran_order': False, 'shape': ({}, {}), }}",
-                                   frames, v.size() / frames);
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::ofstream f(p, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  f.put(static_cast<char>(len & 0xff));
-  f.put(static_cast<char>(len >> 8));
-  f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  f.write(reinterpret_cast<const char*>(v.data()),
-          static_cast<std::streamsize>(v.size() * sizeof(std::complex<float>)));
 }
 
 double median(std::vector<double> x) {

@@ -5,6 +5,7 @@
 // appended to an image file (docs/formats.md); reading, computing and writing overlap on three
 // threads (offline_reconstruct.hpp). A progress bar on a terminal, a plain line every 5 s
 // otherwise; a summary per file with each thread's busy time.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -37,8 +38,17 @@ struct ReconstructArgs {
   std::string model, output, reference, stream = "offline", backend = "auto";
   RecordingArgs recording;
   bool normalize = false, quiet = false;
-  uint64_t batch = 4096, gemm_batch = 0, compress = 0, chunk = 256;
+  uint64_t batch = 4096, gemm_batch = 0, compress = 0, chunk = 0;
 };
+
+// Rows per HDF5 chunk: --chunk, else about 1 MiB of images (256 rows of the built-in model's 1024
+// floats). Larger chunks write faster alone but not beside the compute thread (its batches and
+// the chunk buffer then share the cache): docs/benchmarks.md.
+size_t chunk_rows(const ReconstructArgs& a, size_t n_out) {
+  if (a.chunk > 0) return a.chunk;
+  return std::clamp<size_t>((size_t{1} << 20) / (std::max<size_t>(1, n_out) * sizeof(float)), 16,
+                            4096);
+}
 
 fs::path output_for(const ReconstructArgs& a, const fs::path& recording) {
   const std::string name = recording.stem().string() + ".images.h5";
@@ -85,10 +95,11 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   ro.frame_rate_hz = info.rate_hz;
   ro.reference = ref.description;
   ro.source = source_fingerprint(path);
-  ro.chunk_frames = a.chunk;
+  ro.chunk_frames = chunk_rows(a, model.n_out());
   if (a.compress > 9) throw CommandError(fmt::format("--compress {}: expected 0 to 9", a.compress));
   ro.deflate = static_cast<int>(a.compress);
   ro.flush_interval_ns = 1'000'000'000;
+  ro.flush_each_chunk = false;  // SWMR readers see the rows once a second (at tick) and at the end
   sinks::Hdf5ImageRecorder recorder(out, model, ro);
   fmt::print(stderr, "eitstream: {} ({}, {} frames{}) → model {} ({}×{}) → {}; reference {}\n",
              path.filename().string(), info.format, info.n_frames,
@@ -121,20 +132,16 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
                            const std::string& uri) {
   if (a.output.empty())
     throw CommandError(fmt::format("{}: a NATS replay needs -o IMAGES.h5", uri));
-  // The replay runs the streaming pipeline on the CPU against the model's v_ref; refuse what it
-  // would otherwise ignore silently.
-  std::string ignored;
-  if (!a.reference.empty() && a.reference != "model")
-    ignored += fmt::format(" --reference {}", a.reference);
-  if (a.backend == "cuda") ignored += " --backend cuda";
-  if (a.normalize) ignored += " --normalize";
-  if (a.compress > 0) ignored += fmt::format(" --compress {}", a.compress);
-  if (!ignored.empty())
-    throw CommandError(fmt::format(
-        "{}: a NATS replay reconstructs on the CPU with the model's reference, uncompressed; "
-        "it does not take{}",
-        uri, ignored));
-  const auto r = reconstruct_nats(uri, model, a.output, a.quiet);
+  NatsReconstructOptions o;
+  o.backend = a.backend;
+  o.reference = a.reference;
+  o.normalize = a.normalize;
+  if (a.compress > 9) throw CommandError(fmt::format("--compress {}: expected 0 to 9", a.compress));
+  o.deflate = static_cast<int>(a.compress);
+  o.chunk_frames = chunk_rows(a, model.n_out());
+  o.max_batch = a.gemm_batch ? a.gemm_batch : 256;
+  o.quiet = a.quiet;
+  const auto r = reconstruct_nats(uri, model, a.output, o);
   fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
              uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
 }
@@ -169,7 +176,8 @@ const RegisterCommand kReconstruct{
                       "<recording stem>.images.h5 here");
       cmd->add_option("--reference", a->reference,
                       "model | first:N | mean:A-B | frame:K | variable:NAME | file:PATH (default: "
-                      "the file's stored reference when it has one, else first:10; printed)");
+                      "the file's stored reference when it has one, else first:10; printed). "
+                      "nats://: model (default), first:N or file:PATH");
       cmd->add_option("--backend", a->backend,
                       "auto | cpu | cuda: auto takes the CUDA plugin when it and a device are "
                       "present, else the CPU (and says why)")
@@ -180,7 +188,9 @@ const RegisterCommand kReconstruct{
           ->capture_default_str();
       cmd->add_option("--gemm-batch", a->gemm_batch,
                       "CPU backend: frames per GEMM within a batch (default 256)");
-      cmd->add_option("--chunk", a->chunk, "Frames per HDF5 chunk")->capture_default_str();
+      cmd->add_option("--chunk", a->chunk,
+                      "Frames per HDF5 chunk (default: about 1 MiB of images, 256 frames of "
+                      "1024 floats)");
       cmd->add_option("--compress", a->compress, "Deflate level 1-9 (0 = none)")
           ->capture_default_str();
       cmd->add_option("--stream", a->stream, "Stream name stored in the file")

@@ -2,6 +2,7 @@
 // reconstruct_nats.hpp).
 #include "reconstruct_nats.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -9,9 +10,10 @@
 
 #include "command_registry.hpp"
 #if EIT_HAVE_NATS
+#include "backend_factory.hpp"
+#include "reference_choice.hpp"
 #include "eit/nats/nats_address.hpp"
 #include "eit/nats/nats_frames.hpp"
-#include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
 #endif
@@ -20,24 +22,42 @@ namespace eit::cli {
 
 #if EIT_HAVE_NATS
 NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Model& model,
-                                       const std::filesystem::path& output, bool quiet) {
-  if (model.v_ref.size() == 0)
-    throw CommandError(fmt::format(
-        "{}: the model ({}) has no v_ref; a replay from NATS uses the model's reference",
-        uri, model.id));
+                                       const std::filesystem::path& output,
+                                       const NatsReconstructOptions& o) {
+  // A live stream has no frame numbers to pick a reference from before it starts.
+  const std::string spec = o.reference.empty() ? "model" : o.reference;
+  for (const char* by_frame : {"mean:", "frame:", "variable:", "phantom"})
+    if (spec.starts_with(by_frame))
+      throw CommandError(fmt::format(
+          "{}: --reference {} names frames of a recording file; a NATS replay takes model, "
+          "first:N (captured from the replay) or file:PATH",
+          uri, spec));
+  ReferenceContext ctx;  // no recording: first:N is captured from the stream
+  const ReferenceChoice ref = choose_reference(spec, model, ctx);
+  Backend backend = make_backend(o.backend, model, std::max<size_t>(1, o.max_batch), 1, false);
+
   const nats::NatsAddress address = nats::parse_nats_address(uri);
   acquisition::LiveSourceOptions lo;
   auto source = nats::open_nats_replay_source(uri, lo, model.protocol);
   sinks::Hdf5RecorderOptions ro;
   ro.stream = fmt::format("{}.{}", address.site, address.bed);
-  ro.reference = "model v_ref";
+  ro.reference = ref.description;
   ro.source = uri;
+  ro.deflate = o.deflate;
+  ro.chunk_frames = o.chunk_frames;
   sinks::Hdf5ImageRecorder recorder(output, model, ro);
   pipeline::PipelineOptions po;
   po.policy = pipeline::Policy::kLossless;
-  po.reference.mode = pipeline::ReferenceMode::kModel;
-  pipeline::Pipeline p(model, *source, std::make_unique<pipeline::CpuReconstructor>(model),
-                       {&recorder}, po);
+  po.reference = ref.options;
+  po.max_batch = std::max<size_t>(1, o.max_batch);
+  if (o.normalize) po.normalize = 1;
+  pipeline::Pipeline p(model, *source, std::move(backend.reconstructor), {&recorder}, po);
+  const bool quiet = o.quiet;
+  if (!quiet)
+    fmt::print(stderr, "eitstream: backend {}{}; reference {}\n", backend.description,
+               backend.why_not_cuda.empty() ? std::string()
+                                            : fmt::format(" ({})", backend.why_not_cuda),
+               ref.description);
   if (!quiet)
     fmt::print(stderr, "eitstream: {} → model {} ({}×{}) → {}\n", source->describe(), model.id,
                model.n_out(), model.n_meas(), output.string());
@@ -61,7 +81,8 @@ NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Mode
 }
 #else
 NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Model&,
-                                       const std::filesystem::path&, bool) {
+                                       const std::filesystem::path&,
+                                       const NatsReconstructOptions&) {
   throw CommandError(fmt::format("{}: this eitstream was built without NATS (libnats-dev)", uri));
 }
 #endif

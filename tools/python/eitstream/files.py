@@ -40,6 +40,9 @@ class ImageFile:
         self.dataset = self.file[self.kind]
         self._columns = {c: self.file[c] for c in _COLUMNS}
         self.geometry = geometry_of(self.file["geometry"]) if "geometry" in self.file else None
+        # Complex frames or images: each row holds (re, im) float pairs (attribute complex =
+        # "interleaved"); read(as_complex=True) and complex_v_ref() give them as complex numbers.
+        self.complex = self.attrs.get("complex") == "interleaved"
         self.v_ref = self.file["v_ref"][()] if "v_ref" in self.file else None
 
     def refresh(self):
@@ -57,11 +60,16 @@ class ImageFile:
         n = len(self) if rows is None else rows
         return self._columns[name][:n]
 
-    def read(self, start=0, stop=None, as_images=True):
+    def read(self, start=0, stop=None, as_images=True, as_complex=False):
         """Rows [start, stop) as float32; image files on a grid come back as (n, ny, nx) with
-        NaN outside the body when as_images is true."""
+        NaN outside the body when as_images is true. A complex file read with as_complex comes
+        back as complex64 (n, width / 2): each (re, im) pair one number."""
         stop = len(self) if stop is None else min(stop, len(self))
         data = self.dataset[start:stop]
+        if as_complex:
+            if not self.complex:
+                raise ValueError(f"{self.path}: real values (no complex = interleaved attribute)")
+            return np.ascontiguousarray(data).view(np.complex64)
         g = self.geometry
         if self.kind == "images" and as_images and g and g.get("kind") == "grid":
             data = data.reshape(-1, g["ny"], g["nx"]).astype(np.float32, copy=True)
@@ -78,24 +86,30 @@ class ImageFile:
         self.close()
 
 
-def _read_all(path, kind, as_images):
+def _read_all(path, kind, as_images, as_complex=False):
     with ImageFile(path) as f:
         if f.kind != kind:
             raise ValueError(f"{path}: an eitstream {f.kind} file, expected {kind}")
         n = len(f)
-        out = {"data": f.read(0, n, as_images=as_images), "attrs": f.attrs,
-               "geometry": f.geometry, "v_ref": f.v_ref}
+        v_ref = f.v_ref
+        if as_complex and v_ref is not None:
+            v_ref = np.ascontiguousarray(v_ref).view(np.complex128)
+        out = {"data": f.read(0, n, as_images=as_images, as_complex=as_complex),
+               "attrs": f.attrs, "geometry": f.geometry, "v_ref": v_ref, "complex": f.complex}
         for c in _COLUMNS:
             out[c] = f.column(c, n)
         return out
 
 
-def read_images(path, as_images=True):
+def read_images(path, as_images=True, as_complex=False):
     """Everything in an image file: dict with data (n, ny, nx) or (n, n_out), seq, times, flags,
-    dropped_before, attrs, geometry."""
-    return _read_all(path, "images", as_images)
+    dropped_before, attrs, geometry, complex. as_complex: a complex file's (Re σ, Im σ) pairs as
+    complex64 (n, n_elems)."""
+    return _read_all(path, "images", as_images and not as_complex, as_complex)
 
 
-def read_frames(path):
-    """Everything in a raw-frame file: data (n, n_meas), the per-frame columns, attrs, v_ref."""
-    return _read_all(path, "frames", False)
+def read_frames(path, as_complex=False):
+    """Everything in a raw-frame file: data (n, n_meas), the per-frame columns, attrs, v_ref,
+    complex. as_complex: a complex file's (re, im) pairs as complex64 (n, n_meas), v_ref as
+    complex128."""
+    return _read_all(path, "frames", False, as_complex)
