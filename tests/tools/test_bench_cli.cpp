@@ -231,7 +231,7 @@ TEST_CASE("the bench measures bare ZeroMQ beside each set-up and prints eitstrea
           doctest::Approx(pair["end_to_end_p50_ns"].get<double>() / static_cast<double>(p50)));
 
     // The table's ratios are its own printed figures divided (to their rounding).
-    const std::string table = slurp(o.dir / "out.txt");
+    const std::string table = file_text(o.dir / "out.txt");
     const auto f = fields_after(table, fmt::format("  run {:<4} Z{:<3}", i + 1, i + 1));
     REQUIRE(f.size() >= 10);
     const auto num = [](const std::string& s) { return std::stod(s); };
@@ -256,12 +256,12 @@ TEST_CASE("--zmq-reference off leaves the reference out and says so") {
                   "--warmup 10 --quiet --zmq-reference off --json '{}/b.json' > '{}/out.txt' 2>&1",
                   EITSTREAM_BIN, dir.string(), dir.string())
           .c_str());
-  INFO(slurp(dir / "out.txt"));
+  INFO(file_text(dir / "out.txt"));
   REQUIRE(status == 0);
-  const auto j = nlohmann::json::parse(slurp(dir / "b.json"));
+  const auto j = nlohmann::json::parse(file_text(dir / "b.json"));
   CHECK(j["zmq_reference"]["skipped"] == "--zmq-reference off");
   CHECK(j["zmq_reference"]["references"].empty());
-  const std::string table = slurp(dir / "out.txt");
+  const std::string table = file_text(dir / "out.txt");
   CHECK(table.find("bare ZeroMQ reference skipped: --zmq-reference off") != std::string::npos);
   CHECK(table.find("transport floor") == std::string::npos);
   fs::remove_all(dir);
