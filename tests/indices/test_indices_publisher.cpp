@@ -84,7 +84,7 @@ TEST_CASE("a stalled indices subscriber does not hold back a healthy one (PUB dr
   IndicesPublisherOptions po;
   // ipc: a Unix socket buffers ~200 KB where loopback TCP grows to megabytes.
   po.endpoint = fmt::format("ipc:///tmp/eit-indices-stall-{}", ::getpid());
-  po.stream = "t";
+  po.stream = std::string("t");  // a temporary: GCC 12 warns (-Wrestrict) on this literal
   po.breath_images = false;
   auto ctx = std::make_shared<zmq::context_t>(1);
   IndicesPublisher pub(eit::test::breathing_engine(b), po, ctx);
