@@ -19,12 +19,13 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
+#include "gn_summary.hpp"
 #include "offline_reconstruct.hpp"
 #include "progress_report.hpp"
 #include "reconstruct_nats.hpp"
-#include "run_nats.hpp"
 #include "recording_option_table.hpp"
 #include "reference_choice.hpp"
+#include "run_nats.hpp"
 #include "source_fingerprint.hpp"
 
 namespace eit::cli {
@@ -109,6 +110,7 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
       r.compute_s > 0 ? written / r.compute_s : 0.0, r.write_s, r.unreadable, st.dropped);
   fmt::print("{}: thread CPU: read {:.3f} s, compute {:.3f} s, write {:.3f} s\n",
              path.filename().string(), r.read_cpu_s, r.compute_cpu_s, r.write_cpu_s);
+  print_gn_summary(stdout, *backend.reconstructor);
   for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
   if (st.errors > 0)
     throw CommandError(
@@ -135,8 +137,8 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
         "it does not take{}",
         uri, ignored));
   const auto r = reconstruct_nats(uri, model, a.output, a.quiet);
-  fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
-             uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
+  fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n", uri,
+             r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
 }
 
 void run_reconstruct(const ReconstructArgs& a) {
