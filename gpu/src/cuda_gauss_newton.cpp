@@ -348,8 +348,8 @@ recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::Ve
   // The kernels read the iterate from m.sigma and write the candidate to m.next; an accepted
   // step swaps the two buffers.
   for (int k = 1; k <= iterations; ++k) {
-    *m.lambda_host =
-        lambda * lambda_scale;  // the previous copy from it finished at the last synchronise
+    // the previous copy from lambda_host finished at the last synchronise
+    *m.lambda_host = lambda * lambda_scale;
     GN_CK(cudaMemcpyAsync(m.lambda_dev.p, m.lambda_host, sizeof(double), cudaMemcpyHostToDevice,
                           m.stream));
     const cudaGraphExec_t graph = m.use_graph ? m.graph() : nullptr;

@@ -23,9 +23,9 @@
 #include "offline_reconstruct.hpp"
 #include "progress_report.hpp"
 #include "reconstruct_nats.hpp"
+#include "run_nats.hpp"
 #include "recording_option_table.hpp"
 #include "reference_choice.hpp"
-#include "run_nats.hpp"
 #include "source_fingerprint.hpp"
 
 namespace eit::cli {
@@ -137,8 +137,8 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
         "it does not take{}",
         uri, ignored));
   const auto r = reconstruct_nats(uri, model, a.output, a.quiet);
-  fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n", uri,
-             r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
+  fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
+             uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
 }
 
 void run_reconstruct(const ReconstructArgs& a) {
