@@ -30,6 +30,11 @@
 //    from iteration 6 on), so the compat mode does too and stops only on a non-finite iterate or a
 //    singular system.
 //
+// Fitted start (GnOptions::Start::kFitted): σ₀ is fitted to each frame (gn_homogeneous_fit.hpp)
+// and every step of that solve, cold or warm, uses λ·σ₀^(4(p−1)) — the step for σ/σ₀ against
+// v·σ₀, so λ means the same for a frame in any units (IIRC's volts: σ₀ = 2.5·10⁻⁵). The scalar
+// and per-element starts use λ as given (pyEIT-compat reproduces pyEIT with them).
+//
 // The forward problem is solved by an internal re-assembling model (gn_forward.hpp: pattern,
 // ordering and symbolic factorisation once; values and numeric factorisation per iterate), checked
 // against ForwardModel by the tests. Not thread-safe; allocates on every iteration (sparse
@@ -58,8 +63,8 @@ std::string_view to_string(GnStatus status) noexcept;
 
 template <class Vector>
 struct BasicGnResult {
-  Vector sigma;        // n_elems: the returned iterate
-  int iterations = 0;  // iterations whose iterate is in sigma's history (pyEIT: yielded)
+  Vector sigma;           // n_elems: the returned iterate
+  int iterations = 0;     // iterations whose iterate is in sigma's history (pyEIT: yielded)
   GnStatus status = GnStatus::kIterationLimit;
   double last_step = 0;  // the convergence measure of the last step computed
 };
