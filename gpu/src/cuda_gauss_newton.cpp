@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cuda_gn_kernels.hpp"
+#include "eit/recon/gn_homogeneous_fit.hpp"
 
 namespace eit::gpu {
 namespace {
@@ -323,15 +324,18 @@ recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::Ve
     throw std::invalid_argument(
         fmt::format("gn cuda: frame has {} values, expected {}", v.size(), m.n_m));
   recon::GnResult result;
+  // The fitted start solves at the frame's own scale, as the CPU solver does (λ·σ₀^(4(p−1)),
+  // gn_homogeneous_fit.hpp), warm-started or not.
+  const double sigma0 = m.o.start == recon::GnOptions::Start::kFitted
+                            ? recon::fit_homogeneous(m.v_unit, v).sigma
+                            : m.o.start_value;
+  const double lambda_scale =
+      m.o.start == recon::GnOptions::Start::kFitted ? recon::gn_lambda_scale(m.o, sigma0) : 1.0;
   if (start.size() == m.n_e) {
     result.sigma = start;
   } else {
-    double s = m.o.start_value;
-    if (m.o.start == recon::GnOptions::Start::kFitted) {
-      const double uv = m.v_unit.dot(v);
-      if (uv > 0 && std::isfinite(uv)) s = m.v_unit.squaredNorm() / uv;
-    }
-    result.sigma = Eigen::VectorXd::Constant(m.n_e, s);
+    result.sigma =
+        Eigen::VectorXd::Constant(m.n_e, std::isfinite(sigma0) ? sigma0 : m.o.start_value);
   }
   const double start_norm = start.size() == 0 ? std::abs(result.sigma(0)) : result.sigma.norm();
   const int iterations = max_iterations < 0 ? m.o.max_iterations : max_iterations;
@@ -344,7 +348,8 @@ recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::Ve
   // The kernels read the iterate from m.sigma and write the candidate to m.next; an accepted
   // step swaps the two buffers.
   for (int k = 1; k <= iterations; ++k) {
-    *m.lambda_host = lambda;  // the previous copy from it finished at the last synchronise
+    // the previous copy from lambda_host finished at the last synchronise
+    *m.lambda_host = lambda * lambda_scale;
     GN_CK(cudaMemcpyAsync(m.lambda_dev.p, m.lambda_host, sizeof(double), cudaMemcpyHostToDevice,
                           m.stream));
     const cudaGraphExec_t graph = m.use_graph ? m.graph() : nullptr;

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
 #include <fmt/format.h>
+
+#include "eit/recon/forward_model.hpp"
+#include "eit/recon/gn_homogeneous_fit.hpp"
 
 namespace eit::pipeline {
 namespace {
@@ -75,6 +79,10 @@ GnReconstructor::GnReconstructor(const recon::Model& model, GnReconstructorOptio
   if (frame_iterations_ < 1)
     throw std::invalid_argument(
         fmt::format("GnReconstructor: frame_iterations = {}, expected ≥ 1", frame_iterations_));
+  v_unit_ = recon::ForwardModel(model.gn->mesh, model.protocol, model.gn->forward)
+                .solve(Eigen::VectorXd::Ones(model.gn->mesh.n_elems()));
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  counts_.first_fit = {nan, nan, nan, nan};
   v_.resize(static_cast<Eigen::Index>(model.protocol.n_meas()));
   if (complex_) v_c_.resize(static_cast<Eigen::Index>(model.protocol.n_meas()));
   batch_.assign(max_batch_, nullptr);
@@ -90,6 +98,15 @@ void GnReconstructor::set_reference(std::span<const double> v_ref, bool /*normal
 }
 
 template <class Vector>
+void GnReconstructor::check_fit(const Vector& v) {
+  const auto fit = recon::fit_homogeneous(v_unit_, v);
+  const bool match = fit.correlation >= kGnMatchCorrelation && std::isfinite(std::abs(fit.sigma));
+  counts_.mismatched += !match;
+  if (counts_.fitted++ == 0)
+    counts_.first_fit = {std::abs(fit.sigma), std::real(fit.scale), fit.correlation, fit.residual};
+}
+
+template <class Vector>
 bool GnReconstructor::solve_frame(const FrameSlot& f, Vector& sigma) {
   const bool warm = warm_ && options_.warm_start;
   const int iterations = warm ? frame_iterations_ : full_iterations_;
@@ -98,9 +115,11 @@ bool GnReconstructor::solve_frame(const FrameSlot& f, Vector& sigma) {
     if constexpr (std::is_same_v<Vector, Eigen::VectorXcd>) {
       for (Eigen::Index i = 0; i < v_c_.size(); ++i)
         v_c_(i) = {f.values[2 * i], f.values[2 * i + 1]};
+      if (!warm) check_fit(v_c_);
       r = solver_->solve_complex(v_c_, warm ? sigma : Vector(), iterations);
     } else {
       for (Eigen::Index i = 0; i < v_.size(); ++i) v_(i) = f.values[i];
+      if (!warm) check_fit(v_);
       r = solver_->solve(v_, warm ? sigma : Vector(), iterations);
     }
   } catch (const std::exception&) {  // e.g. allocation failure: count it like a divergence

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/recon/gn_homogeneous_fit.hpp"
 #include "gn_forward.hpp"
 #include "gn_reciprocity.hpp"
 #include "gn_step.hpp"
@@ -205,25 +206,27 @@ const Eigen::VectorXd& GaussNewton::unit_measurements() {
   return v_unit_;
 }
 
-double GaussNewton::fit_homogeneous(const Eigen::VectorXd& v) {
+HomogeneousFit GaussNewton::homogeneous_fit(const Eigen::VectorXd& v) {
   const Eigen::VectorXd& unit = unit_measurements();
   if (v.size() != unit.size())
     throw std::invalid_argument(
         fmt::format("gn: frame has {} values, expected {}", v.size(), unit.size()));
-  const double uv = unit.dot(v);
-  if (!(uv > 0) || !std::isfinite(uv)) return std::numeric_limits<double>::quiet_NaN();
-  return unit.squaredNorm() / uv;
+  return recon::fit_homogeneous(unit, v);
 }
 
-std::complex<double> GaussNewton::fit_homogeneous_complex(const Eigen::VectorXcd& v) {
+HomogeneousFitComplex GaussNewton::homogeneous_fit(const Eigen::VectorXcd& v) {
   const Eigen::VectorXd& unit = unit_measurements();
   if (v.size() != unit.size())
     throw std::invalid_argument(
         fmt::format("gn: frame has {} values, expected {}", v.size(), unit.size()));
-  // v ≈ F(1)/σ: the least-squares 1/σ is F(1)ᵀv / ‖F(1)‖² (F(1) is real).
-  const std::complex<double> sigma = unit.squaredNorm() / unit.cast<std::complex<double>>().dot(v);
-  if (!(sigma.real() > 0) || !std::isfinite(sigma.real()) || !std::isfinite(sigma.imag()))
-    return {std::numeric_limits<double>::quiet_NaN(), 0};
+  return recon::fit_homogeneous(unit, v);
+}
+
+double GaussNewton::fit_homogeneous(const Eigen::VectorXd& v) { return homogeneous_fit(v).sigma; }
+
+std::complex<double> GaussNewton::fit_homogeneous_complex(const Eigen::VectorXcd& v) {
+  const std::complex<double> sigma = homogeneous_fit(v).sigma;
+  if (!std::isfinite(sigma.real())) return {std::numeric_limits<double>::quiet_NaN(), 0};
   return sigma;
 }
 
@@ -258,10 +261,17 @@ Eigen::VectorXcd GaussNewton::start_for_complex(const Eigen::VectorXcd& v) {
   return Eigen::VectorXcd::Constant(n_e, options_.start_value);
 }
 
+template <class Vector>
+double GaussNewton::lambda_scale_for(const Vector& v) {
+  if (options_.start != GnOptions::Start::kFitted) return 1.0;
+  return gn_lambda_scale(options_, std::abs(homogeneous_fit(v).sigma));
+}
+
 template <class Scalar>
 BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> GaussNewton::iterate(
     detail::GnState<Scalar>& state, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& v,
-    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, int iterations,
+    Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, double lambda_scale,
+    int iterations,
     const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>& on_iteration) {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   const Mesh& mesh = state.forward.mesh();
@@ -281,7 +291,7 @@ BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> GaussNewton::iterate(
     step_times = {};
     Vector d;
     try {
-      d = step(state.jt, state.reduced, lambda, options_, mesh, step_times);
+      d = step(state.jt, state.reduced, lambda * lambda_scale, options_, mesh, step_times);
     } catch (const std::runtime_error&) {  // normal matrix not positive definite
       result.status = GnStatus::kDiverged;
       return result;
@@ -320,7 +330,7 @@ GnResult GaussNewton::solve(const Eigen::VectorXd& v, const Eigen::VectorXd& sta
                             const std::function<void(int, const Eigen::VectorXd&)>& on_iteration) {
   check_sizes(v.size(), start.size(), n_meas(), n_elems());
   const bool scalar_start = start.size() == 0 && options_.start != GnOptions::Start::kPerElement;
-  return iterate(*real_, v, start.size() ? start : start_for(v), scalar_start,
+  return iterate(*real_, v, start.size() ? start : start_for(v), scalar_start, lambda_scale_for(v),
                  max_iterations < 0 ? options_.max_iterations : max_iterations, on_iteration);
 }
 
@@ -330,7 +340,8 @@ GnComplexResult GaussNewton::solve_complex(
   check_sizes(v.size(), start.size(), n_meas(), n_elems());
   const bool scalar_start = start.size() == 0 && options_.start != GnOptions::Start::kPerElement;
   return iterate(complex_state(), v, start.size() ? start : start_for_complex(v), scalar_start,
-                 max_iterations < 0 ? options_.max_iterations : max_iterations, on_iteration);
+                 lambda_scale_for(v), max_iterations < 0 ? options_.max_iterations : max_iterations,
+                 on_iteration);
 }
 
 }  // namespace eit::recon

@@ -20,6 +20,7 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
+#include "gn_summary.hpp"
 #include "offline_reconstruct.hpp"
 #include "progress_report.hpp"
 #include "reconstruct_nats.hpp"
@@ -120,6 +121,7 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
       r.compute_s > 0 ? written / r.compute_s : 0.0, r.write_s, r.unreadable, st.dropped);
   fmt::print("{}: thread CPU: read {:.3f} s, compute {:.3f} s, write {:.3f} s\n",
              path.filename().string(), r.read_cpu_s, r.compute_cpu_s, r.write_cpu_s);
+  print_gn_summary(stdout, *backend.reconstructor);
   for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
   if (st.errors > 0)
     throw CommandError(

@@ -1,6 +1,7 @@
 #include "gn_build.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
@@ -16,17 +17,18 @@ namespace eit::cli {
 void GnBuildArgs::add(CLI::App* b) {
   b->add_option("--lambda-decay", lambda_decay, "gn: λ ← max(λ·decay, λ_min) after each iteration")
       ->capture_default_str();
-  b->add_option("--lambda-min", lambda_min, "gn: floor of λ")->capture_default_str();
+  b->add_option("--lambda-min", lambda_min,
+                "gn: floor of λ (default 1e-2; 1e-5, pyEIT's, with --pyeit-compat)");
   b->add_option("--iterations", iterations, "gn: iterations per solve (cold start)")
       ->capture_default_str();
   b->add_option("--tolerance", tolerance, "gn: stop when ‖d‖/‖σ‖ < tolerance")
       ->capture_default_str();
   b->add_option("--start", start,
                 "gn: start σ: scalar (--start-value), element (--start-file, one σ per line) or "
-                "fitted (best homogeneous σ for each frame)")
-      ->check(CLI::IsMember({"scalar", "element", "fitted"}))
-      ->capture_default_str();
-  b->add_option("--start-value", start_value, "gn: scalar start σ")->capture_default_str();
+                "fitted (best homogeneous σ for each frame, which also sets the problem's scale); "
+                "default fitted, scalar with --pyeit-compat or --start-value")
+      ->check(CLI::IsMember({"scalar", "element", "fitted"}));
+  b->add_option("--start-value", start_value, "gn: scalar start σ (default 1)");
   b->add_option("--start-file", start_file, "gn: start σ per element (text, one value a line)");
   b->add_flag("--pyeit-compat", pyeit_compat,
               "gn: reproduce pyEIT JAC.gn exactly (absolute stop test, last step dropped, "
@@ -46,11 +48,12 @@ recon::GnOptions GnBuildArgs::options(const std::string& prior, const double* p,
   if (p) o.p = *p;
   if (lambda) o.lambda0 = *lambda;
   o.lambda_decay = lambda_decay;
-  o.lambda_min = lambda_min;
+  o.lambda_min = std::isnan(lambda_min) ? (pyeit_compat ? 1e-5 : 1e-2) : lambda_min;
   o.max_iterations = iterations;
   o.tolerance = tolerance;
-  o.start = recon::parse_gn_start(start);
-  o.start_value = start_value;
+  o.start = recon::parse_gn_start(
+      !start.empty() ? start : (pyeit_compat || !std::isnan(start_value) ? "scalar" : "fitted"));
+  o.start_value = std::isnan(start_value) ? 1.0 : start_value;
   o.pyeit_compat = pyeit_compat;
   o.frame_iterations = frame_iterations;
   o.complex_conductivity = complex;

@@ -1,6 +1,7 @@
 #pragma once
 // `eitstream model build --algorithm gn`: the Gauss–Newton options of the build command and the
 // step that writes a "gn" model (no H: the reconstructor iterates on every frame).
+#include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,9 +13,11 @@
 namespace eit::cli {
 
 struct GnBuildArgs {
-  double lambda_decay = 0.1, lambda_min = 1e-5, tolerance = 1e-4, start_value = 1.0;
+  static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+  // NaN / empty: not given; options() picks the mode's default (pyEIT's with --pyeit-compat).
+  double lambda_decay = 0.1, lambda_min = kUnset, tolerance = 1e-4, start_value = kUnset;
   int iterations = 20, frame_iterations = 3;
-  std::string start = "scalar", start_file;
+  std::string start, start_file;
   bool pyeit_compat = false;
   bool complex = false;
 

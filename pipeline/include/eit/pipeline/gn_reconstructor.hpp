@@ -8,8 +8,11 @@
 // schedule restarted at λ₀. A frame with a NaN/Inf value gets kFlagNonFinite and an all-zero image
 // and leaves the warm start untouched; a diverging frame (NaN, σ ≤ 0 outside compat mode, singular
 // system) gets kFlagDiverged, its image is the last good iterate and the next frame starts cold.
-// Both are counted; nothing throws on the per-frame path. The reference (set_reference) is checked
-// for size and otherwise unused: absolute images need none.
+// Both are counted; nothing throws on the per-frame path. Each cold-started frame is also fitted
+// to the model's homogeneous voltages F(1) (recon/gn_homogeneous_fit.hpp) and counted as
+// mismatched when it does not correlate with them: `reconstruct` prints that fit, so a recording
+// of opposite polarity or another pattern is named instead of only diverging. The reference
+// (set_reference) is checked for size and otherwise unused: absolute images need none.
 //
 // Complex conductivity (the model's GnOptions::complex_conductivity): a frame is n_meas
 // interleaved (re, im) pairs — 2·n_meas floats, the layout of complex64 samples — and the image
@@ -61,7 +64,16 @@ struct GnReconstructorOptions {
 
 struct GnFrameCounts {
   uint64_t frames = 0, non_finite = 0, diverged = 0, iterations = 0;
+  // Cold-started frames (the first, and each after a divergence) checked against the model's
+  // homogeneous voltages F(1), and those that do not match it: correlation < kGnMatchCorrelation
+  // (opposite polarity, another order or pattern) or no positive σ₀.
+  uint64_t fitted = 0, mismatched = 0;
+  recon::HomogeneousFit first_fit{};  // the first cold frame's fit (complex: |σ₀|, Re s); NaN
+                                      // fields until a frame came
 };
+// Below this correlation with F(1) a frame is not the model's measurement (a homogeneous tank
+// gives > 0.99; IIRC's frames 0.994 once their polarity is the model's, −0.994 before).
+inline constexpr double kGnMatchCorrelation = 0.5;
 
 class GnReconstructor final : public Reconstructor {
  public:
@@ -91,6 +103,9 @@ class GnReconstructor final : public Reconstructor {
 
  private:
   void reconstruct(FrameSlot& frame);
+  // Counts a cold frame's homogeneous fit (GnFrameCounts::fitted, mismatched, first_fit).
+  template <class Vector>
+  void check_fit(const Vector& v);
   // Runs the solver on frame f's values, warm or cold; false when it diverged.
   template <class Vector>
   bool solve_frame(const FrameSlot& f, Vector& sigma);
@@ -103,6 +118,7 @@ class GnReconstructor final : public Reconstructor {
   size_t n_meas_, n_out_, max_batch_;  // floats per frame and per image
   Eigen::VectorXd v_, sigma_;
   Eigen::VectorXcd v_c_, sigma_c_;
+  Eigen::VectorXd v_unit_;  // F(1) of the model's forward problem, for check_fit
   bool warm_ = false;
   GnFrameCounts counts_;
   std::vector<FrameSlot*> batch_;

@@ -30,6 +30,11 @@
 //    from iteration 6 on), so the compat mode does too and stops only on a non-finite iterate or a
 //    singular system.
 //
+// Fitted start (GnOptions::Start::kFitted): σ₀ is fitted to each frame (gn_homogeneous_fit.hpp)
+// and every step of that solve, cold or warm, uses λ·σ₀^(4(p−1)) — the step for σ/σ₀ against
+// v·σ₀, so λ means the same for a frame in any units (IIRC's volts: σ₀ = 2.5·10⁻⁵). The scalar
+// and per-element starts use λ as given (pyEIT-compat reproduces pyEIT with them).
+//
 // The forward problem is solved by an internal re-assembling model (gn_forward.hpp: pattern,
 // ordering and symbolic factorisation once; values and numeric factorisation per iterate), checked
 // against ForwardModel by the tests. Not thread-safe; allocates on every iteration (sparse
@@ -44,6 +49,7 @@
 #include <memory>
 
 #include "eit/recon/forward_model.hpp"
+#include "eit/recon/gn_homogeneous_fit.hpp"
 #include "eit/recon/gn_options.hpp"
 
 namespace eit::recon {
@@ -95,9 +101,12 @@ class GaussNewton {
       const Eigen::VectorXcd& v, const Eigen::VectorXcd& start = {}, int max_iterations = -1,
       const std::function<void(int, const Eigen::VectorXcd&)>& on_iteration = {});
 
-  // σ₀ minimising ‖v − F(σ₀·1)‖ over homogeneous conductivities (closed form: F(σ·1) = F(1)/σ
-  // for point electrodes; under CEM the contact impedance does not scale, so it is the fit of
-  // that model's 1/σ family, a good start rather than the exact optimum). NaN when v·F(1) ≤ 0.
+  // The frame against this model's homogeneous voltages F(1) (gn_homogeneous_fit.hpp): σ₀
+  // minimising ‖v − F(σ₀·1)‖, the correlation and the relative residual. Throws on a size
+  // mismatch.
+  HomogeneousFit homogeneous_fit(const Eigen::VectorXd& v);
+  HomogeneousFitComplex homogeneous_fit(const Eigen::VectorXcd& v);
+  // σ₀ alone (NaN when v·F(1) ≤ 0).
   double fit_homogeneous(const Eigen::VectorXd& v);
 
   // The start value the options give for v (scalar, per element or fitted), n_elems.
@@ -118,9 +127,13 @@ class GaussNewton {
   template <class Scalar>
   BasicGnResult<Eigen::Matrix<Scalar, Eigen::Dynamic, 1>> iterate(
       detail::GnState<Scalar>& state, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& v,
-      Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, int iterations,
+      Eigen::Matrix<Scalar, Eigen::Dynamic, 1> sigma, bool scalar_start, double lambda_scale,
+      int iterations,
       const std::function<void(int, const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>&)>&
           on_iteration);
+  // The fitted start's λ factor for frame v (gn_lambda_scale; 1 for the other starts).
+  template <class Vector>
+  double lambda_scale_for(const Vector& v);
   template <class Scalar>
   bool evaluate(detail::GnState<Scalar>& state,
                 const Eigen::Matrix<Scalar, Eigen::Dynamic, 1>& sigma, bool with_jacobian);
