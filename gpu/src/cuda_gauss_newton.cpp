@@ -326,11 +326,11 @@ recon::GnResult CudaGaussNewton::solve(const Eigen::VectorXd& v, const Eigen::Ve
   recon::GnResult result;
   // The fitted start solves at the frame's own scale, as the CPU solver does (λ·σ₀^(4(p−1)),
   // gn_homogeneous_fit.hpp), warm-started or not.
-  const double sigma0 = m.o.start == recon::GnOptions::Start::kFitted
-                            ? recon::fit_homogeneous(m.v_unit, v).sigma
-                            : m.o.start_value;
-  const double lambda_scale =
-      m.o.start == recon::GnOptions::Start::kFitted ? recon::gn_lambda_scale(m.o, sigma0) : 1.0;
+  const bool fitted = m.o.start == recon::GnOptions::Start::kFitted;
+  const recon::HomogeneousFit fit =
+      fitted ? recon::fit_homogeneous(m.v_unit, v) : recon::HomogeneousFit{};
+  const double sigma0 = fitted ? fit.sigma : m.o.start_value;
+  const double lambda_scale = fitted ? recon::gn_lambda_scale(m.o, fit) : 1.0;
   if (start.size() == m.n_e) {
     result.sigma = start;
   } else {

@@ -264,7 +264,7 @@ Eigen::VectorXcd GaussNewton::start_for_complex(const Eigen::VectorXcd& v) {
 template <class Vector>
 double GaussNewton::lambda_scale_for(const Vector& v) {
   if (options_.start != GnOptions::Start::kFitted) return 1.0;
-  return gn_lambda_scale(options_, std::abs(homogeneous_fit(v).sigma));
+  return gn_lambda_scale(options_, homogeneous_fit(v));
 }
 
 template <class Scalar>

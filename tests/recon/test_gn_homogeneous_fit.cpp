@@ -84,3 +84,20 @@ TEST_CASE("gn fitted start: a frame in other units gives the same image, scaled"
     CHECK((d.sigma * 1e-4 - c.sigma).norm() / c.sigma.norm() < 1e-9);
   }
 }
+
+// A frame the homogeneous model does not explain (a glitch of ±1e30 whose fit is tiny but
+// positive) must keep λ as given: rescaling by its σ₀ would make λ ~1e40 and the garbage frame
+// "converge" without moving (the CUDA solver did, where the CPU's fit came out exactly zero).
+TEST_CASE("the fitted λ factor applies only when the fit explains the frame") {
+  GnOptions o;
+  o.prior = GnOptions::Prior::kKotre;
+  o.p = 0.25;
+  HomogeneousFit fit{1e-13, 1e13, 0.02, 1.0};  // tiny positive fit of a frame it does not explain
+  CHECK(gn_lambda_scale(o, fit) == 1.0);
+  fit.correlation = kGnMatchCorrelation;
+  CHECK(gn_lambda_scale(o, fit) == doctest::Approx(std::pow(1e-13, -3)).epsilon(1e-12));
+  HomogeneousFitComplex c{{2.0, 0.5}, {0.5, 0}, 0.99, 0.01};
+  CHECK(gn_lambda_scale(o, c) == doctest::Approx(std::pow(std::abs(c.sigma), -3)).epsilon(1e-15));
+  c.correlation = std::nan("");
+  CHECK(gn_lambda_scale(o, c) == 1.0);
+}

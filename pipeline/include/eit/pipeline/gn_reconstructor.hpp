@@ -71,9 +71,9 @@ struct GnFrameCounts {
   recon::HomogeneousFit first_fit{};  // the first cold frame's fit (complex: |σ₀|, Re s); NaN
                                       // fields until a frame came
 };
-// Below this correlation with F(1) a frame is not the model's measurement (a homogeneous tank
-// gives > 0.99; IIRC's frames 0.994 once their polarity is the model's, −0.994 before).
-inline constexpr double kGnMatchCorrelation = 0.5;
+// Below this correlation with F(1) a frame is not the model's measurement (recon's threshold,
+// which also decides whether the fitted start rescales λ).
+inline constexpr double kGnMatchCorrelation = recon::kGnMatchCorrelation;
 
 class GnReconstructor final : public Reconstructor {
  public:

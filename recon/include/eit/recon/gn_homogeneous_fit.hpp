@@ -11,6 +11,7 @@
 // model at all: near +1 for a recording in the model's order, sign and pattern; near −1 for one
 // of opposite polarity (EIDORS-convention data such as IIRC: `--invert`); near 0 for another
 // measurement order or pattern. Only s > 0 gives a conductivity (σ₀ is NaN otherwise).
+#include <cmath>
 #include <complex>
 
 #include <Eigen/Core>
@@ -38,5 +39,20 @@ HomogeneousFitComplex fit_homogeneous(const Eigen::VectorXd& unit, const Eigen::
 // σ-space step with λ·σ₀^(4(p−1)). This returns that factor for the options' prior (kotre p,
 // lm 1, noser ½, tikhonov and laplacian 0); 1 when σ₀ is not a finite positive number.
 double gn_lambda_scale(const GnOptions& options, double sigma0_magnitude);
+
+// Below this correlation with F(1) a frame is not the model's measurement (a homogeneous tank
+// gives > 0.99; IIRC's frames 0.994 once their polarity is the model's, −0.994 before).
+inline constexpr double kGnMatchCorrelation = 0.5;
+
+// The λ factor for a frame from its fit: gn_lambda_scale(|σ₀|) when the fit explains the frame
+// (correlation ≥ kGnMatchCorrelation), else 1. A frame no homogeneous σ explains (noise, a
+// ±1e30 glitch whose fit is numerically zero or tiny) must not turn λ into ~1e40 and pass as
+// converged; it keeps λ as given and diverges or not on its own. Shared by the CPU and CUDA
+// solvers so they agree frame for frame.
+template <class Scalar>
+double gn_lambda_scale(const GnOptions& options, const BasicHomogeneousFit<Scalar>& fit) {
+  if (!(fit.correlation >= kGnMatchCorrelation)) return 1.0;
+  return gn_lambda_scale(options, std::abs(fit.sigma));
+}
 
 }  // namespace eit::recon
