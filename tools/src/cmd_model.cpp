@@ -332,7 +332,7 @@ void attach(CLI::App& app) {
   build
       ->add_option("--threads", b->threads,
                    "CPU threads for the Jacobian (0 = every core; the model does not depend on it)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
   build->callback([b] { run_build(*b); });
