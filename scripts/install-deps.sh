@@ -9,6 +9,13 @@ debs=(
   libboost-dev libzmq3-dev cppzmq-dev libeigen3-dev libfmt-dev doctest-dev
   libhdf5-dev libcli11-dev libmatio-dev libgmsh-dev nlohmann-json3-dev
   libsuitesparse-dev libssl-dev libsodium-dev
+  # CHOLMOD's supernodal factorisation (3-D forward models) runs on BLAS/LAPACK: with Debian's
+  # reference libblas3 the forward of 220,000 tetrahedra takes 5-6 s, with OpenBLAS 1.4 s.
+  # Installing it makes it the libblas.so.3/liblapack.so.3 alternative (priority 90 over 10).
+  # The serial build: on 2 cores the pthread build was no faster, and 5× slower (7 s) while other
+  # processes held the cores (docs/benchmarks.md, "OpenBLAS"). Runtime package only: we link
+  # libblas.so.3, not OpenBLAS's own API.
+  libopenblas0-serial
   openssl  # the TLS ingest test makes its certificates with it
   nats-server libnats-dev
   chromium chromium-driver

@@ -1,13 +1,17 @@
 #include "eit/recon/forward_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <Eigen/SparseCholesky>
 
 #include "eit/recon/mesh_check.hpp"
 #include "fem_assembly.hpp"
+#include "gn_dense.hpp"
 #include "sparse_spd_solver.hpp"
 
 namespace eit::recon {
@@ -169,46 +173,47 @@ Eigen::MatrixXd ForwardModel::jacobian(const Eigen::VectorXd& perm, bool normali
 Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, bool normalize) {
   Impl& m = *impl_;
   const Eigen::MatrixXd& x = m.prepare(perm);
+  Eigen::VectorXd v_abs;  // |v0| per measurement, divided out per tile (normalize)
+  if (normalize) v_abs = solve(perm).cwiseAbs();  // cached fields: no second factorisation
   const Mesh& mesh = m.mesh;
   const Protocol& p = m.protocol;
   const int n_e = mesh.n_elems();
   const int n_el = m.n_el();
   const auto& g = m.geometry;
+  const int dim = g.dim, nv = dim + 1;
+  const auto n_meas = static_cast<Eigen::Index>(p.n_meas());
 
   // Scaled gradient g = Σ_i x(n_i) g_i (see ElementGeometry) of every electrode field on every
   // element, per spatial component: one column per electrode, contiguous over elements. Node rows
   // are gathered from a row-major copy so each element reads d + 1 contiguous rows.
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const RowMajor xr = x.topRows(mesh.n_nodes());
-  const int dim = g.dim, nv = dim + 1;
-  std::vector<Eigen::MatrixXd> grad(static_cast<size_t>(dim));
-  {
-    RowMajor gr(n_e, n_el);
-    for (int c = 0; c < dim; ++c) {
-      const Eigen::MatrixXd& gc = g.grad[static_cast<size_t>(c)];
-      for (int e = 0; e < n_e; ++e) {
-        auto row = gr.row(e);
-        row = gc(e, 0) * xr.row(mesh.elements(e, 0));
-        for (int i = 1; i < nv; ++i) row += gc(e, i) * xr.row(mesh.elements(e, i));
-      }
-      grad[static_cast<size_t>(c)] = gr;
-    }
-  }
+  std::vector<Eigen::MatrixXd> grad(static_cast<size_t>(dim), Eigen::MatrixXd(n_e, n_el));
   const Eigen::ArrayXd& weight = g.weight.array();
+  Eigen::MatrixXd jt(n_e, n_meas);
 
   // Jᵀ[e, k] = r_kᵀ K_e f_d = w_e (g_r · g_f), with f the drive field and r the adjoint field of
   // measurement k (unit current into its positive electrode, out of its negative one).
   // Tiled over elements so the tile's gradient columns stay in cache across all measurements.
-  Eigen::MatrixXd jt(n_e, static_cast<Eigen::Index>(p.n_meas()));
+  // Each tile reads only its own elements and writes only its own rows of grad and Jᵀ, so tiles
+  // run on any thread in any order and the result is bit-identical for every thread count.
   constexpr Eigen::Index kTile = 2048;
-  std::vector<Eigen::ArrayXd> f(static_cast<size_t>(dim),
-                                Eigen::ArrayXd(std::min<Eigen::Index>(kTile, n_e)));
-  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kTile) {
+  const auto tile = [&](Eigen::Index e0, std::vector<Eigen::ArrayXd>& f, RowMajor& gr) {
     const Eigen::Index count = std::min<Eigen::Index>(kTile, n_e - e0);
+    for (int c = 0; c < dim; ++c) {
+      const Eigen::MatrixXd& gc = g.grad[static_cast<size_t>(c)];
+      for (Eigen::Index i = 0; i < count; ++i) {
+        const Eigen::Index e = e0 + i;
+        auto row = gr.row(i);
+        row = gc(e, 0) * xr.row(mesh.elements(e, 0));
+        for (int j = 1; j < nv; ++j) row += gc(e, j) * xr.row(mesh.elements(e, j));
+      }
+      grad[static_cast<size_t>(c)].middleRows(e0, count) = gr.topRows(count);
+    }
     const auto w = weight.segment(e0, count);
     int current_drive = -1;
-    for (size_t k = 0; k < p.n_meas(); ++k) {
-      const Measurement& meas = p.measurements[k];
+    for (Eigen::Index k = 0; k < n_meas; ++k) {
+      const Measurement& meas = p.measurements[static_cast<size_t>(k)];
       if (meas.drive != current_drive) {
         const Drive& d = p.drives[static_cast<size_t>(meas.drive)];
         for (int c = 0; c < dim; ++c) {
@@ -218,22 +223,39 @@ Eigen::MatrixXd ForwardModel::jacobian_transposed(const Eigen::VectorXd& perm, b
         }
         current_drive = meas.drive;
       }
-      auto out = jt.col(static_cast<Eigen::Index>(k)).segment(e0, count);
+      auto out = jt.col(k).segment(e0, count);
       for (int c = 0; c < dim; ++c) {
         const auto gt = grad[static_cast<size_t>(c)].middleRows(e0, count);
-        const auto term =
-            (gt.col(meas.positive) - gt.col(meas.negative)).array() * f[static_cast<size_t>(c)].head(count);
+        const auto term = (gt.col(meas.positive) - gt.col(meas.negative)).array() *
+                          f[static_cast<size_t>(c)].head(count);
         if (c == 0)
           out = term.matrix();
         else
           out += term.matrix();
       }
+      if (normalize) out /= v_abs(k);
     }
-  }
-  if (normalize) {
-    const Eigen::VectorXd v = solve(perm);
-    for (Eigen::Index k = 0; k < jt.cols(); ++k) jt.col(k) /= std::abs(v(k));
-  }
+  };
+  const Eigen::Index n_tiles = (n_e + kTile - 1) / kTile;
+  // A tile is ≥ 2048 · n_meas · 2d multiply-adds (~1 ms), far above a thread's start (~50 µs).
+  const int team = static_cast<int>(
+      std::min<Eigen::Index>(n_tiles, detail::resolve_threads(m.options.threads)));
+  // Scratch per thread, allocated here so that no worker thread can throw.
+  const Eigen::Index rows = std::min<Eigen::Index>(kTile, n_e);
+  std::vector<std::vector<Eigen::ArrayXd>> f(
+      static_cast<size_t>(team),
+      std::vector<Eigen::ArrayXd>(static_cast<size_t>(dim), Eigen::ArrayXd(rows)));
+  std::vector<RowMajor> gr(static_cast<size_t>(team), RowMajor(rows, n_el));
+  // Thread t takes tiles t, t + team, t + 2·team, …: interleaved, so a slow core delays by one tile.
+  const auto worker = [&](int t) {
+    for (Eigen::Index i = t; i < n_tiles; i += team)
+      tile(i * kTile, f[static_cast<size_t>(t)], gr[static_cast<size_t>(t)]);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(team) - 1);
+  for (int t = 1; t < team; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (std::thread& th : pool) th.join();
   return jt;
 }
 

@@ -49,6 +49,7 @@ struct BuildArgs {
   bool jac_normalized = false, normalize = false;
   CLI::Option *p_opt = nullptr, *lambda_opt = nullptr;
   std::string output;
+  int threads = 0;  // Jacobian threads (ForwardOptions::threads)
   GnBuildArgs gn;
 };
 
@@ -93,6 +94,7 @@ void run_build(BuildArgs& a) {
                            : recon::ForwardOptions::Electrodes::kPoint;
   fo.contact_impedance = a.contact_impedance;
   fo.electrode_width = a.electrode_width;
+  fo.threads = a.threads;
   t = Clock::now();
   if (!a.voxels.empty() && (mesh.dim() != 3 || a.algorithm == "gn" || a.algorithm == "greit"))
     throw std::invalid_argument(fmt::format(
@@ -327,6 +329,11 @@ void attach(CLI::App& app) {
   build->add_flag("--jac-normalized", b->jac_normalized, "Build from J / |v0|");
   build->add_flag("--normalize", b->normalize, "Images from (v − v_ref) / |v_ref|");
   b->gn.add(build);
+  build
+      ->add_option("--threads", b->threads,
+                   "CPU threads for the Jacobian (0 = every core; the model does not depend on it)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
   build->callback([b] { run_build(*b); });
 

@@ -20,7 +20,8 @@
 // every measurement and the Jacobian (adjoint method, no dense inverse) follow. Results for the
 // last conductivity are cached, so solve() then jacobian() at the same perm factorise once.
 //
-// Not thread-safe (the cache is mutable state); no I/O; allocates. Throws std::invalid_argument for
+// Not thread-safe (the cache is mutable state; jacobian*() itself splits over options.threads
+// threads); no I/O; allocates. Throws std::invalid_argument for
 // a protocol that does not fit the mesh, a bad perm (size, non-positive, non-finite) or options.
 #include <memory>
 
@@ -40,6 +41,9 @@ struct ForwardOptions {
   // SimplicialLDLT otherwise; eigen/cholmod force one (cholmod throws when not built in).
   enum class Solver { kAuto, kEigen, kCholmod };
   Solver solver = Solver::kAuto;
+  // CPU threads for the Jacobian (std::thread over tiles of elements; ≤ 0 = every core). Each
+  // thread writes its own rows of Jᵀ: the result is bit-identical for every thread count.
+  int threads = 0;
 };
 
 // True when this build has SuiteSparse CHOLMOD (ForwardOptions::Solver::kCholmod works).
