@@ -1,35 +1,32 @@
 #include "sparse_spd_solver.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
-#ifdef EIT_HAVE_CHOLMOD
-#include <Eigen/CholmodSupport>
-#endif
-
 #include "eit/recon/forward_model.hpp"
 #include "sparse_ldlt_solve.hpp"
-
-namespace eit::recon {
-
-bool cholmod_available() noexcept {
 #ifdef EIT_HAVE_CHOLMOD
-  return true;
-#else
-  return false;
+#include "cholmod_loader.hpp"
 #endif
-}
 
+#ifndef EIT_HAVE_CHOLMOD
+namespace eit::recon {
+bool cholmod_available() noexcept { return false; }
 }  // namespace eit::recon
+#endif
 
 namespace eit::recon::detail {
 
 struct SparseSpdSolver::Impl {
   std::unique_ptr<SparseLdlt> eigen;
+  void* cholmod = nullptr;  // a factor owned by the CHOLMOD module (freed by it)
+  ~Impl() {
 #ifdef EIT_HAVE_CHOLMOD
-  std::unique_ptr<Eigen::CholmodSupernodalLLT<Eigen::SparseMatrix<double>, Eigen::Lower>> cholmod;
+    if (cholmod) cholmod_module().free(cholmod);
 #endif
+  }
 };
 
 SparseSpdSolver::SparseSpdSolver(const Eigen::SparseMatrix<double>& A, SparseBackend backend,
@@ -39,13 +36,14 @@ SparseSpdSolver::SparseSpdSolver(const Eigen::SparseMatrix<double>& A, SparseBac
     backend = dim == 3 && cholmod_available() ? SparseBackend::kCholmod : SparseBackend::kEigen;
   if (backend == SparseBackend::kCholmod) {
 #ifdef EIT_HAVE_CHOLMOD
-    impl_->cholmod = std::make_unique<
-        Eigen::CholmodSupernodalLLT<Eigen::SparseMatrix<double>, Eigen::Lower>>();
-    impl_->cholmod->compute(A);
-    if (impl_->cholmod->info() != Eigen::Success)
-      throw std::runtime_error(
-          "forward model: CHOLMOD factorisation of the FEM system failed (is the mesh "
-          "connected?)");
+    const CholmodModule& m = cholmod_module();
+    if (!m.factor)
+      throw std::invalid_argument(fmt::format(
+          "sparse solver: cholmod requested, but the CHOLMOD module could not be loaded: {}",
+          m.why));
+    std::string error;
+    impl_->cholmod = m.factor(&A, &error);
+    if (!impl_->cholmod) throw std::runtime_error("forward model: " + error);
     return;
 #else
     throw std::invalid_argument(
@@ -65,7 +63,13 @@ SparseSpdSolver& SparseSpdSolver::operator=(SparseSpdSolver&&) noexcept = defaul
 
 Eigen::MatrixXd SparseSpdSolver::solve(const Eigen::MatrixXd& b) const {
 #ifdef EIT_HAVE_CHOLMOD
-  if (impl_->cholmod) return impl_->cholmod->solve(b);
+  if (impl_->cholmod) {
+    Eigen::MatrixXd x;
+    std::string error;
+    if (!cholmod_module().solve(impl_->cholmod, &b, &x, &error))
+      throw std::runtime_error("forward model: " + error);
+    return x;
+  }
 #endif
   return solve_many(*impl_->eigen, b);
 }

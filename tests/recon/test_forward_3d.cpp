@@ -111,6 +111,9 @@ TEST_CASE("3-D forward model: reciprocity, v from Z, CHOLMOD = Eigen, J = finite
   const Eigen::MatrixXd f = fwd.drive_potentials();
   CHECK(f.row(mesh.ref_node).norm() == 0.0);
 
+#ifdef EIT_BUILT_CHOLMOD_MODULE
+  REQUIRE_MESSAGE(cholmod_available(), "libeit_cholmod.so was built but does not load");
+#endif
   if (cholmod_available()) {
     ForwardOptions co;
     co.solver = ForwardOptions::Solver::kCholmod;
