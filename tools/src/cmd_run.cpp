@@ -15,6 +15,7 @@
 #include "backend_factory.hpp"
 #include "command_registry.hpp"
 #include "eit/pipeline/pipeline.hpp"
+#include "gn_summary.hpp"
 #include "run_config.hpp"
 #include "run_indices.hpp"
 #include "run_inputs.hpp"
@@ -35,10 +36,12 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
 
   const RunInputs in(c);
   const recon::Model& model = in.model;
-  const ReferenceChoice& ref = in.reference;
-  pipeline::PipelineOptions o = run_pipeline_options(c, ref);
   if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");
   Backend backend = make_backend(c.backend, model, c.max_batch, c.cpu_threads, in.interleaved);
+  const ReferenceChoice ref = model.gn && c.reference.empty()
+                                  ? absolute_imaging_reference(backend.reconstructor->n_meas())
+                                  : in.reference;
+  pipeline::PipelineOptions o = run_pipeline_options(c, ref);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
@@ -48,6 +51,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
                                   o.normalize < 0 ? model.normalize : o.normalize > 0);
   const sinks::ZmqPublisherOptions& zo = sinks.publisher_options;
 
+  // The pipeline owns the reconstructor; this view of it is read only after pipe.wait().
+  const pipeline::Reconstructor& reconstructor = *backend.reconstructor;
   pipeline::Pipeline pipe(model, *in.source, std::move(backend.reconstructor), sinks.all, o);
   fmt::print(stderr,
              "eitstream: {} → model {} ({}, {}×{}) → {} → {} {} on {} (stream '{}', policy {}; "
@@ -66,7 +71,9 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
 
   const RunViewStopper view_stopper = start_run_view(sinks.view, pipe);
   const std::string source_failure = run_until_finished(c, pipe, sinks, in.device_source);
-  return finish_run(c, pipe.stats(), sinks, in.warnings, source_failure);
+  const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, source_failure);
+  print_gn_summary(stdout, reconstructor);  // gn models: divergences and how the frames fit
+  return rc;
 }
 
 void attach_run(CLI::App& app) {

@@ -59,6 +59,15 @@ std::vector<double> mean_of_frames(acquisition::RecordingReader& reader, size_t 
   return sum;
 }
 
+ReferenceChoice absolute_imaging_reference(size_t n_values) {
+  ReferenceChoice c;
+  c.spec = "none";
+  c.options.mode = pipeline::ReferenceMode::kGiven;
+  c.options.values.assign(n_values, 0.0);
+  c.description = "none (a gn model images absolute conductivity and uses no reference frame)";
+  return c;
+}
+
 ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model& model,
                                  const ReferenceContext& ctx) {
   ReferenceChoice c;
