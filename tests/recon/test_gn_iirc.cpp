@@ -18,25 +18,13 @@
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/gauss_newton.hpp"
 #include "eit/recon/protocol.hpp"
+#include "adjacent_index.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
+using eit::test::adjacent_meas_index;
 
 namespace {
-
-// Index 16·drive + electrode of IIRC's table → the std protocol's 208 (measuring pair i, i+1
-// touching neither driven electrode j, j+1), or −1.
-int meas_index(int j, int i) {
-  int q = 0;
-  for (int jj = 0; jj < 16; ++jj)
-    for (int ii = 0; ii < 16; ++ii) {
-      const int d = std::abs(ii - jj);
-      if (d < 2 || d > 14) continue;
-      if (jj == j && ii == i) return q;
-      ++q;
-    }
-  return -1;
-}
 
 // Frame f of a 256 × n table, polarity flipped to the model's.
 Eigen::VectorXcd iirc_frame(const DenseArray& a, size_t f) {
@@ -44,7 +32,7 @@ Eigen::VectorXcd iirc_frame(const DenseArray& a, size_t f) {
   Eigen::VectorXcd v(208);
   for (int j = 0; j < 16; ++j)
     for (int i = 0; i < 16; ++i)
-      if (const int q = meas_index(j, i); q >= 0) {
+      if (const int q = adjacent_meas_index(j, i); q >= 0) {
         const size_t k = static_cast<size_t>(16 * j + i) * n + f;
         v[q] = -std::complex<double>(a.real[k], a.imag.empty() ? 0.0 : a.imag[k]);
       }

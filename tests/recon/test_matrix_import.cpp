@@ -13,9 +13,11 @@
 #include "eit/recon/array_file.hpp"
 #include "eit/recon/eidors_unpack.hpp"
 #include "eit/recon/matrix_import.hpp"
+#include "adjacent_index.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
+using eit::test::adjacent_meas_index;
 namespace fs = std::filesystem;
 
 namespace {
@@ -51,19 +53,6 @@ MatrixImportOptions small_import() {
   g.mask.assign(6, 0);
   o.geometry = g;
   return o;
-}
-
-// Index of (drive j, measuring i) among the 208 adjacent measurements, or −1 when left out.
-int meas_index(int j, int i) {
-  int q = 0;
-  for (int jj = 0; jj < 16; ++jj)
-    for (int ii = 0; ii < 16; ++ii) {
-      const int d = std::abs(ii - jj);
-      if (d < 2 || d > 14) continue;
-      if (jj == j && ii == i) return q;
-      ++q;
-    }
-  return -1;
 }
 
 // Polar angle (degrees) of the image's dominant blob: centroid of |value|^4 over the pixels that
@@ -178,7 +167,7 @@ TEST_CASE("EIDORS GREIT v1.0 unpacks to 1024 × 208 with the 16-fold symmetry") 
 
   // A single measurement (drive 0→1, pair 2–3) images near electrodes 0..3, which sit at polar
   // angles 180°..112.5° (pyEIT placement): orientation check.
-  const double a0 = target_angle(H.col(meas_index(0, 2)), g);
+  const double a0 = target_angle(H.col(adjacent_meas_index(0, 2)), g);
   MESSAGE("drive 0, pair 2-3 images at ", a0, " degrees");
   CHECK(a0 > 125);
   CHECK(a0 < 165);
@@ -187,14 +176,14 @@ TEST_CASE("EIDORS GREIT v1.0 unpacks to 1024 × 208 with the 16-fold symmetry") 
   Eigen::VectorXd dv = Eigen::VectorXd::Zero(208);
   for (int j = 0; j < 16; ++j)
     for (int i = 0; i < 16; ++i)
-      if (meas_index(j, i) >= 0)
-        dv[meas_index(j, i)] = std::exp(-std::pow(i - 5.0, 2) / 4) * (j < 3);
+      if (adjacent_meas_index(j, i) >= 0)
+        dv[adjacent_meas_index(j, i)] = std::exp(-std::pow(i - 5.0, 2) / 4) * (j < 3);
   auto rotate = [](const Eigen::VectorXd& v, int by) {
     Eigen::VectorXd out(208);
     for (int j = 0; j < 16; ++j)
       for (int i = 0; i < 16; ++i)
-        if (meas_index(j, i) >= 0)
-          out[meas_index((j + by) % 16, (i + by) % 16)] = v[meas_index(j, i)];
+        if (adjacent_meas_index(j, i) >= 0)
+          out[adjacent_meas_index((j + by) % 16, (i + by) % 16)] = v[adjacent_meas_index(j, i)];
     return out;
   };
   const Eigen::VectorXd img = apply(H, dv);
@@ -239,7 +228,7 @@ TEST_CASE(
     Eigen::VectorXd dv(208);
     for (int j = 0; j < 16; ++j)
       for (int i = 0; i < 16; ++i)
-        if (const int q = meas_index(j, i); q >= 0)
+        if (const int q = adjacent_meas_index(j, i); q >= 0)
           dv[q] = rot.real[(16 * j + i) * n_frames + f] - ref.real[16 * j + i];
     const Eigen::VectorXd img = apply(H, dv);
     angles.push_back(target_angle(img, g));
