@@ -13,31 +13,20 @@
 #include <nats/nats.h>
 
 #include "../../nats/src/nats_link.hpp"
-#include "nats_server.hpp"
+#include "memory_stream.hpp"
 
 using namespace std::chrono_literals;
 
 TEST_CASE(
     "fetch_batch: messages already queued on a pull subscription all come out at once, "
     "however small the batch, followed by what the server still has") {
-  eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
-  natsConnection* nc = nullptr;
-  REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
-  jsCtx* js = nullptr;
-  natsConnection_JetStream(&js, nc, nullptr);
-  const char* subjects[] = {"x"};
-  jsStreamConfig cfg;
-  jsStreamConfig_Init(&cfg);
-  cfg.Name = "S";
-  cfg.Subjects = subjects;
-  cfg.SubjectsLen = 1;
-  cfg.Storage = js_MemoryStorage;
+  eit::test::MemoryStreamOnServer s;
+  if (s.skipped()) return;
+  REQUIRE(s.connected);
+  REQUIRE(s.stream_added);
+  natsConnection* nc = s.nc;
+  jsCtx* js = s.js;
   jsErrCode err;
-  REQUIRE(js_AddStream(nullptr, js, &cfg, nullptr, &err) == NATS_OK);
   for (int i = 0; i < 110; ++i) {
     const std::string data = fmt::format("{:03d}", i);
     REQUIRE(js_Publish(nullptr, js, "x", data.data(), 3, nullptr, &err) == NATS_OK);
@@ -72,6 +61,4 @@ TEST_CASE(
   CHECK(got == expected);
 
   natsSubscription_Destroy(sub);
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
 }

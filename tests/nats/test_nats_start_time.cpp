@@ -13,7 +13,7 @@
 #include <nats/nats.h>
 
 #include "../../nats/src/start_time.hpp"
-#include "nats_server.hpp"
+#include "memory_stream.hpp"
 #include "wall_clock.hpp"
 
 namespace {
@@ -21,33 +21,8 @@ namespace {
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kT0 = int64_t{1'796'281'050} * kSecond;  // 2026-12-03T06:57:30Z
 
-// A connection and a memory stream "S" on subject "x" (libnats directly).
-struct StreamOnServer {
-  eit::test::NatsServer server;
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  StreamOnServer() {
-    if (!server.available()) return;
-    natsConnection_ConnectTo(&nc, server.url().c_str());
-    natsConnection_JetStream(&js, nc, nullptr);
-    const char* subjects[] = {"x"};
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    cfg.Name = "S";
-    cfg.Subjects = subjects;
-    cfg.SubjectsLen = 1;
-    cfg.Storage = js_MemoryStorage;
-    jsErrCode err;
-    js_AddStream(nullptr, js, &cfg, nullptr, &err);
-  }
-  ~StreamOnServer() {
-    if (js) jsCtx_Destroy(js);
-    if (nc) natsConnection_Destroy(nc);
-  }
-  bool skipped() const {
-    if (!server.available()) MESSAGE("SKIPPED: nats-server is not installed");
-    return !server.available();
-  }
+// The memory stream "S" on "x" (memory_stream.hpp), read by an ordered consumer from a time.
+struct StreamOnServer : eit::test::MemoryStreamOnServer {
   // An ordered consumer on "x" delivering from deliver_from_time(since_ns).
   natsSubscription* replay_from(int64_t since_ns) {
     jsSubOptions so;
