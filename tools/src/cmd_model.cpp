@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "backend_factory.hpp"
+#include "cmd_model_import.hpp"
 #include "command_registry.hpp"
 #include "eit/recon/back_projection.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/greit.hpp"
 #include "eit/recon/jac.hpp"
-#include "eit/recon/matrix_import.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/model_header.hpp"
 #include "eit/recon/protocol_rings.hpp"
@@ -53,22 +53,6 @@ struct BuildArgs {
   GnBuildArgs gn;
 };
 
-struct ImportArgs {
-  std::string file, variable, output, mesh_spec, output_on = "elements";
-  ProtocolArgs protocol;
-  bool unpack = false, no_unpack = false, normalize = false;
-  int grid = 32;
-  double h0 = 0.1, scale = 1.0;
-};
-
-// The mesh's electrodes fix N for imported meshes; an explicit --electrodes must agree.
-int electrode_count(const recon::Mesh& mesh, ProtocolArgs& protocol) {
-  if (*protocol.electrodes && protocol.options.n_electrodes != mesh.n_electrodes())
-    throw std::invalid_argument(fmt::format("--electrodes {} but the mesh has {} electrodes",
-                                            protocol.options.n_electrodes, mesh.n_electrodes()));
-  return mesh.n_electrodes();
-}
-
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
   std::optional<recon::VoxelGridOptions> voxels;  // checked before the slow steps
@@ -87,7 +71,7 @@ void run_build(BuildArgs& a) {
              a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s)", a.mesh.height, a.mesh.rings)
                              : "");
   const recon::Protocol protocol =
-      a.protocol.make(electrode_count(mesh, a.protocol), electrode_ring_count(mesh));
+      a.protocol.make(a.protocol.electrodes_for(mesh), electrode_ring_count(mesh));
 
   recon::ForwardOptions fo;
   fo.electrodes = complete ? recon::ForwardOptions::Electrodes::kComplete
@@ -174,44 +158,6 @@ void run_build(BuildArgs& a) {
   fmt::print("save        {:9.2f} ms  {}\n", ms_since(t), a.output);
   fmt::print("total       {:9.2f} ms\n\n", ms_since(start));
   print_model_summary(stdout, rm.model, a.output);
-}
-
-void run_import(ImportArgs& a) {
-  if (a.unpack && a.no_unpack)
-    throw std::invalid_argument("--unpack-eidors-symmetry and --no-unpack exclude each other");
-  recon::MatrixImportOptions o;
-  o.file = a.file;
-  o.variable = a.variable;
-  o.unpack = a.unpack      ? recon::MatrixImportOptions::Unpack::kYes
-             : a.no_unpack ? recon::MatrixImportOptions::Unpack::kNo
-                           : recon::MatrixImportOptions::Unpack::kAuto;
-  o.normalize = a.normalize;
-  o.scale = a.scale;
-  int n_el = a.protocol.options.n_electrodes;
-  if (!a.mesh_spec.empty()) {
-    MeshSourceOptions source;
-    source.spec = a.mesh_spec;
-    source.n_electrodes = n_el;
-    source.h0 = a.h0;
-    const recon::Mesh mesh = load_mesh_source(source);
-    n_el = electrode_count(mesh, a.protocol);
-    recon::MeshGeometry g;
-    g.nodes = mesh.nodes;
-    g.elements = mesh.elements;
-    g.electrode_nodes = mesh.electrode_nodes;
-    g.output_on = a.output_on == "nodes" ? recon::MeshGeometry::OutputOn::kNodes
-                                         : recon::MeshGeometry::OutputOn::kElements;
-    o.geometry = g;
-  } else {
-    o.geometry = recon::centred_disc_grid(a.grid);
-  }
-  a.protocol.make(n_el);
-  o.protocol = a.protocol.options;
-  const auto t = Clock::now();
-  recon::Model model = recon::import_matrix(o);
-  recon::save_model(a.output, model);
-  fmt::print("import      {:9.2f} ms  {} → {}\n\n", ms_since(t), a.file, a.output);
-  print_model_summary(stdout, model, a.output);
 }
 
 recon::Model load_model_or_builtin(const std::string& what) {
@@ -375,27 +321,7 @@ void attach(CLI::App& app) {
                m.id, old_id == m.id ? " (unchanged)" : "");
   });
 
-  auto im = std::make_shared<ImportArgs>();
-  auto* imp = model->add_subcommand(
-      "import", "Turn a matrix from .npy or MATLAB .mat (e.g. EIDORS GREIT) into a Model file");
-  imp->add_option("FILE", im->file, "Matrix file (.npy or .mat)")->required();
-  imp->add_option("--variable", im->variable, ".mat variable (default: the only numeric one)");
-  imp->add_flag("--unpack-eidors-symmetry", im->unpack,
-                "Expand EIDORS' 16-fold symmetry packing (automatic for a 104 × 120 matrix)");
-  imp->add_flag("--no-unpack", im->no_unpack, "Never unpack, even a 104 × 120 matrix");
-  imp->add_option("--grid", im->grid, "Rows are an n × n grid of pixel centres over [-1,1]²")
-      ->capture_default_str();
-  imp->add_option("--mesh", im->mesh_spec, "Rows are this mesh's elements or nodes (see build)");
-  imp->add_option("--h0", im->h0, "Edge length when --mesh generates")->capture_default_str();
-  imp->add_option("--output-on", im->output_on, "elements | nodes (with --mesh)")
-      ->check(CLI::IsMember({"elements", "nodes"}))
-      ->capture_default_str();
-  im->protocol.add(imp);
-  imp->add_flag("--normalize", im->normalize, "Images from (v − v_ref) / |v_ref|");
-  imp->add_option("--scale", im->scale, "Multiply the matrix (−1 for pyEIT's ds = −H·dv)")
-      ->capture_default_str();
-  imp->add_option("-o,--output", im->output, "Model file to write (.h5)")->required();
-  imp->callback([im] { run_import(*im); });
+  attach_model_import(model);
 }
 
 const RegisterCommand kModel{20, attach};

@@ -1,6 +1,8 @@
 // The protocol options of `eitstream model build|import` (protocol_args.hpp).
 #include "protocol_args.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "eit/recon/protocol_rings.hpp"
@@ -47,6 +49,13 @@ std::string ProtocolArgs::json() const {
   if (pattern == "all" && exclude_next == 0 && n_rings == 1) return "";
   return fmt::format(R"("protocol": {{"pattern": "{}", "n_rings": {}, "exclude_next": {}}})",
                      pattern, n_rings, exclude_next);
+}
+
+int ProtocolArgs::electrodes_for(const recon::Mesh& mesh) const {
+  if (*electrodes && options.n_electrodes != mesh.n_electrodes())
+    throw std::invalid_argument(fmt::format("--electrodes {} but the mesh has {} electrodes",
+                                            options.n_electrodes, mesh.n_electrodes()));
+  return mesh.n_electrodes();
 }
 
 }  // namespace eit::cli

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "eit/recon/mesh.hpp"
 #include "eit/recon/protocol.hpp"
 
 namespace eit::cli {
@@ -17,6 +18,9 @@ struct ProtocolArgs {
   CLI::Option* electrodes = nullptr;
 
   void add(CLI::App* cmd);
+  // The mesh's electrodes fix N for imported and generated meshes; an explicit --electrodes must
+  // agree (std::invalid_argument naming both).
+  int electrodes_for(const recon::Mesh& mesh) const;
   recon::Protocol make(int n_electrodes, int rings = 1);
   // Recorded in the model's parameters (the tables themselves are in /protocol): empty for the
   // single-ring default, else `"protocol": {"pattern": …, "n_rings": …, "exclude_next": …}`.
