@@ -107,6 +107,10 @@ TEST_CASE("a blocking sink gets every frame in order while a stalled live sink d
   CollectingSink recorder(m.n_out(), SinkPolicy::kBlock);
   recorder.slow(
       500);  // slower than the frames come (333 µs apart): its queue fills, the fan-out waits
+  // Held at first until its queue is full, so the fan-out surely waits on it however slow the
+  // rest of the pipeline runs (under ThreadSanitizer on 2 loaded cores the 500 µs alone did not
+  // fill it: high water 3 of 16).
+  recorder.stall();
   stalled.stall();
   PipelineOptions o;
   o.policy = Policy::kLive;
@@ -115,6 +119,10 @@ TEST_CASE("a blocking sink gets every frame in order while a stalled live sink d
   Pipeline p(m, source, cpu_backend(m), {&stalled, &recorder}, o);
   p.start();
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (p.stats().sink_queues.at(1).queue.high_water < o.sink_queue_capacity &&
+         std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  recorder.release();
   while (recorder.count() < frames.size() && std::chrono::steady_clock::now() < limit)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   CHECK(stalled.count() == 0);
