@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <Eigen/Cholesky>
 
+#include "greit_shared.hpp"
 #include "model_assembly.hpp"
 
 namespace eit::recon {
@@ -67,61 +67,23 @@ GridGeometry greit_grid(const Mesh& mesh, int n) {
 
 namespace {
 
-// Element centroids and the grid points (row-major) as coordinates.
-struct WeightInputs {
-  Eigen::ArrayXd cx, cy, gx, gy;
-  double d_max = 0;
-};
-
-WeightInputs weight_inputs(const Mesh& mesh, const GridGeometry& grid) {
-  WeightInputs w;
-  const int m = mesh.n_elems();
-  w.cx.resize(m);
-  w.cy.resize(m);
-  for (int e = 0; e < m; ++e) {
-    w.cx(e) = (mesh.nodes(mesh.elements(e, 0), 0) + mesh.nodes(mesh.elements(e, 1), 0) +
-               mesh.nodes(mesh.elements(e, 2), 0)) /
-              3.0;
-    w.cy(e) = (mesh.nodes(mesh.elements(e, 0), 1) + mesh.nodes(mesh.elements(e, 1), 1) +
-               mesh.nodes(mesh.elements(e, 2), 1)) /
-              3.0;
-  }
-  const int n_grid = grid.nx * grid.ny;
-  w.gx.resize(n_grid);
-  w.gy.resize(n_grid);
+// The grid points (row-major) as coordinates, n² × 2.
+Eigen::ArrayXXd grid_points(const GridGeometry& grid) {
+  Eigen::ArrayXXd g(grid.nx * grid.ny, 2);
   for (int r = 0; r < grid.ny; ++r)
     for (int c = 0; c < grid.nx; ++c) {
-      w.gx(r * grid.nx + c) = c * grid.dx + grid.x0;
-      w.gy(r * grid.nx + c) = r * grid.dy + grid.y0;
+      g(r * grid.nx + c, 0) = c * grid.dx + grid.x0;
+      g(r * grid.nx + c, 1) = r * grid.dy + grid.y0;
     }
-  // The largest centroid–grid distance is attained at a corner of the grid's bounding box.
-  const double gx0 = w.gx.minCoeff(), gx1 = w.gx.maxCoeff();
-  const double gy0 = w.gy.minCoeff(), gy1 = w.gy.maxCoeff();
-  for (double x : {gx0, gx1})
-    for (double y : {gy0, gy1})
-      w.d_max = std::max(w.d_max, ((w.cx - x).square() + (w.cy - y).square()).sqrt().maxCoeff());
-  return w;
-}
-
-// Unnormalised sigmoid weights of elements [e0, e0 + block.rows()) (rows) for every grid point
-// (columns), evaluated in place.
-void weight_block(const WeightInputs& w, Eigen::Index e0, double ratio, double s,
-                  Eigen::Ref<Eigen::MatrixXd> block) {
-  const double scale = 5.0 / w.d_max, r0 = 5.0 * ratio;
-  const auto cx = w.cx.segment(e0, block.rows()), cy = w.cy.segment(e0, block.rows());
-  for (Eigen::Index g = 0; g < block.cols(); ++g) {
-    const double x = w.gx(g), y = w.gy(g);
-    block.col(g).array() =
-        1.0 / (1.0 + (s * (((cx - x).square() + (cy - y).square()).sqrt() * scale - r0)).exp());
-  }
+  return g;
 }
 
 }  // namespace
 
 Eigen::MatrixXd greit_weights(const Mesh& mesh, const GridGeometry& grid, double ratio, double s) {
-  const WeightInputs w = weight_inputs(mesh, grid);
-  Eigen::MatrixXd out(mesh.n_elems(), grid.nx * grid.ny);
-  weight_block(w, 0, ratio, s, out);
+  const Eigen::ArrayXXd c = detail::element_centroids(mesh), g = grid_points(grid);
+  Eigen::MatrixXd out(mesh.n_elems(), g.rows());
+  detail::greit_weight_block(c, g, detail::greit_d_max(c, g), 0, ratio, s, out);
   out.array().rowwise() /= out.colwise().sum().array();
   return out;
 }
@@ -141,38 +103,12 @@ ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
   GridGeometry grid = greit_grid(mesh, o.n);
   const Eigen::MatrixXd jt = forward.jacobian_transposed(o.perm, o.jac_normalized);
 
-  // X = Jᵀ (JJᵀ + λ diag(JJᵀ)^p)⁻¹  (n_elems × n_meas)
-  const Eigen::Index n_meas = jt.cols();
-  Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n_meas, n_meas);
-  m.selfadjointView<Eigen::Lower>().rankUpdate(jt.transpose());
-  m.triangularView<Eigen::StrictlyUpper>() = m.transpose();
-  m.diagonal() += o.lambda * m.diagonal().array().pow(o.p).matrix();
-  const Eigen::LLT<Eigen::MatrixXd> llt(m);
-  if (llt.info() != Eigen::Success)
-    throw std::runtime_error("greit: JJᵀ + λ diag(JJᵀ)^p is not positive definite");
-  Eigen::MatrixXd X(jt.rows(), n_meas);
-  X.noalias() = jt * llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
-
-  // H = Wᵀ X, built in blocks of grid points so W (n_elems × n²) is never held whole.
-  const WeightInputs w = weight_inputs(mesh, grid);
-  // H = Wᵀ X with W's columns normalised to sum 1: accumulate the unnormalised product and the
-  // column sums over blocks of elements, then scale each row of H once. W (n_elems × n²) is
-  // never held whole and X is read (packed) once.
-  const int n_grid = grid.nx * grid.ny;
+  // X = Jᵀ (JJᵀ + λ diag(JJᵀ)^p)⁻¹ (n_elems × n_meas): the training solve with one unit target
+  // per element (Y = J); H = Wᵀ X.
+  const Eigen::MatrixXd X = detail::greit_training_solve(jt, o.lambda, o.p);
   ReconstructionMatrix out;
-  out.H = Eigen::MatrixXd::Zero(n_grid, n_meas);
-  Eigen::VectorXd column_sums = Eigen::VectorXd::Zero(n_grid);
-  constexpr Eigen::Index kBlock = 1024;
-  const Eigen::Index n_e = mesh.n_elems();
-  Eigen::MatrixXd block(std::min(kBlock, n_e), n_grid);
-  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
-    const Eigen::Index count = std::min(kBlock, n_e - e0);
-    auto w_block = block.topRows(count);
-    weight_block(w, e0, o.ratio, o.s, w_block);
-    column_sums += w_block.colwise().sum().transpose();
-    out.H.noalias() += w_block.transpose() * X.middleRows(e0, count);
-  }
-  out.H = column_sums.cwiseInverse().asDiagonal() * out.H;
+  out.H = detail::greit_weighted_images(detail::element_centroids(mesh), grid_points(grid), X,
+                                        o.ratio, o.s);
 
   const std::string params = fmt::format(
       R"({{"n": {}, "s": {}, "ratio": {}, "p": {}, "lambda": {}, "jac_normalized": {}, )"
