@@ -72,6 +72,12 @@ Greit3dOptions::Train parse_greit_train(std::string_view name) {
 
 ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Greit3dOptions& o) {
   check_options(o);
+  return build_greit_3d(forward, forward.jacobian_transposed({}, o.jac_normalized), o);
+}
+
+ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Eigen::MatrixXd& jt,
+                                    const Greit3dOptions& o) {
+  check_options(o);
   const Mesh& mesh = forward.mesh();
   if (mesh.dim() != 3)
     throw std::invalid_argument(fmt::format(
@@ -85,7 +91,10 @@ ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Greit3dOptions&
   grid_options.samples = 1;  // only the mask (voxel centres) is used, not the map
   GridGeometry grid = make_voxel_map(shape, grid_options).grid;
 
-  const Eigen::MatrixXd jt = forward.jacobian_transposed({}, o.jac_normalized);
+  const auto n_meas = static_cast<Eigen::Index>(forward.protocol().n_meas());
+  if (jt.rows() != mesh.n_elems() || jt.cols() != n_meas)
+    throw std::invalid_argument(fmt::format("greit 3-D: Jᵀ is {} × {}, expected {} × {}",
+                                            jt.rows(), jt.cols(), mesh.n_elems(), n_meas));
   const Eigen::ArrayXXd voxels = voxel_centres(grid);
   ReconstructionMatrix out;
   if (o.train == Greit3dOptions::Train::kElements) {

@@ -14,6 +14,7 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/greit.hpp"
+#include "eit/recon/greit_3d.hpp"
 #include "eit/recon/jac.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/model_header.hpp"
@@ -46,15 +47,38 @@ struct BuildArgs {
   int grid = 32;
   std::string voxels;
   int voxel_samples = 3;
+  std::string train = "spheres";  // 3-D GREIT
+  int targets = 1000;
+  double target_size = 0.05;
   bool jac_normalized = false, normalize = false;
-  CLI::Option *p_opt = nullptr, *lambda_opt = nullptr;
+  CLI::Option *p_opt = nullptr, *lambda_opt = nullptr, *grid_opt = nullptr;
   std::string output;
   int threads = 0;  // Jacobian threads (ForwardOptions::threads)
   GnBuildArgs gn;
 };
 
+recon::Greit3dOptions greit_3d_options(const BuildArgs& a,
+                                       const std::optional<recon::VoxelGridOptions>& voxels) {
+  recon::Greit3dOptions o;
+  if (voxels) o.grid = *voxels;
+  o.train = recon::parse_greit_train(a.train);
+  o.n_targets = a.targets;
+  o.target_size = a.target_size;
+  o.s = a.s;
+  o.ratio = a.ratio;
+  if (*a.p_opt) o.p = a.p;
+  if (*a.lambda_opt) o.lambda = a.lambda;
+  o.jac_normalized = a.jac_normalized;
+  o.normalize = a.normalize;
+  return o;
+}
+
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
+  if (!(a.target_size > 0 && a.target_size < 0.5))  // checked before the slow steps
+    throw std::invalid_argument(fmt::format(
+        "--target-size {}: expected a fraction of the body's largest extent in (0, 0.5)",
+        a.target_size));
   std::optional<recon::VoxelGridOptions> voxels;  // checked before the slow steps
   if (!a.voxels.empty()) {
     voxels = recon::parse_voxel_spec(a.voxels);
@@ -80,11 +104,15 @@ void run_build(BuildArgs& a) {
   fo.electrode_width = a.electrode_width;
   fo.threads = a.threads;
   t = Clock::now();
-  if (!a.voxels.empty() && (mesh.dim() != 3 || a.algorithm == "gn" || a.algorithm == "greit"))
+  const bool greit_3d = a.algorithm == "greit" && mesh.dim() == 3;
+  if (!a.voxels.empty() && (mesh.dim() != 3 || a.algorithm == "gn"))
     throw std::invalid_argument(fmt::format(
-        "--voxels {}: voxel output needs a 3-D mesh and --algorithm jac or bp (got a {}-D mesh "
-        "and {})",
+        "--voxels {}: voxel output needs a 3-D mesh and --algorithm jac, bp or greit (got a {}-D "
+        "mesh and {})",
         a.voxels, mesh.dim(), a.algorithm));
+  if (greit_3d && *a.grid_opt)
+    throw std::invalid_argument(
+        "--grid is the 2-D GREIT's n × n pixel grid; a 3-D GREIT's grid is --voxels NXxNYxNZ");
   if (a.algorithm == "gn")
     return build_gn_model(mesh, protocol, fo,
                           a.gn.options(a.prior, *a.p_opt ? &a.p : nullptr,
@@ -96,7 +124,7 @@ void run_build(BuildArgs& a) {
              v0.size(), a.electrode_model);
   t = Clock::now();
   Eigen::MatrixXd jt;  // JAC: Jᵀ computed once, here, and handed to the matrix step
-  if (a.algorithm == "jac")
+  if (a.algorithm == "jac" || greit_3d)
     jt = forward.jacobian_transposed({}, a.jac_normalized);
   else
     forward.jacobian();
@@ -124,6 +152,10 @@ void run_build(BuildArgs& a) {
     o.weight = recon::parse_bp_weight(a.weight);
     o.normalize = a.normalize;
     rm = recon::build_bp(forward, o);
+  } else if (greit_3d) {
+    rm = recon::build_greit_3d(forward, jt, greit_3d_options(a, voxels));
+    jt = Eigen::MatrixXd();
+    voxels.reset();  // the voxel grid is GREIT's own output, not a map applied afterwards
   } else {
     recon::GreitOptions o;
     o.n = a.grid;
@@ -254,14 +286,30 @@ void attach(CLI::App& app) {
       ->capture_default_str();
   build->add_option("--prior", b->prior, "JAC prior: kotre | tikhonov | lm | noser | laplacian")
       ->capture_default_str();
-  b->p_opt = build->add_option("--p", b->p, "Prior exponent (JAC kotre, GREIT); default 0.2");
+  b->p_opt = build->add_option(
+      "--p", b->p, "Prior exponent (JAC kotre, GREIT: Σ = diag(YYᵀ)^p); default 0.2, 3-D GREIT 0.5");
   b->lambda_opt = build->add_option("--lambda", b->lambda,
                                     "Regularisation (default: JAC 0.001, GREIT 0.01, pyEIT's)");
-  build->add_option("--grid", b->grid, "GREIT grid size n (n × n)")->capture_default_str();
+  b->grid_opt =
+      build->add_option("--grid", b->grid, "2-D GREIT grid size n (n × n)")->capture_default_str();
+  build
+      ->add_option("--train", b->train,
+                   "3-D GREIT training: spheres (EIDORS-style: --targets small spheres through "
+                   "the volume, desired images their blurred copies) | elements (pyEIT's 2-D "
+                   "'dist' GREIT on voxels: one target per tetrahedron)")
+      ->check(CLI::IsMember({"spheres", "elements"}))
+      ->capture_default_str();
+  build->add_option("--targets", b->targets, "3-D GREIT: number of training spheres")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  build
+      ->add_option("--target-size", b->target_size,
+                   "3-D GREIT: training-sphere radius as a fraction of the body's largest extent")
+      ->capture_default_str();
   build->add_option("--voxels", b->voxels,
                     "3-D jac/bp: images on an NXxNYxNZ voxel grid over the mesh's bounding box "
                     "(e.g. 32x32x4) instead of per tetrahedron or node; mask = voxel centre "
-                    "outside the mesh");
+                    "outside the mesh. 3-D greit: its output grid (default 32x32x4)");
   build
       ->add_option("--voxel-samples", b->voxel_samples,
                    "With --voxels: S³ sample points per voxel, value = mean over those inside "
@@ -270,7 +318,11 @@ void attach(CLI::App& app) {
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
   build->add_option("--s", b->s, "GREIT sigmoid slope")->capture_default_str();
-  build->add_option("--ratio", b->ratio, "GREIT weight radius ratio")->capture_default_str();
+  build
+      ->add_option("--ratio", b->ratio,
+                   "GREIT desired-image (PSF) radius as a fraction of the largest target–pixel "
+                   "(voxel) distance")
+      ->capture_default_str();
   build->add_option("--weight", b->weight, "BP weight: none | simple")->capture_default_str();
   build->add_flag("--jac-normalized", b->jac_normalized, "Build from J / |v0|");
   build->add_flag("--normalize", b->normalize, "Images from (v − v_ref) / |v_ref|");

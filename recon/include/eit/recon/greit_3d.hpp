@@ -66,5 +66,9 @@ Eigen::VectorXd sphere_contrast(const Mesh& mesh, const Eigen::VectorXd& element
 Greit3dOptions::Train parse_greit_train(std::string_view name);
 
 ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Greit3dOptions& options = {});
+// With Jᵀ already computed (n_elems × n_meas, at conductivity 1, normalised as
+// options.jac_normalized says), as model build does for JAC: the Jacobian is not recomputed.
+ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Eigen::MatrixXd& jt,
+                                    const Greit3dOptions& options);
 
 }  // namespace eit::recon
