@@ -81,10 +81,10 @@ TEST_CASE("model build --dim 3 takes ring heights and refuses GREIT and bad ring
   CHECK(contains(i.output, R"("pattern": "planar")"));
   fs::remove(out);
 
-  const CliResult greit = run_eitstream(
-      fmt::format("model build --dim 3 --h0 0.5 --algorithm greit -o {}", temp3d("g.h5").string()));
+  const CliResult greit = run_eitstream(fmt::format(
+      "model build --dim 3 --h0 0.5 --algorithm greit --grid 16 -o {}", temp3d("g.h5").string()));
   CHECK(greit.code != 0);
-  CHECK(contains(greit.output, "GREIT's pixel grid is 2-D"));
+  CHECK(contains(greit.output, "a 3-D GREIT's grid is --voxels"));
   const CliResult rings = run_eitstream(
       fmt::format("model build --dim 3 --rings 3 --electrodes 16 --algorithm jac -o {}",
                   temp3d("r.h5").string()));

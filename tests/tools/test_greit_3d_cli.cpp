@@ -1,0 +1,53 @@
+// `eitstream model build --dim 3 --algorithm greit` (the voxel GREIT, greit_3d.hpp) through the
+// real binary: the voxel grid and parameters in the Model file, model info, option errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli_run.hpp"
+#include "eit/recon/model_file.hpp"
+#include "gmsh_skip.hpp"
+#include "test_data.hpp"
+
+namespace fs = std::filesystem;
+using namespace eit::recon;
+using namespace eit::test;
+
+TEST_CASE("model build --dim 3 --algorithm greit writes a voxel-grid GREIT model") {
+  if (skip_without_gmsh("model build --dim 3 --algorithm greit")) return;
+  const fs::path out = cli_temp_path("eit_cli_greit3d", "g.h5");
+  const std::string base = "model build --dim 3 --rings 2 --electrodes 16 --h0 0.45 --algorithm greit";
+  const CliResult b = run_eitstream(
+      fmt::format("{} --voxels 8x8x4 --targets 200 --target-size 0.06 -o {}", base, out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(contains(b.output, "greit H 256 × 208"));
+  const Model m = load_model(out);
+  const auto& g = std::get<GridGeometry>(m.geometry);
+  CHECK(g.nx == 8);
+  CHECK(g.ny == 8);
+  CHECK(g.nz == 4);
+  CHECK(m.H.rows() == 8 * 8 * 4);
+  CHECK(contains(m.parameters_json, R"("voxels": {"nx": 8, "ny": 8, "nz": 4}, "train": "spheres")"));
+  CHECK(contains(m.parameters_json, R"("targets": 200, "target_size": 0.06)"));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
+  CHECK(contains(i.output, "voxel grid: 8 × 8 × 4 (nx × ny × nz)"));
+  fs::remove(out);
+
+  const CliResult size = run_eitstream(fmt::format("{} --target-size 0.7 -o {}", base, out.string()));
+  CHECK(size.code != 0);
+  CHECK(contains(size.output, "--target-size 0.7"));
+  const CliResult train = run_eitstream(fmt::format("{} --train cubes -o {}", base, out.string()));
+  CHECK(train.code != 0);
+  CHECK(contains(train.output, "--train"));
+  const CliResult none = run_eitstream(fmt::format("{} --targets 0 -o {}", base, out.string()));
+  CHECK(none.code != 0);
+  CHECK(contains(none.output, "--targets"));
+  const CliResult help = run_eitstream("model build --help");
+  CHECK(contains(help.output, "--target-size"));
+  CHECK(contains(help.output, "3-D GREIT training"));
+  CHECK_FALSE(fs::exists(out));
+}
