@@ -51,10 +51,10 @@ Eigen::MatrixXd desired_images(const GridGeometry& g, const Eigen::ArrayXXd& vox
   const double v_voxel = g.dx * g.dy * g.dz;
   Eigen::MatrixXd d(voxels.rows(), centres.rows());
   for (Eigen::Index k = 0; k < centres.rows(); ++k) {
-    const Eigen::ArrayXd dist = ((voxels.col(0) - centres(k, 0)).square() +
-                                 (voxels.col(1) - centres(k, 1)).square() +
-                                 (voxels.col(2) - centres(k, 2)).square())
-                                    .sqrt();
+    const Eigen::ArrayXd dist =
+        ((voxels.col(0) - centres(k, 0)).square() + (voxels.col(1) - centres(k, 1)).square() +
+         (voxels.col(2) - centres(k, 2)).square())
+            .sqrt();
     const Eigen::ArrayXd col = detail::greit_sigmoid(dist, d_max, o.ratio, o.s) * inside;
     d.col(k) = (col * (v_sphere / (col.sum() * v_voxel))).matrix();
   }
@@ -93,8 +93,8 @@ ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Eigen::MatrixXd
 
   const auto n_meas = static_cast<Eigen::Index>(forward.protocol().n_meas());
   if (jt.rows() != mesh.n_elems() || jt.cols() != n_meas)
-    throw std::invalid_argument(fmt::format("greit 3-D: Jᵀ is {} × {}, expected {} × {}",
-                                            jt.rows(), jt.cols(), mesh.n_elems(), n_meas));
+    throw std::invalid_argument(fmt::format("greit 3-D: Jᵀ is {} × {}, expected {} × {}", jt.rows(),
+                                            jt.cols(), mesh.n_elems(), n_meas));
   const Eigen::ArrayXXd voxels = voxel_centres(grid);
   ReconstructionMatrix out;
   if (o.train == Greit3dOptions::Train::kElements) {
@@ -112,10 +112,10 @@ ReconstructionMatrix build_greit_3d(ForwardModel& forward, const Eigen::MatrixXd
   const std::string params = fmt::format(
       R"({{"voxels": {{"nx": {}, "ny": {}, "nz": {}}}, "train": "{}", "targets": {}, "target_size": {}, )"
       R"("s": {}, "ratio": {}, "p": {}, "lambda": {}, "jac_normalized": {}, "normalize": {}, {}}})",
-      grid.nx, grid.ny, grid.nz, o.train == Greit3dOptions::Train::kElements ? "elements" : "spheres",
-      o.n_targets, detail::json_number(o.target_size),
-      detail::json_number(o.s), detail::json_number(o.ratio), detail::json_number(o.p),
-      detail::json_number(o.lambda), o.jac_normalized, o.normalize,
+      grid.nx, grid.ny, grid.nz,
+      o.train == Greit3dOptions::Train::kElements ? "elements" : "spheres", o.n_targets,
+      detail::json_number(o.target_size), detail::json_number(o.s), detail::json_number(o.ratio),
+      detail::json_number(o.p), detail::json_number(o.lambda), o.jac_normalized, o.normalize,
       detail::forward_json(forward.options()));
   out.model = detail::make_model("greit", params, out.H, forward.solve(), o.normalize,
                                  forward.protocol(), std::move(grid));

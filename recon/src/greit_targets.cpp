@@ -96,20 +96,21 @@ GreitTargets greit_training_targets(const Mesh& mesh, const Eigen::VectorXd& vol
   GreitTargets out;
   out.radius = size * span.maxCoeff();
   out.centres.resize(n, 3);
-  // Halton points over the box, in batches, kept when inside the mesh; index 0 (the corner) skipped.
+  // Halton points over the box, in batches, kept when inside the mesh; index 0 (the corner)
+  // skipped.
   int kept = 0;
   long next = 1;
   while (kept < n) {
     if (next > 100L * n + 1000)
-      throw std::runtime_error(fmt::format(
-          "greit 3-D: only {} of {} training centres fell inside the mesh", kept, n));
+      throw std::runtime_error(
+          fmt::format("greit 3-D: only {} of {} training centres fell inside the mesh", kept, n));
     const Eigen::Index batch = 2L * (n - kept) + 16;
     Points candidates(batch, 3);
     for (Eigen::Index i = 0; i < batch; ++i, ++next)
-      candidates.row(i) = lo + Eigen::RowVector3d(radical_inverse(next, 2),
-                                                  radical_inverse(next, 3),
-                                                  radical_inverse(next, 5))
-                                   .cwiseProduct(span);
+      candidates.row(i) =
+          lo + Eigen::RowVector3d(radical_inverse(next, 2), radical_inverse(next, 3),
+                                  radical_inverse(next, 5))
+                   .cwiseProduct(span);
     const PointLocation at = locate_points(mesh.nodes, mesh.elements, candidates);
     for (Eigen::Index i = 0; i < batch && kept < n; ++i)
       if (at.element[static_cast<size_t>(i)] >= 0) out.centres.row(kept++) = candidates.row(i);

@@ -97,8 +97,8 @@ TEST_CASE("3-D GREIT: a spherical inclusion peaks within a voxel or two of its c
   const ReconstructionMatrix rm = build_greit_3d(f, small_grid());
   const auto& g = std::get<GridGeometry>(rm.model.geometry);
   const Eigen::VectorXd v0 = f.solve();
-  const Eigen::Vector3d centres[] = {{0.5, 0.0, 0.3}, {-0.45, 0.4, 0.7}, {0.0, -0.55, 0.5},
-                                     {0.45, 0.45, 0.5}, {0.0, 0.0, 0.5}};
+  const Eigen::Vector3d centres[] = {
+      {0.5, 0.0, 0.3}, {-0.45, 0.4, 0.7}, {0.0, -0.55, 0.5}, {0.45, 0.45, 0.5}, {0.0, 0.0, 0.5}};
   for (const Eigen::Vector3d& c : centres) {
     for (const double contrast : {1.0, -0.5}) {
       INFO("inclusion at (" << c.transpose() << "), contrast " << contrast);
@@ -170,7 +170,8 @@ TEST_CASE("3-D GREIT on an extruded 2-D model (full-height electrodes) images as
     return perm;
   };
   const Eigen::VectorXf i2 = image_of(r2, f2.solve(column(m2)) - f2.solve());
-  const Eigen::VectorXf i3 = image_of(r3, f3.solve(column(m3)) - f3.solve()).segment(32 * 32, 32 * 32);
+  const Eigen::VectorXf i3 =
+      image_of(r3, f3.solve(column(m3)) - f3.solve()).segment(32 * 32, 32 * 32);
   const auto& mask2 = std::get<GridGeometry>(r2.geometry).mask;
   const auto& mask3 = std::get<GridGeometry>(r3.geometry).mask;
   Eigen::VectorXd a(32 * 32), b(32 * 32);
@@ -209,7 +210,8 @@ TEST_CASE("3-D GREIT is deterministic and its training spheres lie inside the me
   // Each sphere's quadrature keeps its volume × contrast where it lies wholly inside.
   const Eigen::VectorXd x = sphere_contrast(m, f.element_areas(), {0.1, -0.2, 0.5}, 0.15);
   CHECK(x.dot(f.element_areas()) == doctest::Approx(4.0 / 3.0 * M_PI * std::pow(0.15, 3)));
-  // Spread through the volume: every octant-like region (upper/lower half × 4 quadrants) holds some.
+  // Spread through the volume: every octant-like region (upper/lower half × 4 quadrants) holds
+  // some.
   int counts[8] = {};
   for (Eigen::Index k = 0; k < t.centres.rows(); ++k)
     ++counts[(t.centres(k, 0) > 0) + 2 * (t.centres(k, 1) > 0) + 4 * (t.centres(k, 2) > 0.5)];

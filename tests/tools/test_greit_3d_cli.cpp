@@ -19,7 +19,8 @@ using namespace eit::test;
 TEST_CASE("model build --dim 3 --algorithm greit writes a voxel-grid GREIT model") {
   if (skip_without_gmsh("model build --dim 3 --algorithm greit")) return;
   const fs::path out = cli_temp_path("eit_cli_greit3d", "g.h5");
-  const std::string base = "model build --dim 3 --rings 2 --electrodes 16 --h0 0.45 --algorithm greit";
+  const std::string base =
+      "model build --dim 3 --rings 2 --electrodes 16 --h0 0.45 --algorithm greit";
   const CliResult b = run_eitstream(
       fmt::format("{} --voxels 8x8x4 --targets 200 --target-size 0.06 -o {}", base, out.string()));
   INFO(b.output);
@@ -31,13 +32,15 @@ TEST_CASE("model build --dim 3 --algorithm greit writes a voxel-grid GREIT model
   CHECK(g.ny == 8);
   CHECK(g.nz == 4);
   CHECK(m.H.rows() == 8 * 8 * 4);
-  CHECK(contains(m.parameters_json, R"("voxels": {"nx": 8, "ny": 8, "nz": 4}, "train": "spheres")"));
+  CHECK(
+      contains(m.parameters_json, R"("voxels": {"nx": 8, "ny": 8, "nz": 4}, "train": "spheres")"));
   CHECK(contains(m.parameters_json, R"("targets": 200, "target_size": 0.06)"));
   const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
   CHECK(contains(i.output, "voxel grid: 8 × 8 × 4 (nx × ny × nz)"));
   fs::remove(out);
 
-  const CliResult size = run_eitstream(fmt::format("{} --target-size 0.7 -o {}", base, out.string()));
+  const CliResult size =
+      run_eitstream(fmt::format("{} --target-size 0.7 -o {}", base, out.string()));
   CHECK(size.code != 0);
   CHECK(contains(size.output, "--target-size 0.7"));
   const CliResult train = run_eitstream(fmt::format("{} --train cubes -o {}", base, out.string()));

@@ -79,10 +79,11 @@ void report(const char* name, const Merit& m) {
   const double ar = mean(m.ar);
   for (double x : m.ar) var += (x - ar) * (x - ar);
   for (double x : m.pe) pe_max = std::max(pe_max, x);
-  fmt::print("{}_ar_mean {:.4g}\n{}_ar_uniformity {:.4f}\n{}_pe_mean {:.4f}\n{}_pe_max {:.4f}\n"
-             "{}_res_mean {:.4f}\n",
-             name, ar, name, std::sqrt(var / static_cast<double>(m.ar.size())) / ar, name,
-             mean(m.pe), name, pe_max, name, mean(m.res));
+  fmt::print(
+      "{}_ar_mean {:.4g}\n{}_ar_uniformity {:.4f}\n{}_pe_mean {:.4f}\n{}_pe_max {:.4f}\n"
+      "{}_res_mean {:.4f}\n",
+      name, ar, name, std::sqrt(var / static_cast<double>(m.ar.size())) / ar, name, mean(m.pe),
+      name, pe_max, name, mean(m.res));
 }
 
 }  // namespace
@@ -95,11 +96,16 @@ int main(int argc, char** argv) {
   Greit3dOptions go;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--h0") mo.h0 = std::stod(v);
-    else if (k == "--electrodes") mo.n_electrodes = std::stoi(v);
-    else if (k == "--rings") mo.n_rings = std::stoi(v);
-    else if (k == "--voxels") go.grid = parse_voxel_spec(v);
-    else if (k == "--targets") go.n_targets = std::stoi(v);
+    if (k == "--h0")
+      mo.h0 = std::stod(v);
+    else if (k == "--electrodes")
+      mo.n_electrodes = std::stoi(v);
+    else if (k == "--rings")
+      mo.n_rings = std::stoi(v);
+    else if (k == "--voxels")
+      go.grid = parse_voxel_spec(v);
+    else if (k == "--targets")
+      go.n_targets = std::stoi(v);
     else {
       fmt::print(stderr, "bench_greit3d: unknown option {}\n", k);
       return 2;

@@ -5,6 +5,7 @@
 //   W     (n_elems × n²): D = centroid–grid distance, D' = 5 D / max D,
 //         w = 1 / (1 + exp(s (D' − 5 ratio))), each column normalised to sum 1,
 //   H     = Wᵀ Jᵀ (JJᵀ + λ diag(JJᵀ)^p)⁻¹   (n² × n_meas; the mask is not applied to H).
+// The solve and the weights are shared with the 3-D voxel GREIT (greit_shared.hpp, greit_3d.hpp).
 // Allocates; no state; throws std::invalid_argument for bad options.
 #include <cstdint>
 #include <vector>

@@ -37,7 +37,7 @@ struct Greit3dOptions {
   enum class Train { kSpheres, kElements };
   Train train = Train::kSpheres;
   VoxelGridOptions grid{32, 32, 4, 1};  // samples unused: the mask is the voxel centres'
-  int n_targets = 1000;       // training spheres (train = spheres) (EIDORS uses 500 – 2000 in 3-D)
+  int n_targets = 1000;       // training spheres (train = spheres; EIDORS uses 500 – 2000 in 3-D)
   double target_size = 0.05;  // sphere radius as a fraction of the bounding box's largest extent
   double ratio = 0.1;         // desired-image (PSF) radius, as 2-D GREIT: ratio · d_max
   double s = 20.0;            // its sigmoid slope
@@ -55,8 +55,8 @@ struct GreitTargets {
 };
 
 // Throws unless the mesh is tetrahedral and n ≥ 1, 0 < size < 0.5.
-GreitTargets greit_training_targets(const Mesh& mesh, const Eigen::VectorXd& element_volumes,
-                                    int n, double size);
+GreitTargets greit_training_targets(const Mesh& mesh, const Eigen::VectorXd& element_volumes, int n,
+                                    double size);
 
 // Conductivity change per element of one sphere (contrast 1, the same quadrature as X).
 Eigen::VectorXd sphere_contrast(const Mesh& mesh, const Eigen::VectorXd& element_volumes,
