@@ -60,7 +60,7 @@ TEST_CASE("model build --dim 3 meshes a two-ring cylinder and model info describ
   fs::remove(out);
 }
 
-TEST_CASE("model build --dim 3 takes ring heights and refuses GREIT and bad rings by name") {
+TEST_CASE("model build --dim 3 takes ring heights and refuses a 2-D GREIT --grid and bad rings by name") {
   if (skip_without_gmsh("model build --dim 3 options")) return;
   const fs::path out = temp3d("ell.h5");
   const CliResult b = run_eitstream(fmt::format(
