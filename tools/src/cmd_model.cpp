@@ -63,13 +63,18 @@ void run_build(BuildArgs& a) {
   const bool complete = a.electrode_model == "complete";
   a.mesh.electrode_width = complete ? a.electrode_width : 0.0;
   a.mesh.n_electrodes = a.protocol.options.n_electrodes;
+  // Generated 3-D meshes name their mesher (in the log line and, when not the default, the
+  // model's parameters, so Delaunay models keep their ids); csv/msh meshes have none.
+  const bool generated_3d = a.mesh.dim == 3 && a.mesh.spec.rfind("csv:", 0) != 0 &&
+                            a.mesh.spec.rfind("msh:", 0) != 0;
   auto t = Clock::now();
   const recon::Mesh mesh = load_mesh_source(a.mesh);
   fmt::print("mesh        {:9.2f} ms  {} nodes, {} {}, {} electrodes ({}{})\n", ms_since(t),
              mesh.n_nodes(), mesh.n_elems(), mesh.dim() == 3 ? "tetrahedra" : "triangles",
              mesh.n_electrodes(), a.mesh.spec,
-             a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s), {} mesher", a.mesh.height,
-                                           a.mesh.rings, a.mesh.mesher)
+             a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s){}", a.mesh.height,
+                                           a.mesh.rings,
+                                           generated_3d ? ", " + a.mesh.mesher + " mesher" : "")
                              : "");
   const recon::Protocol protocol =
       a.protocol.make(a.protocol.electrodes_for(mesh), electrode_ring_count(mesh));
@@ -139,10 +144,7 @@ void run_build(BuildArgs& a) {
   fmt::print("matrix      {:9.2f} ms  {} H {} × {}{}\n", ms_since(t), a.algorithm, rm.H.rows(),
              rm.H.cols(), solved_on.empty() ? "" : ", solve on " + solved_on);
   if (!solve_note.empty()) fmt::print("            {}\n", solve_note);
-  // Appended to the JSON object: the protocol, and which mesher made a generated 3-D mesh when
-  // it was not the default (so Delaunay models keep their ids).
-  const bool generated_3d = a.mesh.dim == 3 && a.mesh.spec.rfind("csv:", 0) != 0 &&
-                            a.mesh.spec.rfind("msh:", 0) != 0;
+  // Appended to the JSON object: the protocol, and the mesher (see above).
   for (const std::string& p :
        {a.protocol.json(), generated_3d && a.mesh.mesher != "delaunay"
                                ? fmt::format(R"("mesher": "{}")", a.mesh.mesher)
