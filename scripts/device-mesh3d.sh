@@ -3,7 +3,9 @@
 # 32-electrode cylinder (radius 1, height 1, JAC kotre p 0.5, planar pattern, point electrodes)
 # WITH its Gmsh meshing, then streams the model through `eitstream run` (frames written here, in
 # the model's own measurement order, replayed in a loop as fast as possible).
-#   scripts/device-mesh3d.sh [BACKEND=cuda] [H0=0.042] [BUILD_DIR=build-gpu] [FRAMES]
+#   scripts/device-mesh3d.sh [BACKEND=cuda] [H0=0.042] [BUILD_DIR=build-gpu] [FRAMES] [MESHER]
+# MESHER: delaunay (default) or extruded (`model build --mesher`; H0 0.068 gives 207,036
+# tetrahedra with it, 0.1 gives 99,792).
 # From the repository root after the build in BUILD_DIR. The machine has no Gmsh: carry
 # .gmsh-bundle (scripts/make-gmsh-bundle.sh) and source .gmsh-bundle/env.sh BEFORE configuring
 # the build, so CMake builds libeit_gmsh.so; when BUILD_DIR lacks it, this script sources the
@@ -21,6 +23,7 @@ backend=${1:-cuda}
 h0=${2:-0.042}
 b=${3:-build-gpu}
 frames=${4:-$([ "$backend" = cuda ] && echo 20000 || echo 100)}
+mesher=${5:-delaunay}
 OUT=${OUT:-$PWD/out}
 tmp=${TMPDIR:-/tmp}/eit-mesh3d
 mkdir -p "$OUT" "$tmp"
@@ -48,9 +51,9 @@ timer=()
 s0=$(date +%s%N)
 "${timer[@]}" timeout 100 "$b/eitstream" model build --dim 3 --mesh circle --height 1 --rings 2 \
   --electrodes 32 --h0 "$h0" --algorithm jac --prior kotre --p 0.5 --pattern planar \
-  --backend "$backend" -o "$tmp/m.h5" >"$log" 2>&1
+  --backend "$backend" --mesher "$mesher" -o "$tmp/m.h5" >"$log" 2>&1
 rc=$?
-say "model build --h0 $h0 --backend $backend: rc $rc, wall $(awk -v a="$s0" -v b="$(date +%s%N)" 'BEGIN {printf "%.2f", (b - a) / 1e9}') s"
+say "model build --h0 $h0 --mesher $mesher --backend $backend: rc $rc, wall $(awk -v a="$s0" -v b="$(date +%s%N)" 'BEGIN {printf "%.2f", (b - a) / 1e9}') s"
 grep -E '^(mesh|forward|jacobian|matrix|save|total) ' "$log" | tee -a "$summary"
 awk '/^(mesh|forward|jacobian|matrix) / {s += $2} END {printf "mesh + forward + Jacobian + H: %.0f ms\n", s}' \
   "$log" | tee -a "$summary"

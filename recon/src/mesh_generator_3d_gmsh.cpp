@@ -1,5 +1,6 @@
-// 3-D mesh generation through Gmsh's C++ API, in the Gmsh module libeit_gmsh.so beside the 2-D
-// generator (compiled only with Gmsh: EIT_HAVE_GMSH). Exports eit_gmsh_generate_3d_v1.
+// 3-D mesh generation (Delaunay or extruded, mesh_generator_3d.hpp) through Gmsh's C++ API, in
+// the Gmsh module libeit_gmsh.so beside the 2-D generator (only with Gmsh: EIT_HAVE_GMSH).
+// Exports eit_gmsh_generate_3d_v2.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -13,6 +14,7 @@
 #include "eit/recon/mesh_check_3d.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_surface.hpp"
+#include "extrusion_layers.hpp"
 #include "gmsh_outline.hpp"
 #include "gmsh_session.hpp"
 #include "mesh_generator_module.hpp"
@@ -94,6 +96,10 @@ void validate(const OutlinePath& path, const Mesh3dOptions& o, const std::vector
           "mesh 3d: ring height {} = {}, expected ascending heights in (0, {})", r, z[r],
           o.height));
   using Shape = Mesh3dOptions::ElectrodeShape;
+  if (o.mesher == Mesh3dOptions::Mesher::kExtruded && o.electrode_shape == Shape::kCircle)
+    throw std::invalid_argument(
+        "mesh 3d: circular electrode patches need the Delaunay mesher (--mesher delaunay); the "
+        "extruded mesher makes point and rectangular (rect) electrodes only");
   if (o.electrode_shape == Shape::kPoint) return;
   const double spacing = path.perimeter() / (o.n_electrodes / o.n_rings);
   if (!(o.electrode_width > 0) || !(o.electrode_width < 0.9 * spacing))
@@ -148,8 +154,19 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   const std::vector<OutlineVertex> verts =
       outline_vertices(path, per_ring, rect ? 0.5 * o.electrode_width : 0.0);
 
-  const std::vector<int> curves = detail::add_geo_outline(path, verts, o.h0).curves;
+  const detail::GeoOutline base = detail::add_geo_outline(path, verts, o.h0);
+  const std::vector<int>& curves = base.curves;
   int surface = geo::addPlaneSurface({geo::addCurveLoop(curves)});
+  // Refined within `radius` of the whole patch: its half-diagonal (rectangle) or radius (disc).
+  const double full = radius + (rect   ? 0.5 * std::hypot(o.electrode_width, o.electrode_height)
+                                : disc ? 0.5 * o.electrode_width
+                                       : 0.0);
+  // Extruded mesher: the base's triangles refined about the electrodes' outline positions (within
+  // radius of the rectangle's side edges), layers refined about the ring heights (within radius of
+  // the rectangle's top and bottom edges).
+  const bool extruded = o.mesher == Mesh3dOptions::Mesher::kExtruded;
+  const double full_xy = radius + (rect ? 0.5 * o.electrode_width : 0.0);
+  const double full_z = radius + (rect ? 0.5 * o.electrode_height : 0.0);
   // Extrude layer by layer: the interfaces are the ring heights (and rectangle edges). Gmsh returns
   // the top, the volume, then one side surface per curve of the base, in the curves' order.
   const std::vector<double> levels = extrusion_levels(o, z);
@@ -157,7 +174,12 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   std::vector<std::vector<int>> sides;  // [layer][curve]
   for (size_t l = 0; l + 1 < levels.size(); ++l) {
     gmsh::vectorpair out;
-    geo::extrude({{2, surface}}, 0, 0, levels[l + 1] - levels[l], out);
+    std::vector<double> heights;  // empty: a geometric extrusion, meshed by 3-D Delaunay
+    if (extruded)
+      heights = detail::graded_layer_fractions(levels[l], levels[l + 1], z, h_el, o.h0, full_z,
+                                               3 * radius);
+    geo::extrude({{2, surface}}, 0, 0, levels[l + 1] - levels[l], out,
+                 std::vector<int>(heights.size(), 1), heights, /*recombine=*/false);
     if (out.size() != curves.size() + 2)
       throw std::runtime_error(fmt::format("mesh 3d: extrusion gave {} entities, expected {}",
                                            out.size(), curves.size() + 2));
@@ -203,19 +225,20 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
       electrode_points[static_cast<size_t>(r * per_ring + v.electrode)] = found[0].second;
     }
   std::vector<double> point_list(electrode_points.begin(), electrode_points.end());
+  if (extruded) {  // only the base is meshed by size: the electrodes' points at z = 0
+    point_list.clear();
+    for (size_t i = 0; i < verts.size(); ++i)
+      if (verts[i].electrode >= 0) point_list.push_back(base.points[i]);
+  }
   namespace field = gmsh::model::mesh::field;
   const int distance = field::add("Distance");
   field::setNumbers(distance, "PointsList", point_list);
-  // Refined within `radius` of the whole patch: its half-diagonal (rectangle) or radius (disc).
-  const double full = radius + (rect   ? 0.5 * std::hypot(o.electrode_width, o.electrode_height)
-                                : disc ? 0.5 * o.electrode_width
-                                       : 0.0);
   const int threshold = field::add("Threshold");
   field::setNumber(threshold, "InField", distance);
   field::setNumber(threshold, "SizeMin", h_el);
   field::setNumber(threshold, "SizeMax", o.h0);
-  field::setNumber(threshold, "DistMin", full);
-  field::setNumber(threshold, "DistMax", full + 3 * radius);
+  field::setNumber(threshold, "DistMin", extruded ? full_xy : full);
+  field::setNumber(threshold, "DistMax", (extruded ? full_xy : full) + 3 * radius);
   field::setAsBackgroundMesh(threshold);
 
   gmsh::model::mesh::generate(3);
@@ -332,7 +355,9 @@ Mesh generate_mesh_3d_with_gmsh(const Mesh3dOptions& options) {
     gmsh::option::setNumber("Mesh.RandomSeed", 1);
     gmsh::option::setNumber("Mesh.CharacteristicLengthFromPoints", 0);  // the size field rules
     gmsh::option::setNumber("Mesh.CharacteristicLengthExtendFromBoundary", 0);
-    gmsh::option::setNumber("Mesh.Optimize", 1);  // removes slivers
+    // Removes slivers (Delaunay); extruded layers are not optimised (nothing to gain, time lost).
+    gmsh::option::setNumber("Mesh.Optimize",
+                            options.mesher == Mesh3dOptions::Mesher::kDelaunay ? 1 : 0);
     gmsh::logger::start();
     Mesh mesh = mesh_with_gmsh(path, options, z);
     cleanup();
@@ -363,7 +388,7 @@ Mesh generate_mesh_3d_with_gmsh(const Mesh3dOptions& options) {
 
 }  // namespace eit::recon
 
-extern "C" __attribute__((visibility("default"))) int eit_gmsh_generate_3d_v1(
+extern "C" __attribute__((visibility("default"))) int eit_gmsh_generate_3d_v2(
     const eit::recon::Mesh3dOptions* options, eit::recon::Mesh* out, std::string* error) {
   return eit::recon::run_in_module(
       [&] { *out = eit::recon::generate_mesh_3d_with_gmsh(*options); }, error);

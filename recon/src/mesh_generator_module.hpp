@@ -18,7 +18,8 @@ namespace eit::recon {
 inline constexpr const char* kGmshModuleFile = "libeit_gmsh.so";
 inline constexpr const char* kGmshModuleEntry = "eit_gmsh_generate_v1";
 enum GmshStatus : int { kGmshOk = 0, kGmshInvalidArgument = 1, kGmshFailed = 2 };
-inline constexpr const char* kGmshModuleEntry3d = "eit_gmsh_generate_3d_v1";
+// v2: Mesh3dOptions gained `mesher` (a stale module of v1 is refused, not misread).
+inline constexpr const char* kGmshModuleEntry3d = "eit_gmsh_generate_3d_v2";
 using GmshGenerateFn = int (*)(const MeshOptions*, Mesh*, std::string*);
 using GmshGenerate3dFn = int (*)(const Mesh3dOptions*, Mesh*, std::string*);
 // Reading a tetrahedral .msh with Gmsh's own reader (msh_reader.hpp, read_msh_tetrahedra).

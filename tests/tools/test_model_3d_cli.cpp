@@ -159,3 +159,35 @@ TEST_CASE("model build --dim 3 --voxels writes a voxel grid, --pattern square fo
   CHECK(bad.code != 0);
   CHECK(contains(bad.output, "NXxNYxNZ"));
 }
+
+TEST_CASE("model build --dim 3 --mesher extruded: recorded in the parameters, discs refused") {
+  if (skip_without_gmsh("model build --dim 3 --mesher extruded")) return;
+  const fs::path out = temp3d("ext.h5");
+  const CliResult b = run_eitstream(fmt::format(
+      "model build --dim 3 --mesh circle --height 1 --rings 2 --electrodes 16 --h0 0.35 "
+      "--mesher extruded --algorithm jac --pattern planar -o {}",
+      out.string()));
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(contains(b.output, "2 ring(s), extruded mesher"));
+  const Model m = load_model(out);
+  CHECK(contains(m.parameters_json, R"("mesher": "extruded")"));
+  const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
+  CHECK(contains(i.output, R"("mesher": "extruded")"));
+  fs::remove(out);
+  // The default (Delaunay) leaves the parameters as they were, so its model ids stay.
+  const fs::path del = temp3d("del.h5");
+  const CliResult d = run_eitstream(fmt::format(
+      "model build --dim 3 --rings 2 --electrodes 16 --h0 0.45 --algorithm jac -o {}",
+      del.string()));
+  REQUIRE(d.code == 0);
+  CHECK(!contains(load_model(del).parameters_json, "mesher"));
+  fs::remove(del);
+  const CliResult disc = run_eitstream(fmt::format(
+      "model build --dim 3 --h0 0.35 --mesher extruded --electrode-model complete "
+      "--electrode-shape circle --electrode-width 0.1 --algorithm jac -o {}",
+      temp3d("c.h5").string()));
+  CHECK(disc.code != 0);
+  CHECK(contains(disc.output, "need the Delaunay mesher"));
+  CHECK(contains(run_eitstream("model build --help").output, "--mesher"));
+}

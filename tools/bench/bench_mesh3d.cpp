@@ -1,13 +1,17 @@
 // bench_mesh3d: times Gmsh's 3-D meshing of a cylinder (generate_mesh_3d) and describes the result,
 // to compare mesher settings (threads) for speed, determinism, quality and the forward model.
 //   bench_mesh3d --h0 H [--electrodes 32] [--rings 2] [--height 1] [--threads N] [--repeat R]
-//                [--v0 FILE]
+//                [--v0 FILE] [--mesher delaunay|extruded] [--h-electrode H]
+//                [--compare-h0 H]
 // Prints, per run: "mesh wall_s cpu_s" (Gmsh and the checks), the node and tetrahedron counts, an FNV-1a hash of the node
 // coordinates and element indices (same hash = same mesh, bit for bit), the worst tetrahedron quality
 // (tet_quality, 1 = regular), the count below 0.1, the smallest dihedral angle; then "checks
 // wall_s cpu_s" (check_mesh and the sliver search of the last mesh again) and the peak RSS.
 // --v0 FILE writes the forward voltages of the planar two-ring pattern (adjacent drives, point
 // electrodes, unit conductivity) of the last mesh, one per line, to compare meshes.
+// --mesher picks Mesh3dOptions::mesher (default delaunay). --compare-h0 H then meshes the same
+// cylinder with the OTHER mesher at h0 H in the same process (after the first), describes it,
+// and prints both meshes' planar v₀ and their relative 2-norm difference ("v0_rel_diff").
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -93,6 +97,7 @@ int main(int argc, char** argv) try {
   o.n_rings = 2;
   int repeat = 1;
   std::string v0_file;
+  double compare_h0 = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&] {
@@ -105,23 +110,36 @@ int main(int argc, char** argv) try {
     else if (a == "--height") o.height = std::stod(next());
     else if (a == "--repeat") repeat = std::stoi(next());
     else if (a == "--v0") v0_file = next();
+    else if (a == "--h-electrode") o.h_electrode = std::stod(next());
+    else if (a == "--compare-h0") compare_h0 = std::stod(next());
+    else if (a == "--mesher") {
+      const std::string m = next();
+      if (m != "delaunay" && m != "extruded")
+        throw std::invalid_argument(fmt::format("--mesher {}: expected delaunay or extruded", m));
+      o.mesher = m == "extruded" ? Mesh3dOptions::Mesher::kExtruded
+                                 : Mesh3dOptions::Mesher::kDelaunay;
+    }
     else throw std::invalid_argument(fmt::format("unknown argument {}", a));
   }
   if (!(o.h0 > 0)) {
     fmt::print(stderr, "usage: bench_mesh3d --h0 H [--electrodes 32] [--rings 2] [--height 1] "
-                       "[--repeat R] [--v0 FILE]\n");
+                       "[--repeat R] [--v0 FILE] [--mesher delaunay|extruded] [--h-electrode H] "
+                       "[--compare-h0 H]\n");
     return 2;
   }
-  Mesh mesh;
-  for (int r = 0; r < repeat; ++r) {
+  const auto timed_mesh = [](const Mesh3dOptions& opts) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = cpu_seconds();
-    mesh = generate_mesh_3d(o);
-    fmt::print("mesh {:.3f} {:.3f}\n",
+    Mesh m = generate_mesh_3d(opts);
+    fmt::print("mesher {}\nmesh {:.3f} {:.3f}\n",
+               opts.mesher == Mesh3dOptions::Mesher::kExtruded ? "extruded" : "delaunay",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                cpu_seconds() - c0);
-    describe(mesh);
-  }
+    describe(m);
+    return m;
+  };
+  Mesh mesh;
+  for (int r = 0; r < repeat; ++r) mesh = timed_mesh(o);
   // The checks generate_mesh_3d runs on Gmsh's result (part of "mesh" above), timed alone.
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = cpu_seconds();
@@ -130,15 +148,26 @@ int main(int argc, char** argv) try {
   fmt::print("checks {:.3f} {:.3f}\n",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
              cpu_seconds() - c0);
+  RingProtocolOptions po;
+  po.base.n_electrodes = o.n_electrodes;
+  po.n_rings = o.n_rings;
+  po.pattern = o.n_rings > 1 ? RingPattern::kPlanar : RingPattern::kAll;
+  const auto planar_v0 = [&](const Mesh& m) { return ForwardModel(m, make_ring_protocol(po)).solve(); };
   if (!v0_file.empty()) {
-    RingProtocolOptions po;
-    po.base.n_electrodes = o.n_electrodes;
-    po.n_rings = o.n_rings;
-    po.pattern = o.n_rings > 1 ? RingPattern::kPlanar : RingPattern::kAll;
-    ForwardModel fwd(mesh, make_ring_protocol(po));
-    const Eigen::VectorXd v0 = fwd.solve();
+    const Eigen::VectorXd v0 = planar_v0(mesh);
     auto out = fmt::output_file(v0_file);
     for (Eigen::Index i = 0; i < v0.size(); ++i) out.print("{:.17g}\n", v0[i]);
+  }
+  if (compare_h0 > 0) {
+    Mesh3dOptions other = o;
+    other.h0 = compare_h0;
+    other.h_electrode = 0;
+    other.mesher = o.mesher == Mesh3dOptions::Mesher::kExtruded ? Mesh3dOptions::Mesher::kDelaunay
+                                                                : Mesh3dOptions::Mesher::kExtruded;
+    const Mesh second = timed_mesh(other);
+    const Eigen::VectorXd a = planar_v0(mesh), b = planar_v0(second);
+    fmt::print("v0_rel_diff {:.5f}\nv0_max_abs_diff_over_max {:.5f}\n", (a - b).norm() / b.norm(),
+               (a - b).cwiseAbs().maxCoeff() / b.cwiseAbs().maxCoeff());
   }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);

@@ -87,12 +87,18 @@ void run_build(BuildArgs& a) {
   const bool complete = a.electrode_model == "complete";
   a.mesh.electrode_width = complete ? a.electrode_width : 0.0;
   a.mesh.n_electrodes = a.protocol.options.n_electrodes;
+  // Generated 3-D meshes name their mesher (in the log line and, when not the default, the
+  // model's parameters, so Delaunay models keep their ids); csv/msh meshes have none.
+  const bool generated_3d = a.mesh.dim == 3 && a.mesh.spec.rfind("csv:", 0) != 0 &&
+                            a.mesh.spec.rfind("msh:", 0) != 0;
   auto t = Clock::now();
   const recon::Mesh mesh = load_mesh_source(a.mesh);
   fmt::print("mesh        {:9.2f} ms  {} nodes, {} {}, {} electrodes ({}{})\n", ms_since(t),
              mesh.n_nodes(), mesh.n_elems(), mesh.dim() == 3 ? "tetrahedra" : "triangles",
              mesh.n_electrodes(), a.mesh.spec,
-             a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s)", a.mesh.height, a.mesh.rings)
+             a.mesh.dim == 3 ? fmt::format(", height {}, {} ring(s){}", a.mesh.height,
+                                           a.mesh.rings,
+                                           generated_3d ? ", " + a.mesh.mesher + " mesher" : "")
                              : "");
   const recon::Protocol protocol =
       a.protocol.make(a.protocol.electrodes_for(mesh), electrode_ring_count(mesh));
@@ -170,7 +176,12 @@ void run_build(BuildArgs& a) {
   fmt::print("matrix      {:9.2f} ms  {} H {} × {}{}\n", ms_since(t), a.algorithm, rm.H.rows(),
              rm.H.cols(), solved_on.empty() ? "" : ", solve on " + solved_on);
   if (!solve_note.empty()) fmt::print("            {}\n", solve_note);
-  if (const std::string p = a.protocol.json(); !p.empty()) {  // append to the JSON object
+  // Appended to the JSON object: the protocol, and the mesher (see above).
+  for (const std::string& p :
+       {a.protocol.json(), generated_3d && a.mesh.mesher != "delaunay"
+                               ? fmt::format(R"("mesher": "{}")", a.mesh.mesher)
+                               : std::string()}) {
+    if (p.empty()) continue;
     std::string& params = rm.model.parameters_json;
     const auto close = params.rfind('}');
     if (close == std::string::npos)
@@ -253,6 +264,17 @@ void attach(CLI::App& app) {
       ->add_option("--h-electrode", b->mesh.h_electrode,
                    "3-D: edge length at the electrodes (refined within 2·h-electrode, growing to "
                    "h0 at 4×); 0 = h0 / 3")
+      ->capture_default_str();
+  build
+      ->add_option("--mesher", b->mesh.mesher,
+                   "3-D generated meshes: delaunay (Gmsh's 3-D Delaunay + optimiser: isotropic "
+                   "tetrahedra refined in a ball about each electrode, any patch shape; ~10 s CPU "
+                   "for 200,000 tetrahedra) | extruded (the cross-section's triangles, refined "
+                   "about the electrodes' angles, extruded by Gmsh in layers refined about the "
+                   "rings: several times faster, but anisotropic prisms cut into tetrahedra and more "
+                   "of them for the same --h-electrode; point and rect electrodes only). Both "
+                   "deterministic; recorded in the model's parameters")
+      ->check(CLI::IsMember({"delaunay", "extruded"}))
       ->capture_default_str();
   b->protocol.add(build);
   build->add_option("--electrode-model", b->electrode_model, "point | complete")

@@ -64,6 +64,11 @@ recon::Mesh generate(const recon::MeshOptions& mesh, const MeshSourceOptions& o)
   m3.ring_z = o.ring_z;
   m3.h0 = o.h0;
   m3.h_electrode = o.h_electrode;
+  if (o.mesher != "delaunay" && o.mesher != "extruded")
+    throw std::invalid_argument(
+        fmt::format("--mesher '{}': expected delaunay or extruded", o.mesher));
+  m3.mesher = o.mesher == "extruded" ? recon::Mesh3dOptions::Mesher::kExtruded
+                                     : recon::Mesh3dOptions::Mesher::kDelaunay;
   using Shape = recon::Mesh3dOptions::ElectrodeShape;
   if (o.electrode_width > 0) {
     if (o.electrode_shape != "rect" && o.electrode_shape != "circle")

@@ -34,6 +34,9 @@ struct MeshSourceOptions {
   // electrode_height along z) or "circle" (disc of diameter electrode_width).
   std::string electrode_shape = "rect";
   double electrode_height = 0.1;
+  // 3-D generation: "delaunay" (Gmsh's 3-D Delaunay fills the volume) or "extruded" (the
+  // cross-section's triangles extruded in layers; mesh_generator_3d.hpp, Mesh3dOptions::Mesher).
+  std::string mesher = "delaunay";
 };
 
 recon::Mesh load_mesh_source(const MeshSourceOptions& options);
