@@ -61,11 +61,11 @@ TEST_CASE("model build jac --backend auto without the CUDA plugin: small model, 
 }
 
 TEST_CASE("model build jac --backend auto without the CUDA plugin: large model, CPU, says why") {
-  if (skip_without_gmsh("model build jac auto, 12k triangles")) return;
-  // 32 electrodes (928 measurements) on ~12,000 triangles: n_elems·n_meas² ≥ 1e10, so the
+  if (skip_without_gmsh("model build jac auto, 12.6k triangles")) return;
+  // 32 electrodes (928 measurements) on ~12,600 triangles: n_elems·n_meas² ≥ 1e10, so the
   // warm-up starts after the mesh, finds no plugin, and the solve runs on the CPU.
   const fs::path out = cli_temp_path("eit_jacbk", "auto_large.h5");
-  const CliResult r = build("--backend auto --mesh circle --h0 0.024 --electrodes 32", out);
+  const CliResult r = build("--backend auto --mesh circle --h0 0.0265 --electrodes 32", out);
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK(contains(r.output, "solve on cpu (Eigen; no CUDA plugin"));
