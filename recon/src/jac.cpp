@@ -11,6 +11,7 @@
 
 #include "element_laplacian.hpp"
 #include "model_assembly.hpp"
+#include "row_norms.hpp"
 #include "sparse_ldlt_solve.hpp"
 
 namespace eit::recon {
@@ -21,7 +22,7 @@ using Prior = JacOptions::Prior;
 // R's diagonal for the diagonal priors, from Jᵀ (n_elems × n_meas): diag(JᵀJ) = row norms².
 Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& jt, const JacOptions& o) {
   if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
-  const Eigen::VectorXd d = jt.rowwise().squaredNorm();
+  const Eigen::VectorXd d = detail::row_squared_norms(jt, 0);  // all cores: 1.6 GB at 200k
   const double exponent = o.prior == Prior::kKotre ? o.p : o.prior == Prior::kLm ? 1.0 : 0.5;
   Eigen::VectorXd r(d.size());
   for (Eigen::Index e = 0; e < d.size(); ++e) {
