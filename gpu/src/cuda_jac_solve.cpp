@@ -125,8 +125,8 @@ class DeviceSolve {
     JAC_CK(cudaStreamSynchronize(c_.stream));
     times.products_ms += lap(t);
     int lwork = 0;
-    JAC_CK(cusolverDnDpotrf_bufferSize(c_.solver, CUBLAS_FILL_MODE_LOWER, nm_, mat_.p, nm_,
-                                       &lwork));
+    JAC_CK(
+        cusolverDnDpotrf_bufferSize(c_.solver, CUBLAS_FILL_MODE_LOWER, nm_, mat_.p, nm_, &lwork));
     DeviceBuffer<double> work(static_cast<size_t>(lwork));
     JAC_CK(cusolverDnDpotrf(c_.solver, CUBLAS_FILL_MODE_LOWER, nm_, mat_.p, nm_, work.p, lwork,
                             info_.p));
@@ -141,7 +141,8 @@ class DeviceSolve {
                             info_.p));
     JAC_CK(cudaMemcpyAsync(&host_info, info_.p, sizeof(int), cudaMemcpyDeviceToHost, c_.stream));
     JAC_CK(cudaStreamSynchronize(c_.stream));
-    if (host_info != 0) throw std::runtime_error(fmt::format("jac cuda: DPOTRS info {}", host_info));
+    if (host_info != 0)
+      throw std::runtime_error(fmt::format("jac cuda: DPOTRS info {}", host_info));
     times.solve_ms += lap(t);
     // P = S M⁻¹ into b (Jᵀ is no longer needed).
     JAC_CK(cublasDgemm(c_.blas, CUBLAS_OP_N, CUBLAS_OP_N, ne_, nm_, nm_, &one, a_.p, ne_, inv_.p,
@@ -193,8 +194,8 @@ Eigen::MatrixXd cuda_jac_diagonal_solve(const Eigen::MatrixXd& jt, const Eigen::
       jt, r_inv, lambda, settings, times,
       [&](JacSolveContext& c, const DeviceSolve& d, JacSolveTimes& tm, Clock::time_point& t) {
         // H = diag(√r_inv) · P into a, then down.
-        JAC_CK(cublasDdgmm(c.blas, CUBLAS_SIDE_LEFT, d.rows(), d.cols(), d.b(), d.rows(),
-                           d.scale(), 1, d.a(), d.rows()));
+        JAC_CK(cublasDdgmm(c.blas, CUBLAS_SIDE_LEFT, d.rows(), d.cols(), d.b(), d.rows(), d.scale(),
+                           1, d.a(), d.rows()));
         JAC_CK(cudaStreamSynchronize(c.stream));
         tm.products_ms += lap(t);
         Eigen::MatrixXd out(d.rows(), d.cols());

@@ -41,8 +41,7 @@ void parallel_copy(unsigned char* dst, const unsigned char* src, size_t n) {
 
 }  // namespace
 
-void staged_upload(JacSolveContext& c, void* device, const void* host, size_t bytes,
-                   size_t chunk) {
+void staged_upload(JacSolveContext& c, void* device, const void* host, size_t bytes, size_t chunk) {
   chunk = chunk_size(chunk);
   const auto* src = static_cast<const unsigned char*>(host);
   auto* dst = static_cast<unsigned char*>(device);

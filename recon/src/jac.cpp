@@ -195,11 +195,11 @@ ReconstructionMatrix build_jac(ForwardModel& forward, const Eigen::MatrixXd& jt,
   const Mesh& mesh = forward.mesh();
   MeshGeometry geometry{mesh.nodes, mesh.elements, mesh.electrode_nodes,
                         MeshGeometry::OutputOn::kElements};
-  out.model = to_model ? detail::make_model("jac", params, std::move(model_h),
-                                            forward.solve(o.perm), o.normalize,
-                                            forward.protocol(), std::move(geometry))
-                       : detail::make_model("jac", params, out.H, forward.solve(o.perm),
-                                            o.normalize, forward.protocol(), std::move(geometry));
+  out.model = to_model
+                  ? detail::make_model("jac", params, std::move(model_h), forward.solve(o.perm),
+                                       o.normalize, forward.protocol(), std::move(geometry))
+                  : detail::make_model("jac", params, out.H, forward.solve(o.perm), o.normalize,
+                                       forward.protocol(), std::move(geometry));
   return out;
 }
 

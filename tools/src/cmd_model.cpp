@@ -67,8 +67,8 @@ void run_build(BuildArgs& a) {
   // JAC with a diagonal prior on the GPU: the CUDA start-up (plugin, context, handles) runs on a
   // thread of its own from here (cuda) or once the model is known to be large enough (auto).
   JacSolveSetup jac_solve(a.backend);
-  const bool diagonal_jac = a.algorithm == "jac" && recon::parse_jac_prior(a.prior) !=
-                                                        recon::JacOptions::Prior::kLaplacian;
+  const bool diagonal_jac = a.algorithm == "jac" &&
+                            recon::parse_jac_prior(a.prior) != recon::JacOptions::Prior::kLaplacian;
   if (diagonal_jac && a.backend == "cuda") jac_solve.warm_up_in_background();
   auto t = Clock::now();
   const recon::Mesh mesh = load_mesh_source(a.mesh);

@@ -97,7 +97,8 @@ void JacSolveSetup::configure(recon::JacOptions& o, double work, bool model_form
   if (warm_error_) {  // the same error the solve would have met making its context
     if (which_ == "cuda") std::rethrow_exception(warm_error_);
     where_ = "cpu (Eigen; the CUDA set-up failed)";
-    note_ = fmt::format("the CUDA set-up failed, the solve ran on the CPU: {}", what_of(warm_error_));
+    note_ =
+        fmt::format("the CUDA set-up failed, the solve ran on the CPU: {}", what_of(warm_error_));
     return;
   }
   const gpu::PluginApi* api = cuda_plugin(nullptr);
