@@ -49,10 +49,20 @@ JacSolveContext* create() {
   JAC_CK(cublasSetStream(p.c.blas, p.c.stream));
   JAC_CK(cusolverDnCreate(&p.c.solver));
   JAC_CK(cusolverDnSetStream(p.c.solver, p.c.stream));
-  for (size_t i = 0; i < JacSolveContext::kSlots; ++i) {
-    JAC_CK(cudaHostAlloc(reinterpret_cast<void**>(&p.c.slot[i]), kJacStagingSlotBytes,
-                         cudaHostAllocDefault));
+  for (size_t i = 0; i < JacSolveContext::kSlots; ++i)
     JAC_CK(cudaEventCreateWithFlags(&p.c.slot_free[i], cudaEventDisableTiming));
+  // Pinned memory may be refused (a locked-memory limit): then the copies go through pageable
+  // memory as the driver stages it, slower but not an error.
+  for (size_t i = 0; i < JacSolveContext::kSlots; ++i) {
+    if (cudaHostAlloc(reinterpret_cast<void**>(&p.c.slot[i]), kJacStagingSlotBytes,
+                      cudaHostAllocDefault) == cudaSuccess)
+      continue;
+    cudaGetLastError();  // clear it
+    for (auto*& slot : p.c.slot) {
+      if (slot) cudaFreeHost(slot);
+      slot = nullptr;
+    }
+    break;
   }
   p.keep = true;
   return new JacSolveContext(p.c);  // never deleted (see the header)

@@ -28,7 +28,7 @@ struct JacSolveContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   cusolverDnHandle_t solver = nullptr;
-  std::array<unsigned char*, kSlots> slot{};    // pinned, kJacStagingSlotBytes each
+  std::array<unsigned char*, kSlots> slot{};    // pinned, kJacStagingSlotBytes each, or all null
   std::array<cudaEvent_t, kSlots> slot_free{};  // recorded after the copy that used the slot
 };
 

@@ -42,6 +42,11 @@ void parallel_copy(unsigned char* dst, const unsigned char* src, size_t n) {
 }  // namespace
 
 void staged_upload(JacSolveContext& c, void* device, const void* host, size_t bytes, size_t chunk) {
+  if (!c.slot[0]) {  // no pinned ring (jac_solve_context.cpp): the driver's pageable path
+    JAC_CK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, c.stream));
+    JAC_CK(cudaStreamSynchronize(c.stream));
+    return;
+  }
   chunk = chunk_size(chunk);
   const auto* src = static_cast<const unsigned char*>(host);
   auto* dst = static_cast<unsigned char*>(device);
@@ -60,6 +65,11 @@ void staged_upload(JacSolveContext& c, void* device, const void* host, size_t by
 
 void staged_download(JacSolveContext& c, void* host, const void* device, size_t bytes,
                      size_t chunk) {
+  if (!c.slot[0]) {
+    JAC_CK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, c.stream));
+    JAC_CK(cudaStreamSynchronize(c.stream));
+    return;
+  }
   chunk = chunk_size(chunk);
   const auto* src = static_cast<const unsigned char*>(device);
   auto* dst = static_cast<unsigned char*>(host);

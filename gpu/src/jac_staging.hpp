@@ -4,7 +4,8 @@
 // at the slower of memcpy and PCIe instead of the driver's serial pageable staging; the host
 // copy of a chunk is split over up to 8 threads (≥ 4 MiB each). Chunks are
 // `chunk` bytes (≤ the slot size; the last one is shorter). Both return once the data is where
-// it goes (the stream's earlier work included). Throws std::runtime_error (jac cuda: …).
+// it goes (the stream's earlier work included). Without a ring (pinned memory refused) one
+// pageable copy each. Throws std::runtime_error (jac cuda: …).
 #include <cstddef>
 
 #include "jac_solve_context.hpp"
