@@ -211,6 +211,10 @@ recon::MatrixRowMajorF cuda_jac_diagonal_solve_model(const Eigen::MatrixXd& jt,
                                                      const Eigen::VectorXd& r_inv, double lambda,
                                                      const JacSolveSettings& settings,
                                                      JacSolveTimes* times) {
+  check_args(jt, r_inv);
+  // The result's pages are faulted in on other threads while the device works.
+  recon::MatrixRowMajorF out(jt.rows(), jt.cols());
+  detail::PageToucher touch(out.data(), sizeof(float) * static_cast<size_t>(out.size()));
   return solve<recon::MatrixRowMajorF>(
       jt, r_inv, lambda, settings, times,
       [&](JacSolveContext& c, const DeviceSolve& d, JacSolveTimes& tm, Clock::time_point& t) {
@@ -219,11 +223,11 @@ recon::MatrixRowMajorF cuda_jac_diagonal_solve_model(const Eigen::MatrixXd& jt,
         detail::launch_negated_float_rows(d.b(), d.scale(), h, d.rows(), d.cols(), c.stream);
         JAC_CK(cudaStreamSynchronize(c.stream));
         tm.convert_ms += lap(t);
-        recon::MatrixRowMajorF out(d.rows(), d.cols());
+        touch.join();  // counted in the download
         detail::staged_download(c, out.data(), h, sizeof(float) * d.size(), settings.chunk_bytes);
         tm.download_bytes += sizeof(float) * d.size();
         tm.download_ms += lap(t);
-        return out;
+        return std::move(out);
       });
 }
 

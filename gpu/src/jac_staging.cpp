@@ -91,4 +91,25 @@ void staged_download(JacSolveContext& c, void* host, const void* device, size_t 
   JAC_CK(cudaStreamSynchronize(c.stream));
 }
 
+PageToucher::PageToucher(void* p, size_t bytes) {
+  constexpr size_t kPage = 4096, kThreads = 4;
+  auto* base = static_cast<unsigned char*>(p);
+  const size_t step = (bytes / kThreads + kPage - 1) / kPage * kPage;  // whole pages per thread
+  for (size_t off = 0; off < bytes && step > 0; off += step) {
+    const size_t end = std::min(bytes, off + step);
+    try {
+      threads_.emplace_back([base, off, end] {
+        for (size_t i = off; i < end; i += kPage) base[i] = 0;  // overwritten by the download
+      });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+}
+
+void PageToucher::join() {
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
 }  // namespace eit::gpu::detail

@@ -7,6 +7,8 @@
 // it goes (the stream's earlier work included). Without a ring (pinned memory refused) one
 // pageable copy each. Throws std::runtime_error (jac cuda: …).
 #include <cstddef>
+#include <thread>
+#include <vector>
 
 #include "jac_solve_context.hpp"
 
@@ -15,5 +17,21 @@ namespace eit::gpu::detail {
 void staged_upload(JacSolveContext& c, void* device, const void* host, size_t bytes, size_t chunk);
 void staged_download(JacSolveContext& c, void* host, const void* device, size_t bytes,
                      size_t chunk);
+
+// Touches every page of fresh host memory [p, p + bytes) on up to 4 threads started here, so
+// that the download's copy into it does not take the page faults (done while the device works);
+// join() or the destructor waits for them. A thread that cannot be started leaves its pages to
+// the copy.
+class PageToucher {
+ public:
+  PageToucher(void* p, size_t bytes);
+  ~PageToucher() { join(); }
+  PageToucher(const PageToucher&) = delete;
+  PageToucher& operator=(const PageToucher&) = delete;
+  void join();
+
+ private:
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace eit::gpu::detail
