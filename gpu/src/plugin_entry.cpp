@@ -17,6 +17,11 @@ const eit::gpu::PluginApi kApi{
     [](const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv, double lambda) {
       return eit::gpu::cuda_jac_diagonal_solve(jt, r_inv, lambda);
     },
+    [] { return eit::gpu::cuda_jac_warm_up(); },
+    [](const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv, double lambda,
+       eit::gpu::JacSolveTimes* times) {
+      return eit::gpu::cuda_jac_diagonal_solve_model(jt, r_inv, lambda, {}, times);
+    },
 };
 
 }  // namespace

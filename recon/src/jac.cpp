@@ -11,6 +11,7 @@
 
 #include "element_laplacian.hpp"
 #include "model_assembly.hpp"
+#include "row_norms.hpp"
 #include "sparse_ldlt_solve.hpp"
 
 namespace eit::recon {
@@ -21,7 +22,7 @@ using Prior = JacOptions::Prior;
 // R's diagonal for the diagonal priors, from Jᵀ (n_elems × n_meas): diag(JᵀJ) = row norms².
 Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& jt, const JacOptions& o) {
   if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
-  const Eigen::VectorXd d = jt.rowwise().squaredNorm();
+  const Eigen::VectorXd d = detail::row_squared_norms(jt, 0);  // all cores: 1.6 GB at 200k
   const double exponent = o.prior == Prior::kKotre ? o.p : o.prior == Prior::kLm ? 1.0 : 0.5;
   Eigen::VectorXd r(d.size());
   for (Eigen::Index e = 0; e < d.size(); ++e) {
@@ -44,6 +45,23 @@ Eigen::MatrixXd diagonal_prior_matrix(const Eigen::MatrixXd& jt, const JacOption
     throw std::runtime_error(fmt::format("jac: the solve returned H {} × {}, expected {} × {}",
                                          h.rows(), h.cols(), jt.rows(), jt.cols()));
   return h;
+}
+
+// The diagonal priors through JacOptions::diagonal_solve_to_model: the model's float H.
+MatrixRowMajorF diagonal_prior_model_matrix(const Eigen::MatrixXd& jt, const JacOptions& o) {
+  const Eigen::VectorXd r_inv = diagonal_prior(jt, o).cwiseInverse();
+  MatrixRowMajorF h = o.diagonal_solve_to_model(jt, r_inv, o.lambda);
+  if (h.rows() != jt.rows() || h.cols() != jt.cols())
+    throw std::runtime_error(fmt::format("jac: the solve returned H {} × {}, expected {} × {}",
+                                         h.rows(), h.cols(), jt.rows(), jt.cols()));
+  return h;
+}
+
+void check_options(const JacOptions& o) {
+  if (!(o.lambda > 0) || !std::isfinite(o.lambda))
+    throw std::invalid_argument(fmt::format("jac: lambda {} must be > 0", o.lambda));
+  if (!std::isfinite(o.p))
+    throw std::invalid_argument(fmt::format("jac: p {} must be finite", o.p));
 }
 
 // R = LᵀL is singular (constants), so the n_meas-sized identity does not apply directly. With
@@ -145,10 +163,7 @@ Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& o, const 
 
 Eigen::MatrixXd jac_matrix_from_transposed(const Eigen::MatrixXd& jt, const JacOptions& o,
                                            const Mesh& mesh) {
-  if (!(o.lambda > 0) || !std::isfinite(o.lambda))
-    throw std::invalid_argument(fmt::format("jac: lambda {} must be > 0", o.lambda));
-  if (!std::isfinite(o.p))
-    throw std::invalid_argument(fmt::format("jac: p {} must be finite", o.p));
+  check_options(o);
   if (o.prior == Prior::kLaplacian) return laplacian_prior_matrix(jt, o, mesh);
   return diagonal_prior_matrix(jt, o);
 }
@@ -165,7 +180,14 @@ ReconstructionMatrix build_jac(ForwardModel& forward, const Eigen::MatrixXd& jt,
         fmt::format("jac: Jᵀ is {} × {}, expected {} × {} (elements × measurements)", jt.rows(),
                     jt.cols(), forward.mesh().n_elems(), forward.protocol().n_meas()));
   ReconstructionMatrix out;
-  out.H = jac_matrix_from_transposed(jt, o, forward.mesh());
+  const bool to_model = o.diagonal_solve_to_model && o.prior != Prior::kLaplacian;
+  MatrixRowMajorF model_h;
+  if (to_model) {
+    check_options(o);
+    model_h = diagonal_prior_model_matrix(jt, o);
+  } else {
+    out.H = jac_matrix_from_transposed(jt, o, forward.mesh());
+  }
   const std::string params = fmt::format(
       R"({{"prior": "{}", "p": {}, "lambda": {}, "jac_normalized": {}, "normalize": {}, {}}})",
       to_string(o.prior), detail::json_number(o.p), detail::json_number(o.lambda), o.jac_normalized,
@@ -173,8 +195,11 @@ ReconstructionMatrix build_jac(ForwardModel& forward, const Eigen::MatrixXd& jt,
   const Mesh& mesh = forward.mesh();
   MeshGeometry geometry{mesh.nodes, mesh.elements, mesh.electrode_nodes,
                         MeshGeometry::OutputOn::kElements};
-  out.model = detail::make_model("jac", params, out.H, forward.solve(o.perm), o.normalize,
-                                 forward.protocol(), std::move(geometry));
+  out.model = to_model
+                  ? detail::make_model("jac", params, std::move(model_h), forward.solve(o.perm),
+                                       o.normalize, forward.protocol(), std::move(geometry))
+                  : detail::make_model("jac", params, out.H, forward.solve(o.perm), o.normalize,
+                                       forward.protocol(), std::move(geometry));
   return out;
 }
 

@@ -20,6 +20,15 @@ Model make_model(std::string algorithm, std::string parameters_json, const Eigen
   return model;
 }
 
+Model make_model(std::string algorithm, std::string parameters_json, MatrixRowMajorF&& model_h,
+                 Eigen::VectorXd v_ref, bool normalize, const Protocol& protocol,
+                 std::variant<MeshGeometry, GridGeometry> geometry) {
+  Model model = make_model(std::move(algorithm), std::move(parameters_json), Eigen::MatrixXd(),
+                           std::move(v_ref), normalize, protocol, std::move(geometry));
+  model.H = std::move(model_h);
+  return model;
+}
+
 std::string json_number(double value) {
   if (!std::isfinite(value)) return "null";
   return fmt::format("{}", value);  // shortest round-trip representation

@@ -15,6 +15,11 @@ Model make_model(std::string algorithm, std::string parameters_json, const Eigen
                  Eigen::VectorXd v_ref, bool normalize, const Protocol& protocol,
                  std::variant<MeshGeometry, GridGeometry> geometry);
 
+// The same around an H already in the streaming form (float(−H), row-major), moved in.
+Model make_model(std::string algorithm, std::string parameters_json, MatrixRowMajorF&& model_h,
+                 Eigen::VectorXd v_ref, bool normalize, const Protocol& protocol,
+                 std::variant<MeshGeometry, GridGeometry> geometry);
+
 // `"forward": {...}` describing the forward model's options (electrode model, z, width).
 std::string forward_json(const ForwardOptions& options);
 

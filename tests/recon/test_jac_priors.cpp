@@ -75,3 +75,43 @@ TEST_CASE("prior names parse, and bad options are rejected with the value") {
   CHECK_THROWS_WITH_AS(jac_matrix(Eigen::MatrixXd::Ones(3, 3), o, empty),
                        doctest::Contains("lambda -1"), std::invalid_argument);
 }
+
+TEST_CASE("build_jac through diagonal_solve_to_model: the same model, no double H kept") {
+  const auto mesh = eit::test::pyeit_mesh_h01();
+  if (!mesh) return;
+  ForwardModel fwd(*mesh, make_protocol({}));
+  const Eigen::MatrixXd jt = fwd.jacobian_transposed();
+  JacOptions o;
+  o.p = 0.4;
+  o.lambda = 0.02;
+  const ReconstructionMatrix plain = build_jac(fwd, jt, o);
+  int calls = 0;
+  // The CPU solve, converted as the device does: float(−H) row-major.
+  o.diagonal_solve_to_model = [&calls](const Eigen::MatrixXd& j, const Eigen::VectorXd& r_inv,
+                                       double lambda) -> MatrixRowMajorF {
+    ++calls;
+    return (-jac_diagonal_solve_cpu(j, r_inv, lambda)).cast<float>();
+  };
+  const ReconstructionMatrix to_model = build_jac(fwd, jt, o);
+  CHECK(calls == 1);
+  CHECK(to_model.H.size() == 0);
+  REQUIRE(to_model.model.H.rows() == plain.model.H.rows());
+  REQUIRE(to_model.model.H.cols() == plain.model.H.cols());
+  CHECK(to_model.model.H == plain.model.H);  // bit for bit
+  CHECK(to_model.model.v_ref == plain.model.v_ref);
+  CHECK(to_model.model.parameters_json == plain.model.parameters_json);
+
+  // The Laplacian prior never calls it; a solve returning the wrong shape is an error.
+  o.prior = JacOptions::Prior::kLaplacian;
+  const ReconstructionMatrix lap = build_jac(fwd, jt, o);
+  CHECK(calls == 1);
+  CHECK(lap.H.rows() == jt.rows());
+  o.prior = JacOptions::Prior::kKotre;
+  o.diagonal_solve_to_model = [](const Eigen::MatrixXd& j, const Eigen::VectorXd&, double) {
+    return MatrixRowMajorF(j.rows() - 1, j.cols());
+  };
+  CHECK_THROWS_WITH_AS(build_jac(fwd, jt, o), doctest::Contains("expected"), std::runtime_error);
+  o.lambda = -1;  // checked before the solve, as on the double path
+  CHECK_THROWS_WITH_AS(build_jac(fwd, jt, o), doctest::Contains("lambda -1 must be > 0"),
+                       std::invalid_argument);
+}

@@ -131,35 +131,10 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
   return b;
 }
 
-recon::JacOptions::DiagonalSolve jac_solve_on(const std::string& which, double work,
-                                              std::string* where, std::string* note) {
-  check_name(which);
-  std::string why;
-  if (which == "cpu") {
-    *where = "cpu (Eigen, --backend cpu)";
-    return {};
-  }
-  if (which == "auto" && work < kJacGpuMinWork) {
-    *where =
-        fmt::format("cpu (Eigen; n_elems·n_meas² = {:.2g} < {:.0e}, too small to pay for CUDA)",
-                    work, kJacGpuMinWork);
-    return {};
-  }
-  if (resolve_backend(which, &why) != "cuda") {
-    *where = fmt::format("cpu (Eigen; {})", why);
-    return {};
-  }
-  *where = fmt::format("cuda ({})", plugin().api->describe());
-  const auto solve = plugin().api->jac_diagonal_solve;
-  if (which == "cuda") return solve;
-  return [solve, note](const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv, double lambda) {
-    try {
-      return solve(jt, r_inv, lambda);
-    } catch (const std::exception& e) {  // auto: the device could not; the CPU can
-      *note = fmt::format("the CUDA solve failed, done on the CPU instead: {}", e.what());
-      return recon::jac_diagonal_solve_cpu(jt, r_inv, lambda);
-    }
-  };
+const gpu::PluginApi* cuda_plugin(std::string* why) {
+  const PluginState& p = plugin();
+  if (!p.api && why) *why = p.why;
+  return p.api;
 }
 
 }  // namespace eit::cli

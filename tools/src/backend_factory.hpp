@@ -10,8 +10,11 @@
 #include <string>
 
 #include "eit/pipeline/reconstructor.hpp"
-#include "eit/recon/jac.hpp"
 #include "eit/recon/model.hpp"
+
+namespace eit::gpu {
+struct PluginApi;
+}
 
 namespace eit::cli {
 
@@ -44,13 +47,8 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
 // this message and not a frame-length mismatch.
 void check_complex_frames(const recon::Model& model, bool interleaved_frames);
 
-// JAC's n_meas-sized solve for `model build --backend which` (auto|cpu|cuda), the work being
-// n_elems · n_meas²: the plugin's (cuBLAS/cuSOLVER, double) for cuda, and for auto when a device
-// is there and work ≥ kJacGpuMinWork (below it the CUDA start costs more than the CPU solve);
-// empty (Eigen on this CPU) otherwise. Under auto a device error (too little memory, say) falls
-// back to the CPU, noted in *note. *where gets "cuda (…)" or "cpu (…, why)".
-inline constexpr double kJacGpuMinWork = 1e10;
-recon::JacOptions::DiagonalSolve jac_solve_on(const std::string& which, double work,
-                                              std::string* where, std::string* note);
+// The CUDA plugin's table when the plugin loaded and a device is there; else null, with the
+// reason in *why (when given). Loads the plugin on first call, once per process; any thread.
+const gpu::PluginApi* cuda_plugin(std::string* why);
 
 }  // namespace eit::cli

@@ -21,6 +21,7 @@
 #include "eit/recon/protocol_rings.hpp"
 #include "eit/recon/voxel_grid.hpp"
 #include "gn_build.hpp"
+#include "jac_solve_setup.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 #include "protocol_args.hpp"
@@ -91,6 +92,12 @@ void run_build(BuildArgs& a) {
   // model's parameters, so Delaunay models keep their ids); csv/msh meshes have none.
   const bool generated_3d = a.mesh.dim == 3 && a.mesh.spec.rfind("csv:", 0) != 0 &&
                             a.mesh.spec.rfind("msh:", 0) != 0;
+  // JAC with a diagonal prior on the GPU: the CUDA start-up (plugin, context, handles) runs on a
+  // thread of its own from here (cuda) or once the model is known to be large enough (auto).
+  JacSolveSetup jac_solve(a.backend);
+  const bool diagonal_jac = a.algorithm == "jac" &&
+                            recon::parse_jac_prior(a.prior) != recon::JacOptions::Prior::kLaplacian;
+  if (diagonal_jac && a.backend == "cuda") jac_solve.warm_up_in_background();
   auto t = Clock::now();
   const recon::Mesh mesh = load_mesh_source(a.mesh);
   fmt::print("mesh        {:9.2f} ms  {} nodes, {} {}, {} electrodes ({}{})\n", ms_since(t),
@@ -102,6 +109,11 @@ void run_build(BuildArgs& a) {
                              : "");
   const recon::Protocol protocol =
       a.protocol.make(a.protocol.electrodes_for(mesh), electrode_ring_count(mesh));
+  const double jac_work = static_cast<double>(mesh.n_elems()) *
+                          static_cast<double>(protocol.n_meas()) *
+                          static_cast<double>(protocol.n_meas());  // n_elems · n_meas²
+  if (diagonal_jac && a.backend == "auto" && jac_work >= kJacGpuMinWork)
+    jac_solve.warm_up_in_background();
 
   recon::ForwardOptions fo;
   fo.electrodes = complete ? recon::ForwardOptions::Electrodes::kComplete
@@ -138,7 +150,6 @@ void run_build(BuildArgs& a) {
 
   t = Clock::now();
   recon::ReconstructionMatrix rm;
-  std::string solved_on, solve_note;
   if (a.algorithm == "jac") {
     recon::JacOptions o;
     o.prior = recon::parse_jac_prior(a.prior);
@@ -146,11 +157,9 @@ void run_build(BuildArgs& a) {
     if (*a.lambda_opt) o.lambda = a.lambda;
     o.jac_normalized = a.jac_normalized;
     o.normalize = a.normalize;
-    if (o.prior != recon::JacOptions::Prior::kLaplacian) {
-      const double work = static_cast<double>(jt.rows()) * static_cast<double>(jt.cols()) *
-                          static_cast<double>(jt.cols());
-      o.diagonal_solve = jac_solve_on(a.backend, work, &solved_on, &solve_note);
-    }
+    // Voxel output maps the double H; otherwise the solve may hand back the model's float H.
+    if (o.prior != recon::JacOptions::Prior::kLaplacian)
+      jac_solve.configure(o, jac_work, /*model_form=*/!voxels);
     rm = recon::build_jac(forward, jt, o);
     jt = Eigen::MatrixXd();  // 1.5 GB at 200,000 × 928
   } else if (a.algorithm == "bp") {
@@ -173,9 +182,13 @@ void run_build(BuildArgs& a) {
     o.normalize = a.normalize;
     rm = recon::build_greit(forward, o);
   }
-  fmt::print("matrix      {:9.2f} ms  {} H {} × {}{}\n", ms_since(t), a.algorithm, rm.H.rows(),
-             rm.H.cols(), solved_on.empty() ? "" : ", solve on " + solved_on);
-  if (!solve_note.empty()) fmt::print("            {}\n", solve_note);
+  const double matrix_ms = ms_since(t);
+  fmt::print("matrix      {:9.2f} ms  {} H {} × {}{}\n", matrix_ms, a.algorithm, rm.model.H.rows(),
+             rm.model.H.cols(),
+             jac_solve.where().empty() ? "" : ", solve on " + jac_solve.where());
+  if (!jac_solve.note().empty()) fmt::print("            {}\n", jac_solve.note());
+  if (const std::string parts = jac_solve.timing(matrix_ms); !parts.empty())
+    fmt::print("            {}\n", parts);
   // Appended to the JSON object: the protocol, and the mesher (see above).
   for (const std::string& p :
        {a.protocol.json(), generated_3d && a.mesh.mesher != "delaunay"

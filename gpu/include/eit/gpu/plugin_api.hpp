@@ -13,12 +13,14 @@
 #include <Eigen/Core>
 
 #include "eit/gpu/cuda_backend.hpp"
+#include "eit/gpu/cuda_jac_solve.hpp"
 #include "eit/pipeline/reconstructor.hpp"
 #include "eit/recon/model.hpp"
 
 namespace eit::gpu {
 
-inline constexpr uint32_t kPluginAbiVersion = 2;  // 2: jac_diagonal_solve
+// 2: jac_diagonal_solve; 3: jac_warm_up, jac_diagonal_solve_model, JacSolveTimes
+inline constexpr uint32_t kPluginAbiVersion = 3;
 inline constexpr const char* kPluginEntry = "eit_gpu_plugin_api_v1";
 inline constexpr const char* kPluginFile = "libeit_gpu.so";
 
@@ -35,6 +37,13 @@ struct PluginApi {
   // device (recon::JacOptions::DiagonalSolve), for `model build`.
   Eigen::MatrixXd (*jac_diagonal_solve)(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
                                         double lambda);
+  // cuda_jac_warm_up and cuda_jac_diagonal_solve_model of cuda_jac_solve.hpp: the context made
+  // ahead (on `model build`'s background thread), and the solve returning the model's float H
+  // with where its time went (times may be null).
+  double (*jac_warm_up)();
+  recon::MatrixRowMajorF (*jac_diagonal_solve_model)(const Eigen::MatrixXd& jt,
+                                                     const Eigen::VectorXd& r_inv, double lambda,
+                                                     JacSolveTimes* times);
 };
 
 using PluginEntry = const PluginApi* (*)();

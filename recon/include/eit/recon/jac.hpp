@@ -32,6 +32,13 @@ struct JacOptions {
   using DiagonalSolve = std::function<Eigen::MatrixXd(const Eigen::MatrixXd& jt,
                                                       const Eigen::VectorXd& r_inv, double lambda)>;
   DiagonalSolve diagonal_solve;
+  // The same solve returning H in the streaming model's form, float(−H) row-major (Model::H),
+  // for a solver that converts where H is made (the CUDA plugin: 4 bytes a value come back, no
+  // double H on the host). When set, build_jac of a diagonal prior uses it instead of
+  // diagonal_solve, and its ReconstructionMatrix::H stays empty (model.H holds the result).
+  using DiagonalSolveToModel = std::function<MatrixRowMajorF(
+      const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv, double lambda)>;
+  DiagonalSolveToModel diagonal_solve_to_model;
 };
 
 std::string_view to_string(JacOptions::Prior prior) noexcept;
@@ -48,6 +55,7 @@ Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& options, 
 Eigen::MatrixXd jac_matrix_from_transposed(const Eigen::MatrixXd& jt, const JacOptions& options,
                                            const Mesh& mesh);
 
+// H is empty when options.diagonal_solve_to_model was used (see there).
 ReconstructionMatrix build_jac(ForwardModel& forward, const JacOptions& options = {});
 // The same from a Jᵀ already computed by forward.jacobian_transposed(options.perm,
 // options.jac_normalized) (a 3-D Jacobian is worth computing once).
