@@ -62,8 +62,8 @@ ShmPublisher::ShmPublisher(const recon::Model& model, ShmPublisherOptions option
     ::shm_unlink(object_.c_str());
     *map_ = create_shm(object_, g.total_bytes, &exists);
     if (exists)
-      throw std::runtime_error(
-          fmt::format("{}: another publisher created {} while this one replaced it", uri_, object_));
+      throw std::runtime_error(fmt::format(
+          "{}: another publisher created {} while this one replaced it", uri_, object_));
   }
   std::byte* base = map_->data();
   ring_ = reinterpret_cast<ShmRingHeader*>(base);  // zero-filled by ftruncate

@@ -18,8 +18,8 @@
 namespace eit::sinks {
 namespace {
 
-constexpr int64_t kCheckIntervalNs = 50'000'000;   // publisher alive / name rebound
-constexpr int64_t kLongestSleepNs = 50'000'000;    // a sleep never outlasts a check
+constexpr int64_t kCheckIntervalNs = 50'000'000;  // publisher alive / name rebound
+constexpr int64_t kLongestSleepNs = 50'000'000;   // a sleep never outlasts a check
 
 }  // namespace
 
@@ -38,8 +38,8 @@ ShmReader::ShmReader(std::string_view uri, ShmReaderOptions options) : options_(
   if (magic == 0)
     throw std::runtime_error(fmt::format("{}: the publisher is still setting the ring up", uri_));
   if (magic != kShmMagic)
-    throw std::runtime_error(fmt::format("{}: not an eitstream ring (magic 0x{:08x}, expected 0x{:08x})",
-                                         uri_, magic, kShmMagic));
+    throw std::runtime_error(fmt::format(
+        "{}: not an eitstream ring (magic 0x{:08x}, expected 0x{:08x})", uri_, magic, kShmMagic));
   if (ring_->version != kShmLayoutVersion)
     throw std::runtime_error(fmt::format("{}: ring layout version {}, this reader reads version {}",
                                          uri_, ring_->version, kShmLayoutVersion));
@@ -162,7 +162,8 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
     const uint32_t word = ring_->wake.load(std::memory_order_seq_cst);
     if (ring_->write_count.load(std::memory_order_seq_cst) < next_ &&
         ring_->state.load(std::memory_order_seq_cst) == state)
-      futex_wait_shared(ring_->wake, word, std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs}));
+      futex_wait_shared(ring_->wake, word,
+                        std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs}));
     ring_->waiters.fetch_sub(1, std::memory_order_seq_cst);
   }
 }

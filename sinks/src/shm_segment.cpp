@@ -127,9 +127,11 @@ ino_t shm_inode(const std::string& object) noexcept {
 
 // Raw syscalls: std::atomic::wait in libstdc++ uses FUTEX_PRIVATE, which cannot wake another
 // process. Both sides use the shared variant on the word in the mapping.
-void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected, int64_t timeout_ns) noexcept {
+void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected,
+                       int64_t timeout_ns) noexcept {
   if (timeout_ns <= 0) return;
-  timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};
+  timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
+              static_cast<long>(timeout_ns % 1'000'000'000)};
   ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
 }
 

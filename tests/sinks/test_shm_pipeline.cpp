@@ -36,8 +36,9 @@ TEST_CASE("shm: a stalled reader never holds back the pipeline; a live one gets 
       if (seq <= last) ++out_of_order;
       last = seq;
       const std::vector<float> image(r.payload().begin(), r.payload().end());
-      worst = std::max(worst, eit::test::relative_error(
-                                  image, eit::test::expected_image(m, frames[seq], m.v_ref, false)));
+      worst =
+          std::max(worst, eit::test::relative_error(
+                              image, eit::test::expected_image(m, frames[seq], m.v_ref, false)));
       ++got;
     }
     overruns = r.counts().overruns;

@@ -64,7 +64,8 @@ std::string error_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("shm: a reader gets every image in order; a stalled one is lapped and counts it exactly") {
+TEST_CASE(
+    "shm: a reader gets every image in order; a stalled one is lapped and counts it exactly") {
   const auto model = eit::test::random_model(64);
   const std::string uri = shm_test_uri("lap");
   ShmPublisher pub(model, options(uri, 16));
@@ -119,13 +120,15 @@ TEST_CASE("shm: the series end is seen after the last image; a restarted publish
   CHECK(again.series_id() != old_id);
 }
 
-TEST_CASE("shm: attach before the publisher exists fails naming the ring; attach_when_ready waits") {
+TEST_CASE(
+    "shm: attach before the publisher exists fails naming the ring; attach_when_ready waits") {
   const auto model = eit::test::random_model(64);
   const std::string uri = shm_test_uri("attach");
   const std::string err = error_of([&] { ShmReader r(uri); });
   CHECK(err.find(uri) != std::string::npos);
   CHECK(err.find("no such ring") != std::string::npos);
-  auto waiting = std::async(std::launch::async, [&] { return ShmReader::attach_when_ready(uri, 5000); });
+  auto waiting =
+      std::async(std::launch::async, [&] { return ShmReader::attach_when_ready(uri, 5000); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ShmPublisher pub(model, options(uri, 8));
   auto reader = waiting.get();
@@ -143,13 +146,15 @@ TEST_CASE("shm: set-up errors name the value: bad name, wrong magic, version, si
         std::string::npos);
   const std::string uri = shm_test_uri("errors");
   ShmPublisher pub(model, options(uri, 8));
-  CHECK(error_of([&] { ShmPublisher p(model, options(uri, 8)); })
-            .find(fmt::format("in use by a running publisher (process {})", getpid())) !=
+  CHECK(error_of([&] {
+          ShmPublisher p(model, options(uri, 8));
+        }).find(fmt::format("in use by a running publisher (process {})", getpid())) !=
         std::string::npos);
   RawRing raw(uri);
   raw->version = 99;
-  CHECK(error_of([&] { ShmReader r(uri); }).find("ring layout version 99, this reader reads version 1") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          ShmReader r(uri);
+        }).find("ring layout version 99, this reader reads version 1") != std::string::npos);
   raw->version = kShmLayoutVersion;
   raw->total_bytes += 64;
   CHECK(error_of([&] { ShmReader r(uri); }).find("size mismatch") != std::string::npos);

@@ -22,10 +22,10 @@ using eit::test::run_eitstream;
 
 TEST_CASE("listen shm://NAME gets the images of run --publish shm://NAME in order, then the end") {
   const std::string uri = fmt::format("shm://eit-cli-test-{}", ::getpid());
-  eit::test::Subprocess listener({EITSTREAM_BIN, "listen", uri, "--summary", "--exit-on-end",
-                                  "--timeout", "60"});
-  const auto run = run_eitstream(
-      fmt::format("run --publish {} --fps 500 --frames 200 --quiet", uri));
+  eit::test::Subprocess listener(
+      {EITSTREAM_BIN, "listen", uri, "--summary", "--exit-on-end", "--timeout", "60"});
+  const auto run =
+      run_eitstream(fmt::format("run --publish {} --fps 500 --frames 200 --quiet", uri));
   CHECK(run.code == 0);
   CHECK(contains(run.output, fmt::format("also publishing to shared memory {}", uri)));
   REQUIRE(listener.wait(std::chrono::seconds(30)) == 0);
@@ -42,7 +42,8 @@ TEST_CASE("listen shm://NAME gets the images of run --publish shm://NAME in orde
 }
 
 TEST_CASE("bench --transport shm measures the ring: every image received, a bare-shm reference") {
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("eit_shm_bench_{}", ::getpid());
+  const auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("eit_shm_bench_{}", ::getpid());
   std::filesystem::create_directories(dir);
   const auto result = run_eitstream(fmt::format(
       "bench --rate 2000 --size 256x208 --transport shm --frames 300 --warmup 50 --quiet "

@@ -32,23 +32,23 @@ inline constexpr uint32_t kShmSeriesEnded = 1u << 0;  // end() was called: no mo
 inline constexpr uint32_t kShmClosed = 1u << 1;       // the publisher is gone (destroyed)
 
 struct ShmRingHeader {
-  std::atomic<uint32_t> magic;        // 0: kShmMagic, stored last (release) once all is set
-  uint16_t version;                   // 4: kShmLayoutVersion
-  uint16_t header_bytes;              // 6: sizeof(ShmRingHeader) = 256
-  uint32_t slot_count;                // 8
-  uint32_t payload_bytes;             // 12: float32 bytes per image
-  uint64_t slot_bytes;                // 16: stride between slots (multiple of 64)
-  uint64_t slots_offset;              // 24: offset of slot 0 (multiple of 64)
-  uint64_t total_bytes;               // 32: size of the whole object
-  uint64_t series_id;                 // 40: same as every ImageHeader::series_id
-  uint32_t series_json_offset;        // 48: = 256
-  uint32_t series_json_bytes;         // 52: the series message (docs/protocol.md), UTF-8 JSON
-  uint32_t publisher_pid;             // 56: to tell a stale object from a live one
-  std::atomic<uint32_t> state;        // 60: kShmSeriesEnded | kShmClosed
+  std::atomic<uint32_t> magic;  // 0: kShmMagic, stored last (release) once all is set
+  uint16_t version;             // 4: kShmLayoutVersion
+  uint16_t header_bytes;        // 6: sizeof(ShmRingHeader) = 256
+  uint32_t slot_count;          // 8
+  uint32_t payload_bytes;       // 12: float32 bytes per image
+  uint64_t slot_bytes;          // 16: stride between slots (multiple of 64)
+  uint64_t slots_offset;        // 24: offset of slot 0 (multiple of 64)
+  uint64_t total_bytes;         // 32: size of the whole object
+  uint64_t series_id;           // 40: same as every ImageHeader::series_id
+  uint32_t series_json_offset;  // 48: = 256
+  uint32_t series_json_bytes;   // 52: the series message (docs/protocol.md), UTF-8 JSON
+  uint32_t publisher_pid;       // 56: to tell a stale object from a live one
+  std::atomic<uint32_t> state;  // 60: kShmSeriesEnded | kShmClosed
   alignas(64) std::atomic<uint64_t> write_count;  // 64: number of the newest complete image
-  std::atomic<uint32_t> wake;         // 72: futex word, = uint32(write_count) after each image
-  std::atomic<uint32_t> waiters;      // 76: readers asleep (or about to be) on `wake`
-  uint64_t reserved[22];              // 80…255: zero
+  std::atomic<uint32_t> wake;     // 72: futex word, = uint32(write_count) after each image
+  std::atomic<uint32_t> waiters;  // 76: readers asleep (or about to be) on `wake`
+  uint64_t reserved[22];          // 80…255: zero
 };
 static_assert(sizeof(ShmRingHeader) == 256);
 static_assert(offsetof(ShmRingHeader, write_count) == 64);
@@ -65,7 +65,9 @@ static_assert(sizeof(ShmSlotHeader) == 64);
 inline constexpr size_t kShmImageOffset = sizeof(ShmSlotHeader);                    // 64
 inline constexpr size_t kShmPayloadOffset = kShmImageOffset + sizeof(ImageHeader);  // 176
 
-inline constexpr size_t shm_round_up(size_t n) { return (n + kShmAlign - 1) / kShmAlign * kShmAlign; }
+inline constexpr size_t shm_round_up(size_t n) {
+  return (n + kShmAlign - 1) / kShmAlign * kShmAlign;
+}
 
 // Offsets and sizes of a ring, computed the same way by the publisher and the readers.
 struct ShmGeometry {
