@@ -162,8 +162,9 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
     const uint32_t word = ring_->wake.load(std::memory_order_seq_cst);
     if (ring_->write_count.load(std::memory_order_seq_cst) < next_ &&
         ring_->state.load(std::memory_order_seq_cst) == state)
-      futex_wait_shared(ring_->wake, word,
-                        std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs}));
+      if (futex_wait_shared(ring_->wake, word,
+                            std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs})))
+        ++counts_.wakeups;
     ring_->waiters.fetch_sub(1, std::memory_order_seq_cst);
   }
 }

@@ -127,12 +127,13 @@ ino_t shm_inode(const std::string& object) noexcept {
 
 // Raw syscalls: std::atomic::wait in libstdc++ uses FUTEX_PRIVATE, which cannot wake another
 // process. Both sides use the shared variant on the word in the mapping.
-void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected,
+bool futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected,
                        int64_t timeout_ns) noexcept {
-  if (timeout_ns <= 0) return;
+  if (timeout_ns <= 0) return false;
   timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
               static_cast<long>(timeout_ns % 1'000'000'000)};
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+  return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, &ts,
+                   nullptr, 0) == 0;
 }
 
 void futex_wake_shared(std::atomic<uint32_t>& word) noexcept {

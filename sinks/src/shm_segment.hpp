@@ -41,7 +41,8 @@ ShmMapping open_shm(const std::string& object, bool writable, bool* absent);
 ino_t shm_inode(const std::string& object) noexcept;
 
 // FUTEX_WAIT (shared) on `word` while it holds `expected`, at most timeout_ns (≤ 0: no wait).
-void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected, int64_t timeout_ns) noexcept;
+// True when a FUTEX_WAKE ended the wait (not the timeout, not a changed word).
+bool futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected, int64_t timeout_ns) noexcept;
 void futex_wake_shared(std::atomic<uint32_t>& word) noexcept;
 
 }  // namespace eit::sinks

@@ -21,7 +21,8 @@ using eit::test::shm_test_uri;
 namespace {
 
 struct ChildReport {
-  uint64_t images = 0, out_of_order = 0, damaged = 0, overruns = 0, torn = 0, ended = 0;
+  uint64_t images = 0, out_of_order = 0, damaged = 0, overruns = 0, torn = 0, ended = 0,
+           wakeups = 0;
 };
 
 // Forks a reader of `uri` that reads until the series ends and reports through a pipe.
@@ -75,6 +76,7 @@ class ReaderProcess {
       }
       r.overruns = reader.counts().overruns;
       r.torn = reader.counts().torn;
+      r.wakeups = reader.counts().wakeups;
       return write(fd, &r, sizeof r) == sizeof r ? 0 : 3;
     } catch (...) {
       return 4;
@@ -102,8 +104,8 @@ TEST_CASE("shm: a reader process asleep on the shared futex gets every image bit
   const uint64_t n = 400;
   for (uint64_t k = 0; k < n; ++k) {
     pub.publish(f.set(k));
-    // Pauses longer than the reader's spin: it goes to sleep and only the futex wakes it.
-    if (k % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    // Pauses far longer than the reader's spin: it goes to sleep and only the futex wakes it.
+    if (k % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   pub.end();
   const ChildReport r = child.finish();
@@ -112,6 +114,8 @@ TEST_CASE("shm: a reader process asleep on the shared futex gets every image bit
   CHECK(r.damaged == 0);
   CHECK(r.overruns == 0);
   CHECK(r.ended == 1);
+  // The publisher's wake crossed the process boundary (a private futex never would).
+  CHECK(r.wakeups > 0);
 }
 
 TEST_CASE("shm: a torn image is never returned while the publisher laps a 2-slot ring") {

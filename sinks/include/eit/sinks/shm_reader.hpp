@@ -45,6 +45,7 @@ struct ShmReaderCounts {
   uint64_t images = 0;    // images returned
   uint64_t overruns = 0;  // images lapped by the publisher before this reader got to them
   uint64_t torn = 0;      // copies discarded because the publisher overwrote the slot meanwhile
+  uint64_t wakeups = 0;   // sleeps ended by the publisher's FUTEX_WAKE (balanced mode)
 };
 
 class ShmReader {
