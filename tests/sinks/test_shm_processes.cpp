@@ -3,6 +3,7 @@
 // 2-slot ring as fast as it can never returns a torn image, and accounts for every image.
 #include <doctest/doctest.h>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,36 @@ using eit::test::shm_test_uri;
 
 namespace {
 
+// The first two CPUs this process may run on, or {-1, -1} on a single CPU.
+std::pair<int, int> two_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {-1, -1};
+  int found[2] = {-1, -1}, n = 0;
+  for (int c = 0; c < CPU_SETSIZE && n < 2; ++c)
+    if (CPU_ISSET(c, &set)) found[n++] = c;
+  return n == 2 ? std::pair{found[0], found[1]} : std::pair{-1, -1};
+}
+
+void pin_to(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)sched_setaffinity(0, sizeof set, &set);
+}
+
+// Pins this thread to one CPU until destroyed (then restores what it had).
+struct CpuPin {
+  cpu_set_t saved;
+  explicit CpuPin(int cpu) {
+    CPU_ZERO(&saved);
+    (void)sched_getaffinity(0, sizeof saved, &saved);
+    pin_to(cpu);
+  }
+  ~CpuPin() { (void)sched_setaffinity(0, sizeof saved, &saved); }
+};
+
 struct ChildReport {
   uint64_t images = 0, out_of_order = 0, damaged = 0, overruns = 0, torn = 0, ended = 0,
            wakeups = 0;
@@ -28,12 +59,14 @@ struct ChildReport {
 // Forks a reader of `uri` that reads until the series ends and reports through a pipe.
 class ReaderProcess {
  public:
-  ReaderProcess(const std::string& uri, ShmWaitMode mode) {
+  // cpu ≥ 0: the child runs on that CPU only.
+  ReaderProcess(const std::string& uri, ShmWaitMode mode, int cpu = -1) {
     int to_parent[2];
     REQUIRE(pipe(to_parent) == 0);
     pid_ = fork();
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
+      pin_to(cpu);
       close(to_parent[0]);
       _exit(run(uri, mode, to_parent[1]));
     }
@@ -124,7 +157,11 @@ TEST_CASE("shm: a torn image is never returned while the publisher laps a 2-slot
   const auto model = eit::test::random_model(static_cast<int>(pixels));
   const std::string uri = shm_test_uri("torn");
   ShmPublisher pub(model, options(uri, 2));
-  ReaderProcess child(uri, ShmWaitMode::kSpin);
+  // Publisher and reader on different CPUs: forked onto the parent's CPU, the reader would mostly
+  // run while the publisher waits for that CPU, never at the same moment.
+  const auto [writer_cpu, reader_cpu] = two_cpus();
+  ReaderProcess child(uri, ShmWaitMode::kSpin, reader_cpu);
+  CpuPin pin(writer_cpu);
   PatternFrame f(pixels);
   // At least 2,000 images and 300 ms, so that the reader (a process scheduled on its own) copies
   // many slots while they are being overwritten.
