@@ -25,7 +25,12 @@ bool process_alive(uint32_t pid) {
 // is alive.
 std::string judge_existing(const std::string& uri, const std::string& object) {
   bool absent = false;
-  ShmMapping old = open_shm(object, false, &absent);
+  ShmMapping old;
+  try {
+    old = open_shm(object, false, &absent);
+  } catch (const std::runtime_error& e) {  // e.g. 0 bytes: a publisher died while creating it
+    return fmt::format("replaced an object that is not a ring ({})", e.what());
+  }
   if (absent) return {};
   const auto* h = reinterpret_cast<const ShmRingHeader*>(old.data());
   if (h->magic.load(std::memory_order_acquire) != kShmMagic)

@@ -145,11 +145,11 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
     if (now >= next_check_ns_) {
       next_check_ns_ = now + kCheckIntervalNs;
       bool replaced = false;
-      if (publisher_gone_or_replaced(&replaced)) {
-        if (replaced) return ShmRead::kRestarted;
-        if (ring_->write_count.load(std::memory_order_acquire) < next_) return ShmRead::kEnded;
-        continue;
-      }
+      // Images still in this ring are read first; then report the publisher gone or replaced.
+      if (publisher_gone_or_replaced(&replaced) &&
+          ring_->write_count.load(std::memory_order_acquire) < next_)
+        return replaced ? ShmRead::kRestarted : ShmRead::kEnded;
+      if (ring_->write_count.load(std::memory_order_acquire) >= next_) continue;
     }
     if (now >= deadline) return ShmRead::kTimeout;
     if (now < spin_until) {

@@ -183,6 +183,17 @@ TEST_CASE("shm: a ring left by a publisher that died is replaced, and the publis
         fmt::format("replaced a stale ring left by process {} (no longer running)", child));
   ShmReader reader(uri);
   CHECK(reader.series_id() == pub.series_id());
+
+  // An empty object (its creator died before sizing it) is replaced too.
+  const std::string empty_uri = shm_test_uri("empty");
+  const std::string object = shm_object_name(shm_name_of(empty_uri));
+  const int fd = shm_open(object.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  REQUIRE(fd >= 0);
+  close(fd);
+  CHECK(error_of([&] { ShmReader r(empty_uri); }).find("smaller than the 256-byte ring header") !=
+        std::string::npos);
+  ShmPublisher over_empty(model, options(empty_uri, 8));
+  CHECK(over_empty.replaced_stale().starts_with("replaced an object that is not a ring"));
 }
 
 TEST_CASE("shm: publish() and next() allocate nothing per image") {
