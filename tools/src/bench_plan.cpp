@@ -117,7 +117,7 @@ Axes parse_axes(const BenchArgs& a) {
   for (const auto& b : split_list(a.backends)) x.backends.push_back(resolve_bench_backend(b));
   for (const auto& b : split_list(a.batches)) x.batches.push_back(parse_count(b, "--batch"));
   for (const auto& r : split_list(a.rates)) x.rates.push_back(parse_rate(r));
-  x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp"});
+  x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp", "shm"});
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")

@@ -125,7 +125,7 @@ static const eit::cli::RegisterCommand kBench{
           ->capture_default_str();
       cmd->add_option("--batch", args->batches, "Largest micro-batch (comma-separated)")
           ->capture_default_str();
-      cmd->add_option("--transport", args->transports, "inproc, ipc, tcp (comma-separated)")
+      cmd->add_option("--transport", args->transports, "inproc, ipc, tcp, shm (comma-separated; shm: the shared-memory ring, live)")
           ->capture_default_str();
       cmd->add_option(
              "--policy", args->policy,

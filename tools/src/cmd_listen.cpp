@@ -20,7 +20,9 @@
 #include "eit/pipeline/latency_histogram.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "run_security.hpp"
+#include "eit/sinks/shm_layout.hpp"
 #include "listen_nats.hpp"
+#include "listen_shm.hpp"
 
 namespace eit::cli {
 namespace {
@@ -78,6 +80,9 @@ int listen(const ListenOptions& o) {
   // nats://…?site=S&bed=B[&since=…]: the bed's images from JetStream, as ZeroMQ-shaped parts.
   std::unique_ptr<NatsListenFeed> nats_feed =
       is_nats_listen_uri(o.endpoint) ? open_nats_listen_feed(o.endpoint) : nullptr;
+  // shm://NAME: a shared-memory ring on this host (listen_shm.hpp).
+  std::unique_ptr<ShmListenFeed> shm_feed =
+      sinks::is_shm_uri(o.endpoint) ? std::make_unique<ShmListenFeed>(o.endpoint) : nullptr;
   zmq::context_t ctx(1);
   zmq::socket_t socket(ctx, o.pull ? zmq::socket_type::pull : zmq::socket_type::sub);
   socket.set(zmq::sockopt::rcvtimeo, 200);
@@ -90,7 +95,7 @@ int listen(const ListenOptions& o) {
   apply_curve_client_options(o.curve, socket);
   if (!o.pull) socket.set(zmq::sockopt::subscribe, o.topic);
   try {
-    if (!nats_feed) socket.connect(o.endpoint);
+    if (!nats_feed && !shm_feed) socket.connect(o.endpoint);
   } catch (const zmq::error_t& e) {
     throw CommandError(fmt::format("cannot connect to '{}': {}", o.endpoint, e.what()));
   }
@@ -109,8 +114,9 @@ int listen(const ListenOptions& o) {
   while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
     if (deadline && pipeline::now_ns() > deadline) break;
     parts.clear();
-    if (nats_feed ? !nats_feed->next(parts, 200)
-                  : !zmq::recv_multipart(socket, std::back_inserter(parts)))
+    if (nats_feed  ? !nats_feed->next(parts, 200)
+        : shm_feed ? !shm_feed->next(parts, 200)
+                   : !zmq::recv_multipart(socket, std::back_inserter(parts)))
       continue;  // timeout: re-check
     const int64_t now = pipeline::now_ns();
     const std::string topic = parts[0].to_string();
@@ -179,7 +185,8 @@ const RegisterCommand kListen{
       auto* cmd = app.add_subcommand("listen", "Subscribe to published images and report on them");
       cmd->add_option("endpoint", o->endpoint,
                       "e.g. tcp://127.0.0.1:5555, or nats://HOST:4222?site=S&bed=B[&since=new|all|"
-                      "EPOCH_SECONDS] (one bed's images from JetStream; since= replays history)")
+                      "EPOCH_SECONDS] (one bed's images from JetStream; since= replays history), or "
+                      "shm://NAME (a shared-memory ring of `run --publish shm://NAME`, same host)")
           ->required();
       cmd->add_flag("--pull", o->pull, "PULL (from a --push publisher) instead of SUB");
       cmd->add_flag("--summary", o->summary, "Only the final summary, no line per image");

@@ -58,7 +58,8 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
   add_recording_options(cmd, cli.recording, true);
   cmd->add_option("--publish", cli.publish,
                   "Also publish images to NATS JetStream: nats://HOST:4222?site=S&bed=B "
-                  "(subjects eit.S.B.img|series; see docs/scale-out.md)");
+                  "(subjects eit.S.B.img|series; see docs/scale-out.md), or to a shared-memory "
+                  "ring for consumers on this host: shm://NAME (live; docs/protocol.md)");
   cmd->add_option("--http", cli.http,
                   "Also serve the live view (web page) on HOST:PORT, e.g. 127.0.0.1:8080 (port 0: "
                   "any free port, printed); its recapture button recaptures the reference");

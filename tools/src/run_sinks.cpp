@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "eit/sinks/curve_keys.hpp"
+#include "eit/sinks/shm_layout.hpp"
+#include "eit/sinks/shm_publisher.hpp"
 #include "run_nats.hpp"
 
 namespace eit::cli {
@@ -39,7 +41,19 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
     s.all.push_back(s.monitor.get());
     fmt::print(stderr, "eitstream: also publishing PUB (live) on {}\n", s.monitor->endpoint());
   }
-  if (!c.publish.empty()) {
+  if (sinks::is_shm_uri(c.publish)) {
+    sinks::ShmPublisherOptions so;
+    so.uri = c.publish;
+    so.series = zo.series;
+    so.series.series_id = s.publisher->series_id();
+    auto shm = std::make_unique<sinks::ShmPublisher>(model, so);
+    if (!shm->replaced_stale().empty())
+      fmt::print(stderr, "eitstream: {}: {}\n", shm->uri(), shm->replaced_stale());
+    fmt::print(stderr, "eitstream: also publishing to shared memory {} (live, {} slots)\n",
+               shm->uri(), so.slots);
+    s.shm = std::move(shm);
+    s.all.push_back(s.shm.get());
+  } else if (!c.publish.empty()) {
     auto series = zo.series;
     series.series_id = s.publisher->series_id();
     s.nats = make_nats_sink(c.publish, model, series);

@@ -1,7 +1,7 @@
 #pragma once
 // Where `eitstream run` sends its images: the ZeroMQ publisher (PUB or PUSH, CURVE when keys are
-// given), and optionally a live PUB monitor, NATS JetStream, the indices publisher, the live view
-// and the HDF5 recorders. Set-up only (binds, opens files; throws CommandError or
+// given), and optionally a live PUB monitor, NATS JetStream or a shared-memory ring (--publish),
+// the indices publisher, the live view and the HDF5 recorders. Set-up only (binds, opens files; throws CommandError or
 // std::runtime_error naming the option and the address or file). Declared in the order they must
 // be torn down in reverse: the view's indices feed goes before the indices publisher it reads.
 #include <memory>
@@ -26,7 +26,8 @@ struct RunSinks {
   std::unique_ptr<sinks::ZmqPublisher> publisher;
   RunView view;
   std::unique_ptr<sinks::ZmqPublisher> monitor;  // --monitor; null without
-  std::unique_ptr<pipeline::ImageSink> nats;     // --publish; null without
+  std::unique_ptr<pipeline::ImageSink> nats;     // --publish nats://…; null without
+  std::unique_ptr<pipeline::ImageSink> shm;      // --publish shm://NAME; null without
   std::unique_ptr<pipeline::ImageSink> indices;  // --indices; null without
   Recorders recorders;
   std::vector<pipeline::ImageSink*> all;  // the pipeline's sinks, in order

@@ -11,10 +11,14 @@
 #include "eit/bench/stamp_sink.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/pipeline.hpp"
+#include "eit/sinks/shm_publisher.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 
 namespace eit::bench {
 namespace {
+
+// The shm ring's length in the bench: the reader may lag this many images (4.3 MB at 1024×208).
+constexpr uint32_t kShmBenchSlots = 1024;
 
 PipelineCounters counters_from(const pipeline::PipelineStats& s) {
   PipelineCounters c;
@@ -54,8 +58,22 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   pub_options.series.stream = "bench";
   pub_options.series.rate_hz = config.rate_hz;
   pub_options.series.source = "eitstream bench frame table";
-  sinks::ZmqPublisher publisher(model, pub_options, context);
-  config.endpoint = publisher.endpoint();
+  // shm: the shared-memory ring (live whatever the policy: it never waits for its reader).
+  std::unique_ptr<pipeline::ImageSink> publisher;
+  if (config.transport == "shm") {
+    sinks::ShmPublisherOptions so;
+    so.uri = pub_options.endpoint;
+    so.series = pub_options.series;
+    so.slots = kShmBenchSlots;
+    auto shm = std::make_unique<sinks::ShmPublisher>(model, so);
+    config.endpoint = shm->uri();
+    config.pattern = "ring";
+    publisher = std::move(shm);
+  } else {
+    auto zmq = std::make_unique<sinks::ZmqPublisher>(model, pub_options, context);
+    config.endpoint = zmq->endpoint();
+    publisher = std::move(zmq);
+  }
   const std::string ipc_path =
       config.transport == "ipc" ? config.endpoint.substr(std::string("ipc://").size()) : "";
 
@@ -82,7 +100,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;
   }
-  StampSink stamps(*recorder, publisher);  // stamps "sent" on the publisher's own thread
+  StampSink stamps(*recorder, *publisher);  // stamps "sent" on the publisher's own thread
   pipeline::PipelineStats stats;
   {
     pipeline::Pipeline pipe(model, source, env.make_backend(config, model), {&stamps}, options);

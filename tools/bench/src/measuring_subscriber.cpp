@@ -24,8 +24,9 @@ std::string bench_endpoint(const std::string& transport) {
     return fmt::format("ipc://{}/eit-bench-{}-{}.sock",
                        std::filesystem::temp_directory_path().string(), ::getpid(), n);
   if (transport == "tcp") return "tcp://127.0.0.1:*";
+  if (transport == "shm") return fmt::format("shm://eit-bench-{}-{}", ::getpid(), n);
   throw std::invalid_argument(
-      fmt::format("--transport '{}': expected inproc, ipc or tcp", transport));
+      fmt::format("--transport '{}': expected inproc, ipc, tcp or shm", transport));
 }
 
 // The inproc subscriber: a thread next to the sender, sharing its context.

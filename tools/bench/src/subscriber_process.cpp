@@ -17,7 +17,9 @@
 #include <fmt/format.h>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/bench/shm_image_receiver.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
+#include "eit/sinks/shm_layout.hpp"
 
 namespace eit::bench {
 namespace {
@@ -54,6 +56,15 @@ bool read_exact(int fd, void* data, size_t n, int64_t deadline_ns) {
     n -= static_cast<size_t>(r);
   }
   return true;
+}
+
+// The child's record on stdout (the format in subscriber_process.hpp).
+bool write_record(const SubscriberCounts& c, const std::vector<ReceiveTime>& t) {
+  const std::array<uint64_t, 6> head{
+      c.images, c.overflow, c.malformed, c.series, c.series_end ? 1u : 0u, t.size()};
+  return write_all(STDOUT_FILENO, kMagic.data(), kMagic.size()) &&
+         write_all(STDOUT_FILENO, head.data(), sizeof head) &&
+         write_all(STDOUT_FILENO, t.data(), t.size() * sizeof(ReceiveTime));
 }
 
 void close_fd(int& fd) {
@@ -152,6 +163,11 @@ int run_subscriber_child(const std::string& endpoint, size_t capacity, Subscribe
   ::signal(SIGPIPE, SIG_IGN);
   std::optional<pipeline::CpuWakeHold> wake_hold;
   if (mode.spin) wake_hold.emplace();
+  if (sinks::is_shm_uri(endpoint)) {
+    SubscriberReport r;
+    if (!receive_shm_images(endpoint, capacity, mode.spin, r)) return 2;
+    return write_record(r.counts, r.times) ? 0 : 3;
+  }
   zmq::context_t context(1);
   ImageSubscriber sub(context, endpoint, capacity, mode.pull);
   // Connecting is asynchronous: give the connection and the subscription time to reach the
@@ -192,14 +208,7 @@ int run_subscriber_child(const std::string& endpoint, size_t capacity, Subscribe
   // Leave before writing the record: a PUSH publisher's lossless end waits for its consumers to
   // close, and the parent reads the record only after that end (the record can exceed a pipe).
   sub.close();
-  const auto& c = sub.counts();
-  const auto& t = sub.received();
-  const std::array<uint64_t, 6> head{
-      c.images, c.overflow, c.malformed, c.series, c.series_end ? 1u : 0u, t.size()};
-  const bool ok = write_all(STDOUT_FILENO, kMagic.data(), kMagic.size()) &&
-                  write_all(STDOUT_FILENO, head.data(), sizeof head) &&
-                  write_all(STDOUT_FILENO, t.data(), t.size() * sizeof(ReceiveTime));
-  return ok ? 0 : 3;
+  return write_record(sub.counts(), sub.received()) ? 0 : 3;
 }
 
 }  // namespace eit::bench

@@ -18,6 +18,7 @@
 #include "eit/pipeline/doorbell_wait.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/series_message.hpp"
+#include "eit/sinks/shm_publisher.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 
 namespace eit::bench {
@@ -27,7 +28,10 @@ constexpr std::string_view kTopic = "eit/bench/img";  // the bench publisher's i
 constexpr double kAssumedMaxRate = 100'000;           // messages/s, for estimates at max
 constexpr double kSetUpSeconds = 0.5;                 // subscriber start, connection, drain
 
-std::string pattern_of(const RunConfig& run) { return run.policy == "lossless" ? "push" : "pub"; }
+std::string pattern_of(const RunConfig& run) {
+  if (run.transport == "shm") return "ring";
+  return run.policy == "lossless" ? "push" : "pub";
+}
 
 void wait_for(int64_t due_ns, bool spin) noexcept {
   if (spin) {
@@ -84,6 +88,48 @@ void summarize_into(ZmqReference& ref, const std::vector<int64_t>& sent_ns,
         static_cast<double>(ref.measured) * 1e9 / static_cast<double>(last_received - first_sent);
 }
 
+// The bare shm reference: a ShmPublisher fed the same schedule straight from this thread (no
+// pipeline), read by the same subscriber child. The ring is live whatever the policy.
+ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
+                               const std::string& executable) {
+  const size_t total = run.warmup + run.frames;
+  const bool spin = run.latency_mode == "spin";
+  recon::Model model;  // only its size and (empty) geometry reach the series message
+  model.H.resize(static_cast<Eigen::Index>(run.n_out), 0);
+  sinks::ShmPublisherOptions options;
+  options.uri = bench_endpoint("shm");
+  options.slots = 1024;  // as the bench's runs
+  options.series.stream = "bench";
+  sinks::ShmPublisher publisher(model, options);
+  ref.endpoint = publisher.uri();
+  ref.message_bytes = sizeof(sinks::ImageHeader) + run.n_out * sizeof(float);
+  std::vector<float> image(run.n_out, 0.5f);
+  std::vector<int64_t> sent_ns(total, 0);
+  std::optional<pipeline::CpuWakeHold> wake_hold;
+  if (spin) {
+    wake_hold.emplace();
+    ref.cpu_wake_hold = wake_hold->describe();
+  }
+  zmq::context_t unused;  // MeasuringSubscriber's signature; shm needs no context
+  MeasuringSubscriber subscriber(unused, executable, ref.endpoint, total, {false, spin});
+  pipeline::FrameSlot frame;
+  frame.image = image.data();
+  const int64_t period = run.rate_hz > 0 ? std::llround(1e9 / run.rate_hz) : 0;
+  const int64_t t0 = pipeline::now_ns();
+  for (size_t i = 0; i < total; ++i) {
+    if (period > 0) wait_for(t0 + static_cast<int64_t>(i) * period, spin);
+    frame.seq = i;
+    const int64_t t = pipeline::now_ns();
+    frame.stamp(pipeline::Stage::kPublished, t);
+    publisher.publish(frame);
+    sent_ns[i] = t;
+    ++ref.sent;
+  }
+  publisher.end();
+  summarize_into(ref, sent_ns, subscriber.finish());
+  return ref;
+}
+
 }  // namespace
 
 double estimated_reference_seconds(const RunConfig& run) noexcept {
@@ -107,6 +153,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   ref.n_out = run.n_out;
   ref.frames = run.frames;
   ref.warmup = run.warmup;
+  if (run.transport == "shm") return run_shm_reference(std::move(ref), run, executable);
   ref.message_bytes = kTopic.size() + sizeof(sinks::ImageHeader) + run.n_out * sizeof(float);
   const size_t total = run.warmup + run.frames;
   const bool push = ref.pattern == "push";

@@ -1,8 +1,9 @@
 #pragma once
 // The receiving end every `eitstream bench` measurement shares — the pipeline's runs and the bare
 // ZeroMQ reference (zmq_reference.hpp) — so both are timed by the very same code:
-//   bench_endpoint(): a fresh endpoint of a transport (inproc and ipc names unique per process
-//                     and call; tcp on an ephemeral loopback port, resolved by the binding side);
+//   bench_endpoint(): a fresh endpoint of a transport (inproc, ipc and shm names unique per
+//                     process and call; tcp on an ephemeral loopback port, resolved by the
+//                     binding side);
 //   MeasuringSubscriber: an ImageSubscriber on that endpoint, as a thread sharing the sender's
 //                     context for inproc, else a child process (subscriber_process.hpp), in the
 //                     given SubscriberMode (PULL or SUB; busy-polling or sleeping in zmq_poll).
@@ -18,7 +19,7 @@
 
 namespace eit::bench {
 
-// Throws std::invalid_argument for a transport other than inproc, ipc, tcp.
+// Throws std::invalid_argument for a transport other than inproc, ipc, tcp, shm.
 std::string bench_endpoint(const std::string& transport);
 
 class MeasuringSubscriber {

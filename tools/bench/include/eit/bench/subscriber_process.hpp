@@ -9,7 +9,8 @@
 //   child stdin:  the parent closes it when the pipeline has finished; the child then keeps
 //                 receiving until 300 ms pass without a message (or the series-end arrives)
 //                 and writes its record.
-// CLOCK_MONOTONIC is shared by all processes of a host, so the child's times compare directly
+// For an endpoint shm://NAME the child reads the shared-memory ring instead (shm_image_receiver.hpp)
+// and writes the same record. CLOCK_MONOTONIC is shared by all processes of a host, so the child's times compare directly
 // with the pipeline's stamps.
 //
 // Threads: a SubscriberProcess is used by one thread. Set-up failures (spawn, no "ready" in

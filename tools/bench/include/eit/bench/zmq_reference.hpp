@@ -16,6 +16,8 @@
 //   - waiting: spin busy-waits for the due time on the sending thread and holds a CpuWakeHold
 //     (as the pipeline's stages do in spin mode); balanced and idle sleep until the due time
 //     (clock_nanosleep, as the pipeline's source does).
+// Transport shm has no socket: its reference is the bare shared-memory ring (pattern "ring"): a
+// ShmPublisher fed the same schedule from the sending thread, read by the same subscriber child.
 // Each message is stamped just before its first part is sent (as the pipeline stamps
 // "published") and when the subscriber has its last part (as "subscribed"); CLOCK_MONOTONIC in
 // both processes. Nothing else runs: no queues, no reconstruction, no stamps of stages.

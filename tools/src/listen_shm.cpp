@@ -1,0 +1,72 @@
+#include "listen_shm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+#include "eit/sinks/shm_layout.hpp"
+#include "eit/sinks/shm_reader.hpp"
+
+namespace eit::cli {
+namespace {
+
+void set_series(std::vector<zmq::message_t>& parts, const std::string& json) {
+  parts.clear();
+  parts.emplace_back(std::string_view("eit/shm/series"));
+  parts.emplace_back(json.data(), json.size());
+}
+
+}  // namespace
+
+ShmListenFeed::ShmListenFeed(const std::string& uri) {
+  try {
+    uri_ = "shm://" + sinks::shm_name_of(uri);
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(e.what());
+  }
+}
+
+ShmListenFeed::~ShmListenFeed() = default;
+
+bool ShmListenFeed::next(std::vector<zmq::message_t>& parts, int timeout_ms) {
+  if (!reader_) {
+    if (ended_) {  // the series is over: wait for a new publisher of the name
+      std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+      ended_ = false;
+      return false;
+    }
+    try {
+      reader_ = std::make_unique<sinks::ShmReader>(uri_);
+    } catch (const std::runtime_error&) {
+      // Not there yet: look again soon, so the first images of a starting publisher are seen.
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 2)));
+      return false;
+    }
+    set_series(parts, reader_->series_json());
+    return true;
+  }
+  const sinks::ShmRead got = reader_->next(int64_t{timeout_ms} * 1'000'000);
+  if (got == sinks::ShmRead::kTimeout) return false;
+  if (got == sinks::ShmRead::kImage) {
+    parts.clear();
+    parts.emplace_back(std::string_view("eit/shm/img"));
+    parts.emplace_back(&reader_->header(), sizeof(sinks::ImageHeader));
+    parts.emplace_back(reader_->payload().data(), reader_->payload().size_bytes());
+    return true;
+  }
+  // Ended or restarted: report the end of this series; a restart is attached on the next call.
+  const auto& c = reader_->counts();
+  set_series(parts, fmt::format(R"({{"type":"series-end","version":1,"series_id":"{:016x}",)"
+                                R"("frames_read":{},"frames_missed":{},"reason":"{}"}})",
+                                reader_->series_id(), c.images, c.overruns,
+                                got == sinks::ShmRead::kEnded ? "ended" : "publisher restarted"));
+  ended_ = got == sinks::ShmRead::kEnded;
+  reader_.reset();
+  return true;
+}
+
+}  // namespace eit::cli
