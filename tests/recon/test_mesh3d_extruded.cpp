@@ -131,7 +131,7 @@ TEST_CASE("extruded 3-D mesh: valid, no slivers, point electrodes at their rings
   CHECK(longest < 2.0 * o.h0);
 }
 
-TEST_CASE("extruded 3-D mesh: rectangular patches exact in area, angle and height; discs refused") {
+TEST_CASE("extruded 3-D mesh: rectangular patches exact in area, angle and height, discs refused") {
   if (eit::test::skip_without_gmsh("extruded 3-D patches")) return;
   const double w = 0.2, h = 0.15;
   const Mesh m = generate_mesh_3d(with_rectangles(two_ring_cylinder(0.2), w, h));

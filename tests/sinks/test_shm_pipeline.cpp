@@ -16,7 +16,7 @@
 using namespace eit::pipeline;
 using namespace eit::sinks;
 
-TEST_CASE("shm: a stalled reader never holds back the pipeline; a live one gets correct images") {
+TEST_CASE("shm: a stalled reader never holds back the pipeline, and a live one gets correct images") {
   const auto m = eit::test::random_model();
   const size_t n = 500;
   const auto frames = eit::test::random_frames(m, n);

@@ -95,7 +95,7 @@ TEST_CASE(
   CHECK(stalled.counts().overruns == n - got);
 }
 
-TEST_CASE("shm: the series end is seen after the last image; a restarted publisher is noticed") {
+TEST_CASE("shm: the series end is seen after the last image, and a restarted publisher is noticed") {
   const auto model = eit::test::random_model(64);
   const std::string uri = shm_test_uri("restart");
   PatternFrame f(64);
@@ -139,7 +139,7 @@ TEST_CASE(
   CHECK(reader->header().series_id == pub.series_id());
 }
 
-TEST_CASE("shm: set-up errors name the value: bad name, wrong magic, version, size; a live name") {
+TEST_CASE("shm: set-up errors name the value: bad name, wrong magic, version, size, a live name") {
   const auto model = eit::test::random_model(64);
   CHECK(error_of([&] { ShmReader r("shm://a/b"); }).find("'a/b'") != std::string::npos);
   CHECK(error_of([&] { ShmPublisher p(model, options("shm://", 8)); }).find("shm name ''") !=
