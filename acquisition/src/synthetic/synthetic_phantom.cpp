@@ -27,6 +27,9 @@ void check_options(const PhantomOptions& o) {
                     o.frames_per_revolution));
   if (std::isnan(o.snr_db))
     throw std::invalid_argument("synthetic phantom: SNR is NaN, expected dB or inf");
+  if (o.spin_ns < 0)
+    throw std::invalid_argument(
+        fmt::format("synthetic phantom: spin {} ns, expected ≥ 0 (0: sleep until due)", o.spin_ns));
 }
 
 // Sleeps until `deadline` (CLOCK_MONOTONIC ns) in steps of at most 10 ms, so stop() is prompt.
@@ -39,6 +42,14 @@ bool sleep_until(int64_t deadline, const std::atomic<bool>& stopped) {
     timespec ts{static_cast<time_t>(step / 1'000'000'000), static_cast<long>(step % 1'000'000'000)};
     nanosleep(&ts, nullptr);
   }
+}
+
+// Sleeps until spin_ns before the deadline, then polls the clock; false when stopped first.
+bool wait_until(int64_t deadline, int64_t spin_ns, const std::atomic<bool>& stopped) {
+  if (!sleep_until(deadline - spin_ns, stopped)) return false;
+  while (pipeline::now_ns() < deadline)
+    if (stopped.load(std::memory_order_relaxed)) return false;
+  return true;
 }
 
 }  // namespace
@@ -85,7 +96,7 @@ void SyntheticPhantomSource::noiseless(uint64_t seq, double* out) const noexcept
 }
 
 pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
-                                        std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout) {
   if (stopped_.load(std::memory_order_acquire)) return pipeline::ReadStatus::kStopped;
   if (options_.frames && next_seq_ >= options_.frames) return pipeline::ReadStatus::kEnd;
   int64_t scheduled = 0;
@@ -94,9 +105,9 @@ pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
     scheduled = t0_ns_ + static_cast<int64_t>(next_seq_) * period_ns_;
     const int64_t limit = pipeline::now_ns() + timeout.count() * 1'000'000;
     if (scheduled > limit) {
-      return sleep_until(limit, stopped_) ? pipeline::ReadStatus::kTimeout : pipeline::ReadStatus::kStopped;
+      return sleep_until(limit, stopped_) ? pipeline::ReadStatus::kTimeout
+                                          : pipeline::ReadStatus::kStopped;
     }
-    if (!sleep_until(scheduled, stopped_)) return pipeline::ReadStatus::kStopped;
   }
   // Interpolate straight into the slot (float), adding noise in double first.
   const Blend b = blend(next_seq_);
@@ -105,6 +116,8 @@ pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
     if (sigma_ > 0) v += sigma_ * normal_(rng_);
     slot.values[i] = static_cast<float>(v);
   }
+  if (period_ns_ > 0 && !wait_until(scheduled, options_.spin_ns, stopped_))
+    return pipeline::ReadStatus::kStopped;
   slot.seq = next_seq_++;
   const int64_t t = pipeline::now_ns();
   slot.stamp(pipeline::Stage::kReceived, t);

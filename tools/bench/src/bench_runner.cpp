@@ -83,6 +83,8 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   src_options.rate_hz = config.rate_hz;
   src_options.frames = total;
   src_options.snr_db = std::numeric_limits<double>::infinity();
+  // Spin mode: the source polls its due time as the stages poll their queues (a dedicated host).
+  if (config.latency_mode == "spin") src_options.spin_ns = 100'000;
   acquisition::SyntheticPhantomSource source(frames, src_options);
 
   pipeline::PipelineOptions options;
