@@ -4,8 +4,12 @@
 // Kuhn-subdivided cube, a structured disc): no Gmsh, no data.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
+#include "../../recon/src/tile_runner.hpp"
 #include "cube_mesh.hpp"
 #include "eit/recon/jac.hpp"
 #include "eit/recon/layered_circle_mesh.hpp"
@@ -86,5 +90,20 @@ TEST_CASE("build_jac with JacOptions::threads 1, 2, 3 and 16: same H and model i
       };
       CHECK(model_content_hash(build_jac(fwd, jt, to_model).model) == id);
     }
+  }
+}
+
+TEST_CASE("run_tiles visits every tile once and rethrows a tile's exception on the caller") {
+  for (int threads : {1, 2, 16}) {
+    CAPTURE(threads);
+    std::vector<std::atomic<int>> visits(37);
+    eit::recon::detail::run_tiles(37, threads, [&](Eigen::Index t) { ++visits[size_t(t)]; });
+    for (const auto& v : visits) CHECK(v.load() == 1);
+    CHECK_THROWS_WITH_AS(eit::recon::detail::run_tiles(37, threads,
+                                                       [](Eigen::Index t) {
+                                                         if (t == 5)
+                                                           throw std::runtime_error("tile 5");
+                                                       }),
+                         "tile 5", std::runtime_error);
   }
 }
