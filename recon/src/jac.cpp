@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <Eigen/SparseCholesky>
 
@@ -22,7 +21,7 @@ using Prior = JacOptions::Prior;
 // R's diagonal for the diagonal priors, from Jᵀ (n_elems × n_meas): diag(JᵀJ) = row norms².
 Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& jt, const JacOptions& o) {
   if (o.prior == Prior::kTikhonov) return Eigen::VectorXd::Ones(jt.rows());
-  const Eigen::VectorXd d = detail::row_squared_norms(jt, 0);  // all cores: 1.6 GB at 200k
+  const Eigen::VectorXd d = detail::row_squared_norms(jt, o.threads);  // 1.6 GB at 200k
   const double exponent = o.prior == Prior::kKotre ? o.p : o.prior == Prior::kLm ? 1.0 : 0.5;
   Eigen::VectorXd r(d.size());
   for (Eigen::Index e = 0; e < d.size(); ++e) {
@@ -39,7 +38,7 @@ Eigen::VectorXd diagonal_prior(const Eigen::MatrixXd& jt, const JacOptions& o) {
 // The diagonal priors: R⁻¹ from Jᵀ, then the n_meas-sized solve here or where o says.
 Eigen::MatrixXd diagonal_prior_matrix(const Eigen::MatrixXd& jt, const JacOptions& o) {
   const Eigen::VectorXd r_inv = diagonal_prior(jt, o).cwiseInverse();
-  if (!o.diagonal_solve) return jac_diagonal_solve_cpu(jt, r_inv, o.lambda);
+  if (!o.diagonal_solve) return jac_diagonal_solve_cpu(jt, r_inv, o.lambda, o.threads);
   Eigen::MatrixXd h = o.diagonal_solve(jt, r_inv, o.lambda);
   if (h.rows() != jt.rows() || h.cols() != jt.cols())
     throw std::runtime_error(fmt::format("jac: the solve returned H {} × {}, expected {} × {}",
@@ -102,34 +101,6 @@ Eigen::MatrixXd laplacian_prior_matrix(const Eigen::MatrixXd& jt, const JacOptio
 }
 
 }  // namespace
-
-// H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ = (JᵀJ + λR)⁻¹Jᵀ for diagonal R (push-through identity). The
-// n_meas × n_meas matrix is accumulated by blocks of elements (SYRK), so no scaled copy of J is
-// held; H = R⁻¹ (Jᵀ M⁻¹) is one GEMM.
-Eigen::MatrixXd jac_diagonal_solve_cpu(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
-                                       double lambda) {
-  const Eigen::Index n_meas = jt.cols(), n_e = jt.rows();
-  if (r_inv.size() != n_e)
-    throw std::invalid_argument(
-        fmt::format("jac: R⁻¹ has {} values, Jᵀ has {} rows", r_inv.size(), n_e));
-  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(n_meas, n_meas) * lambda;
-  constexpr Eigen::Index kBlock = 2048;
-  Eigen::MatrixXd scaled(std::min(kBlock, n_e), n_meas);
-  for (Eigen::Index e0 = 0; e0 < n_e; e0 += kBlock) {
-    const Eigen::Index count = std::min(kBlock, n_e - e0);
-    scaled.topRows(count) =
-        r_inv.segment(e0, count).cwiseSqrt().asDiagonal() * jt.middleRows(e0, count);
-    m.selfadjointView<Eigen::Lower>().rankUpdate(scaled.topRows(count).transpose());  // J R⁻¹ Jᵀ
-  }
-  const Eigen::LLT<Eigen::MatrixXd> llt(m);
-  if (llt.info() != Eigen::Success)
-    throw std::runtime_error("jac: J R⁻¹ Jᵀ + λI is not positive definite");
-  const Eigen::MatrixXd m_inv = llt.solve(Eigen::MatrixXd::Identity(n_meas, n_meas));
-  Eigen::MatrixXd h(n_e, n_meas);
-  h.noalias() = jt * m_inv;
-  h.array().colwise() *= r_inv.array();
-  return h;
-}
 
 std::string_view to_string(JacOptions::Prior prior) noexcept {
   switch (prior) {
@@ -199,7 +170,7 @@ ReconstructionMatrix build_jac(ForwardModel& forward, const Eigen::MatrixXd& jt,
                   ? detail::make_model("jac", params, std::move(model_h), forward.solve(o.perm),
                                        o.normalize, forward.protocol(), std::move(geometry))
                   : detail::make_model("jac", params, out.H, forward.solve(o.perm), o.normalize,
-                                       forward.protocol(), std::move(geometry));
+                                       forward.protocol(), std::move(geometry), o.threads);
   return out;
 }
 

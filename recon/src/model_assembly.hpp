@@ -10,10 +10,12 @@
 
 namespace eit::recon::detail {
 
-// model.H = float(−H) row-major; everything else copied. model.id stays empty.
+// model.H = float(−H) row-major; everything else copied. model.id stays empty. The conversion
+// runs over `threads` threads (≤ 0 = every core) by fixed row blocks: exact, so the same for
+// every count.
 Model make_model(std::string algorithm, std::string parameters_json, const Eigen::MatrixXd& H,
                  Eigen::VectorXd v_ref, bool normalize, const Protocol& protocol,
-                 std::variant<MeshGeometry, GridGeometry> geometry);
+                 std::variant<MeshGeometry, GridGeometry> geometry, int threads = 1);
 
 // The same around an H already in the streaming form (float(−H), row-major), moved in.
 Model make_model(std::string algorithm, std::string parameters_json, MatrixRowMajorF&& model_h,

@@ -3,60 +3,16 @@
 // here (a Kuhn-subdivided cube, a structured disc), so the test needs neither Gmsh nor data.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cmath>
-#include <utility>
 
-#include "eit/recon/layered_circle_mesh.hpp"
+#include "cube_mesh.hpp"
 #include "eit/recon/forward_model.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
 
 using namespace eit::recon;
+using eit::test::cube_mesh;
 
 namespace {
-
-// An n × n × n grid of unit cubes in [-1, 1]³, each cut into the 6 tetrahedra along its main
-// diagonal (Kuhn: same orientation in every cube, so neighbouring faces match). 16 point
-// electrodes on the side faces of the middle layer z = 0, ground at the centre node.
-Mesh cube_mesh(int n) {
-  const int m = n + 1;
-  const auto node = [m](int i, int j, int k) { return (k * m + j) * m + i; };
-  Mesh mesh;
-  mesh.nodes.resize(m * m * m, 3);
-  for (int k = 0; k < m; ++k)
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < m; ++i)
-        mesh.nodes.row(node(i, j, k)) << -1.0 + 2.0 * i / n, -1.0 + 2.0 * j / n, -1.0 + 2.0 * k / n;
-  constexpr std::array<std::array<int, 3>, 6> kOrders{
-      {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
-  constexpr std::array<bool, 6> kOdd{false, true, true, false, false, true};  // parity of each
-  mesh.elements.resize(6 * n * n * n, 4);
-  int e = 0;
-  for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        for (const auto& order : kOrders) {
-          std::array<int, 3> at{i, j, k};
-          mesh.elements(e, 0) = node(at[0], at[1], at[2]);
-          for (int s = 0; s < 3; ++s) {
-            ++at[static_cast<size_t>(order[static_cast<size_t>(s)])];
-            mesh.elements(e, s + 1) = node(at[0], at[1], at[2]);
-          }
-          // Odd permutations give the mirrored tetrahedron: one orientation for all of them.
-          if (kOdd[static_cast<size_t>(e % 6)]) std::swap(mesh.elements(e, 2), mesh.elements(e, 3));
-          ++e;
-        }
-  // The 4n boundary nodes of the middle layer, walked around; 16 of them, evenly spaced.
-  std::vector<int> ring;
-  const int z = n / 2;
-  for (int i = 0; i < n; ++i) ring.push_back(node(i, 0, z));
-  for (int j = 0; j < n; ++j) ring.push_back(node(n, j, z));
-  for (int i = n; i > 0; --i) ring.push_back(node(i, n, z));
-  for (int j = n; j > 0; --j) ring.push_back(node(0, j, z));
-  for (int l = 0; l < 16; ++l)
-    mesh.electrode_nodes.push_back(ring[static_cast<size_t>(l) * ring.size() / 16]);
-  mesh.ref_node = node(n / 2, n / 2, n / 2);
-  return mesh;
-}
 
 // Jᵀ of `mesh` (adjacent protocol) at a heterogeneous σ with `threads` threads.
 Eigen::MatrixXd jt_with(const Mesh& mesh, int threads, bool normalize) {
@@ -87,7 +43,7 @@ TEST_CASE("Jacobian on 1, 2, 3 and 16 threads: Jᵀ equal to the bit (tetrahedra
     REQUIRE(one.rows() == cube.n_elems());
     CHECK(one.allFinite());
     CHECK(one.bottomRows(1).norm() > 0);  // the last (short) tile was computed
-    for (int threads : {2, 3, 16}) {  // 16 > tiles: clamped to one tile per thread
+    for (int threads : {2, 3, 16}) {      // 16 > tiles: clamped to one tile per thread
       CAPTURE(threads);
       CHECK(bit_equal(jt_with(cube, threads, normalize), one));
     }

@@ -156,6 +156,7 @@ void run_build(BuildArgs& a) {
     if (*a.lambda_opt) o.lambda = a.lambda;
     o.jac_normalized = a.jac_normalized;
     o.normalize = a.normalize;
+    o.threads = a.threads;  // the solve's tiles are fixed: the model does not depend on it
     // Voxel output maps the double H; otherwise the solve may hand back the model's float H.
     if (o.prior != recon::JacOptions::Prior::kLaplacian)
       jac_solve.configure(o, jac_work, /*model_form=*/!voxels);
@@ -341,8 +342,10 @@ void attach_model_build(CLI::App* model) {
   build->add_flag("--normalize", b->normalize, "Images from (v − v_ref) / |v_ref|");
   b->gn.add(build);
   build
-      ->add_option("--threads", b->threads,
-                   "CPU threads for the Jacobian (0 = every core; the model does not depend on it)")
+      ->add_option(
+          "--threads", b->threads,
+          "CPU threads for the Jacobian and JAC's solve (0 = every core; the model does not "
+          "depend on it)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();

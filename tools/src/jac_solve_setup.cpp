@@ -79,24 +79,27 @@ void JacSolveSetup::join() {
 
 void JacSolveSetup::configure(recon::JacOptions& o, double work, bool model_form) {
   join();
-  if (which_ == "cpu") {
-    where_ = "cpu (Eigen, --backend cpu)";
-    return;
-  }
-  if (which_ == "auto" && work < kJacGpuMinWork) {
-    where_ =
+  const int threads = o.threads;
+  // On the CPU the model's float H is converted tile by tile (no double H of n_elems × n_meas).
+  const auto on_cpu = [&](std::string where) {
+    where_ = std::move(where);
+    if (model_form)
+      o.diagonal_solve_to_model = [threads](const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
+                                            double lambda) {
+        return recon::jac_diagonal_solve_cpu_model(jt, r_inv, lambda, threads);
+      };
+  };
+  if (which_ == "cpu") return on_cpu("cpu (Eigen, --backend cpu)");
+  if (which_ == "auto" && work < kJacGpuMinWork)
+    return on_cpu(
         fmt::format("cpu (Eigen; n_elems·n_meas² = {:.2g} < {:.0e}, too small to pay for CUDA)",
-                    work, kJacGpuMinWork);
-    return;
-  }
+                    work, kJacGpuMinWork));
   std::string why;
-  if (resolve_backend(which_, &why) != "cuda") {  // cuda without a device throws here
-    where_ = fmt::format("cpu (Eigen; {})", why);
-    return;
-  }
+  if (resolve_backend(which_, &why) != "cuda")  // cuda without a device throws here
+    return on_cpu(fmt::format("cpu (Eigen; {})", why));
   if (warm_error_) {  // the same error the solve would have met making its context
     if (which_ == "cuda") std::rethrow_exception(warm_error_);
-    where_ = "cpu (Eigen; the CUDA set-up failed)";
+    on_cpu("cpu (Eigen; the CUDA set-up failed)");
     note_ =
         fmt::format("the CUDA set-up failed, the solve ran on the CPU: {}", what_of(warm_error_));
     return;
@@ -108,7 +111,7 @@ void JacSolveSetup::configure(recon::JacOptions& o, double work, bool model_form
     note_ = fmt::format("the CUDA solve failed, done on the CPU instead: {}", e.what());
   };
   if (model_form) {
-    o.diagonal_solve_to_model = [this, api, fall_back, failed](
+    o.diagonal_solve_to_model = [this, api, fall_back, failed, threads](
                                     const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
                                     double lambda) -> recon::MatrixRowMajorF {
       try {
@@ -118,19 +121,19 @@ void JacSolveSetup::configure(recon::JacOptions& o, double work, bool model_form
       } catch (const std::exception& e) {
         if (!fall_back) throw;
         failed(e);
-        return (-recon::jac_diagonal_solve_cpu(jt, r_inv, lambda)).cast<float>();
+        return recon::jac_diagonal_solve_cpu_model(jt, r_inv, lambda, threads);
       }
     };
     return;
   }
-  o.diagonal_solve = [api, fall_back, failed](const Eigen::MatrixXd& jt,
-                                              const Eigen::VectorXd& r_inv, double lambda) {
+  o.diagonal_solve = [api, fall_back, failed, threads](
+                         const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv, double lambda) {
     try {
       return api->jac_diagonal_solve(jt, r_inv, lambda);
     } catch (const std::exception& e) {
       if (!fall_back) throw;
       failed(e);
-      return recon::jac_diagonal_solve_cpu(jt, r_inv, lambda);
+      return recon::jac_diagonal_solve_cpu(jt, r_inv, lambda, threads);
     }
   };
 }

@@ -32,8 +32,9 @@ class JacSolveSetup {
   void warm_up_in_background();
 
   // Sets o's solve for a Jᵀ of `work` = n_elems·n_meas²: diagonal_solve_to_model (the model's
-  // float H straight from the device) when model_form, else diagonal_solve (double H); neither
-  // for the CPU. Joins the warm-up first.
+  // float H straight from the device) when model_form, else diagonal_solve (double H). On the
+  // CPU: the CPU's model-form solve over o.threads when model_form, else nothing (build_jac's
+  // default). Set o.threads first. Joins the warm-up first.
   void configure(recon::JacOptions& o, double work, bool model_form);
 
   const std::string& where() const { return where_; }  // "cuda (…)" or "cpu (…, why)"

@@ -25,6 +25,9 @@ struct JacOptions {
   bool jac_normalized = false;  // build from J / |v0| (pyEIT setup(jac_normalized=True))
   bool normalize = false;       // the model divides dv by |v_ref| (pyEIT solve(normalize=True))
   Eigen::VectorXd perm;         // linearisation point; empty = 1 everywhere
+  // CPU threads for diag(JᵀJ), the CPU's n_meas-sized solve and H's float copy in the model
+  // (≤ 0 = every core). Fixed tiles: H and the model are the same to the bit for every count.
+  int threads = 0;
   // Where the n_meas-sized solve of the diagonal priors runs: given Jᵀ (n_elems × n_meas), R⁻¹'s
   // diagonal and λ, it returns H = R⁻¹Jᵀ(JR⁻¹Jᵀ + λI)⁻¹ (double). Empty: Eigen on this CPU. The
   // CLI plugs in the CUDA plugin's cuBLAS/cuSOLVER version when a device is there
@@ -45,9 +48,16 @@ std::string_view to_string(JacOptions::Prior prior) noexcept;
 JacOptions::Prior parse_jac_prior(std::string_view text);  // kotre|tikhonov|dgn|lm|noser|laplacian
 
 // The diagonal priors' solve on this CPU (Eigen): H = diag(r_inv)·Jᵀ(J diag(r_inv) Jᵀ + λI)⁻¹,
-// the default of JacOptions::diagonal_solve. Throws std::runtime_error if not positive definite.
+// the default of JacOptions::diagonal_solve, over `threads` threads (≤ 0 = every core) by fixed
+// tiles, so H is the same to the bit for every thread count (src/jac_diagonal_solve.cpp).
+// Throws std::runtime_error if not positive definite.
 Eigen::MatrixXd jac_diagonal_solve_cpu(const Eigen::MatrixXd& jt, const Eigen::VectorXd& r_inv,
-                                       double lambda);
+                                       double lambda, int threads = 0);
+// The same H in the model's form, float(−H) row-major, converted tile by tile (no double H of
+// n_elems × n_meas is held): a JacOptions::diagonal_solve_to_model for the CPU.
+MatrixRowMajorF jac_diagonal_solve_cpu_model(const Eigen::MatrixXd& jt,
+                                             const Eigen::VectorXd& r_inv, double lambda,
+                                             int threads = 0);
 
 // H from a given Jacobian (n_meas × n_elems); mesh needed only for the Laplacian prior.
 Eigen::MatrixXd jac_matrix(const Eigen::MatrixXd& J, const JacOptions& options, const Mesh& mesh);
