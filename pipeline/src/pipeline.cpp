@@ -202,6 +202,7 @@ void Pipeline::start() {
   if (s.options.latency_mode == LatencyMode::kSpin) s.wake_hold = std::make_unique<CpuWakeHold>();
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     SinkLane& lane = *s.lanes[i];
+    if (lane.runs_inline) continue;  // the producing thread publishes it (sink_fanout.cpp)
     lane.thread = std::thread([&s, &lane, i] {
       tune_stage_thread(s.options, 2 + i);
       run_sink_lane(s, lane);
@@ -297,6 +298,7 @@ PipelineStats Pipeline::stats() const {
     SinkQueueStats q;
     q.name = std::string(lane->sink.name());
     q.blocks = lane->blocks;
+    q.runs_inline = lane->runs_inline;
     q.queue = {lane->queue.capacity(), lane->queue.size_approx(), lane->queue.high_water(),
                lane->dropped.load(r)};
     q.delivered = lane->delivered.load(r);
