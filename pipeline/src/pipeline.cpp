@@ -22,6 +22,10 @@ namespace {
 // Below this rate the pipelined layout wins with the CPU backend: its idle reconstructor keeps H
 // in cache between frames (Reconstructor::warm()), which the source thread, blocked in read(),
 // cannot. Measured at 50 Hz, 1024×208: compute p50 134 µs run to completion vs 53 µs pipelined.
+// Re-measured with an inline sink (the shm ring, published on the producing thread, so both
+// layouts then have the same hops after the backend): end to end p50 154 µs pipelined vs 231 µs
+// run to completion (compute 46 vs 106 µs, H cold), 2-core machine, load 4.6
+// (docs/benchmarks.md, "Inline sinks"). The extra queue hop (~15 µs) costs less than cold H.
 constexpr double kRunToCompletionMinRateHz = 500;
 
 size_t rounded_queue(size_t capacity) { return std::bit_ceil(std::max<size_t>(2, capacity)); }
