@@ -22,6 +22,10 @@ namespace {
 // Below this rate the pipelined layout wins with the CPU backend: its idle reconstructor keeps H
 // in cache between frames (Reconstructor::warm()), which the source thread, blocked in read(),
 // cannot. Measured at 50 Hz, 1024×208: compute p50 134 µs run to completion vs 53 µs pipelined.
+// Re-measured with an inline sink (the shm ring, published on the producing thread, so both
+// layouts then have the same hops after the backend): end to end p50 154 µs pipelined vs 231 µs
+// run to completion (compute 46 vs 106 µs, H cold), 2-core machine, load 4.6
+// (docs/benchmarks.md, "Inline sinks"). The extra queue hop (~15 µs) costs less than cold H.
 constexpr double kRunToCompletionMinRateHz = 500;
 
 size_t rounded_queue(size_t capacity) { return std::bit_ceil(std::max<size_t>(2, capacity)); }
@@ -202,6 +206,7 @@ void Pipeline::start() {
   if (s.options.latency_mode == LatencyMode::kSpin) s.wake_hold = std::make_unique<CpuWakeHold>();
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     SinkLane& lane = *s.lanes[i];
+    if (lane.runs_inline) continue;  // the producing thread publishes it (sink_fanout.cpp)
     lane.thread = std::thread([&s, &lane, i] {
       tune_stage_thread(s.options, 2 + i);
       run_sink_lane(s, lane);
@@ -297,6 +302,7 @@ PipelineStats Pipeline::stats() const {
     SinkQueueStats q;
     q.name = std::string(lane->sink.name());
     q.blocks = lane->blocks;
+    q.runs_inline = lane->runs_inline;
     q.queue = {lane->queue.capacity(), lane->queue.size_approx(), lane->queue.high_water(),
                lane->dropped.load(r)};
     q.delivered = lane->delivered.load(r);

@@ -99,6 +99,12 @@ void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept;
 // The fan-out: hands a finished frame to every sink's queue (reconstructor thread, or the source
 // thread when running to completion). Waits only for kBlock sinks.
 void deliver(Pipeline::State& s, FrameSlot* f) noexcept;
+// Inline sinks' begin(), tick() (when due; returns the next due time, now + 100 ms without
+// inline sinks) and end(), on the thread that runs deliver(): before its first frame, while it
+// works or waits, and after its last.
+void begin_inline_sinks(Pipeline::State& s) noexcept;
+int64_t tick_inline_sinks(Pipeline::State& s, int64_t now) noexcept;
+void end_inline_sinks(Pipeline::State& s) noexcept;
 // Stage threads ask the kernel for fine-grained timer wake-ups (Linux timer slack 1 µs instead of
 // 50 µs) and pin themselves to PipelineOptions::cpus[thread_index % size] when given.
 void tune_stage_thread(const PipelineOptions& o, size_t thread_index) noexcept;

@@ -196,7 +196,9 @@ void ReconstructStage::run_one(FrameSlot* f) noexcept {
 }
 
 void ReconstructStage::run() noexcept {
+  int64_t next_tick = 0;  // inline sinks' tick(), on this thread (sink_fanout.cpp)
   while (true) {
+    if (const int64_t t = now_ns(); t >= next_tick) next_tick = tick_inline_sinks(s_, t);
     s_.reference.start_if_requested();
     size_t n = 0;
     bool captured = false;
@@ -223,7 +225,7 @@ void ReconstructStage::run() noexcept {
       continue;
     }
     if (s_.source_done.load(std::memory_order_acquire) && s_.in_queue.empty_approx()) break;
-    const int64_t deadline = idle(now_ns());
+    const int64_t deadline = std::min(idle(now_ns()), next_tick);
     s_.wait(s_.in_work, deadline, [&] {
       return !s_.in_queue.empty_approx() || s_.source_done.load(std::memory_order_acquire);
     });
@@ -233,10 +235,12 @@ void ReconstructStage::run() noexcept {
 
 void run_reconstruct_stage(Pipeline::State& s) noexcept {
   tune_stage_thread(s.options, 1);
+  begin_inline_sinks(s);
   {
     ReconstructStage stage(s);
     stage.run();
   }
+  end_inline_sinks(s);
   s.recon_done.store(true, std::memory_order_release);
   s.ring_all();
 }

@@ -1,6 +1,9 @@
 // The fan-out and the sink threads: each finished frame goes to every sink's own queue with one
 // reference per queue that took it; each sink thread publishes from its queue and the thread that
-// drops a slot's last reference hands the slot back to the source stage.
+// drops a slot's last reference hands the slot back to the source stage. Inline sinks
+// (ImageSink::inline_safe()) are called by the fan-out itself, before the queues are fed.
+#include <algorithm>
+
 #include "eit/pipeline/clock.hpp"
 #include "pipeline_state.hpp"
 
@@ -22,7 +25,9 @@ bool push_blocking(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noe
   return pushed;
 }
 
-void publish_one(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexcept {
+// Stamps "published", calls the sink and records this sink's histograms: on the lane's thread,
+// or on the fan-out's for an inline lane (either way one writer per lane).
+void hand_to_sink(SinkLane& lane, const SinkItem& item) noexcept {
   // The sink gets its own copy of the slot's header: its drop count and its publish stamp. The
   // values and image stay in the shared slot (read only).
   FrameSlot local = *item.slot;
@@ -37,6 +42,10 @@ void publish_one(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexc
   }
   lane.call.record(t1 - t0);
   bump(lane.delivered);
+}
+
+void publish_one(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexcept {
+  hand_to_sink(lane, item);
   FrameSlot* slot = item.slot;
   if (s.refs[slot->index].fetch_sub(1, std::memory_order_acq_rel) == 1) {
     lane.returns.try_push(slot);  // sized for the whole pool: never full
@@ -56,8 +65,16 @@ void deliver(Pipeline::State& s, FrameSlot* f) noexcept {
   std::atomic<uint32_t>& refs = s.refs[f->index];
   refs.store(n + 1, std::memory_order_relaxed);
   uint32_t unused = 1;
+  // Inline sinks first, on this thread: they cannot wait, so the lanes lose nothing by it, and
+  // their consumers (another process reading a ring) see the frame without a thread wake-up.
+  for (auto& lane_ptr : s.lanes) {
+    if (!lane_ptr->runs_inline) continue;
+    hand_to_sink(*lane_ptr, SinkItem{f, 0});  // never misses a frame: nothing to carry over
+    ++unused;  // the fan-out's own reference covered the call
+  }
   for (auto& lane_ptr : s.lanes) {
     SinkLane& lane = *lane_ptr;
+    if (lane.runs_inline) continue;
     const SinkItem item{f, lane.pending_drops};
     bool pushed = lane.queue.try_push(item);
     if (!pushed && lane.blocks) pushed = push_blocking(s, lane, item);
@@ -72,6 +89,36 @@ void deliver(Pipeline::State& s, FrameSlot* f) noexcept {
     }
   }
   if (refs.fetch_sub(unused, std::memory_order_acq_rel) == unused) s.recycle(f);
+}
+
+void begin_inline_sinks(Pipeline::State& s) noexcept {
+  const int64_t t = now_ns();
+  for (auto& lane : s.lanes) {
+    if (!lane->runs_inline) continue;
+    lane->sink.begin();
+    lane->next_tick = t + kTickNs;
+  }
+}
+
+int64_t tick_inline_sinks(Pipeline::State& s, int64_t now) noexcept {
+  int64_t next = now + kTickNs;
+  for (auto& lane : s.lanes) {
+    if (!lane->runs_inline) continue;
+    if (now >= lane->next_tick) {
+      lane->sink.tick(now);
+      lane->next_tick = now + kTickNs;
+    }
+    next = std::min(next, lane->next_tick);
+  }
+  return next;
+}
+
+void end_inline_sinks(Pipeline::State& s) noexcept {
+  for (auto& lane : s.lanes) {
+    if (!lane->runs_inline) continue;
+    lane->sink.end();
+    lane->done.store(true, std::memory_order_release);
+  }
 }
 
 void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept {

@@ -24,9 +24,16 @@ struct SinkItem {
 
 struct SinkLane {
   SinkLane(ImageSink& s, size_t capacity, size_t pool_slots, bool blocking)
-      : sink(s), blocks(blocking), queue(capacity), returns(pool_slots) {}
+      : sink(s),
+        runs_inline(s.inline_safe()),
+        blocks(blocking && !runs_inline),
+        queue(capacity),
+        returns(pool_slots) {}
 
   ImageSink& sink;
+  // inline_safe() sink: published by the fan-out itself on the producing thread; the lane then
+  // has no thread and its queues stay empty (image_sink.hpp, "Inline sinks").
+  const bool runs_inline;
   const bool blocks;          // wait for room (kBlock or a lossless pipeline) instead of dropping
   SpscQueue<SinkItem> queue;  // fan-out → lane thread
   SpscQueue<FrameSlot*> returns;  // lane thread → source stage: slots this lane released last
@@ -36,8 +43,9 @@ struct SinkLane {
 
   // Fan-out side (single writer: the thread that runs deliver()).
   uint32_t pending_drops = 0;
+  int64_t next_tick = 0;  // inline lanes: when the fan-out thread calls tick() next
   alignas(kCacheLine) std::atomic<uint64_t> dropped{0};
-  // Lane thread side.
+  // Lane thread side (the fan-out thread's, for an inline lane).
   alignas(kCacheLine) std::atomic<uint64_t> delivered{0};
   std::array<LatencyHistogram, kSpanCount> latency;
   LatencyHistogram call;

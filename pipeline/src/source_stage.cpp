@@ -31,9 +31,10 @@ class SourceStage {
       : s_(s), live_(s.options.policy == Policy::kLive), timeout_(s.options.read_timeout_ms) {}
 
   // Reads frames until the source ends, stops or fails, or max_frames; `forward` takes each frame
-  // read into a slot of its own (the spare slot's frames are dropped here).
-  template <typename Forward>
-  void run(Forward&& forward) noexcept;
+  // read into a slot of its own (the spare slot's frames are dropped here); `after_read` runs
+  // after every read, frame or timeout (run to completion: the inline sinks' ticks).
+  template <typename Forward, typename AfterRead>
+  void run(Forward&& forward, AfterRead&& after_read) noexcept;
 
   // Pushes onto the reconstructor's queue (threaded layout); false when the frame was dropped.
   bool push(FrameSlot* f) noexcept;
@@ -66,8 +67,8 @@ class SourceStage {
   uint64_t pending_drops_ = 0;
 };
 
-template <typename Forward>
-void SourceStage::run(Forward&& forward) noexcept {
+template <typename Forward, typename AfterRead>
+void SourceStage::run(Forward&& forward, AfterRead&& after_read) noexcept {
   // Live mode reads into this spare slot when every other slot is in flight, and drops it.
   FrameSlot* spare = live_ ? take_slot() : nullptr;
   FrameSlot* slot = nullptr;
@@ -95,6 +96,7 @@ void SourceStage::run(Forward&& forward) noexcept {
       s_.set_error("source failed with an unknown exception");
       break;
     }
+    after_read();
     if (status == ReadStatus::kTimeout) continue;
     if (status != ReadStatus::kFrame) break;
     ++frames;
@@ -142,22 +144,29 @@ bool SourceStage::push(FrameSlot* f) noexcept {
 void run_source_stage(Pipeline::State& s) noexcept {
   tune_stage_thread(s.options, 0);
   SourceStage stage(s);
-  stage.run([&](FrameSlot* f) { return stage.push(f); });
+  stage.run([&](FrameSlot* f) { return stage.push(f); }, [] {});
   s.source_done.store(true, std::memory_order_release);
   s.in_work.ring();
 }
 
 void run_inline_stage(Pipeline::State& s) noexcept {
   tune_stage_thread(s.options, 0);
+  begin_inline_sinks(s);
   {
     SourceStage source(s);
     ReconstructStage recon(s);
-    source.run([&](FrameSlot* f) {
-      recon.run_one(f);
-      return true;
-    });
+    int64_t next_tick = 0;
+    source.run(
+        [&](FrameSlot* f) {
+          recon.run_one(f);
+          return true;
+        },
+        [&] {
+          if (const int64_t t = now_ns(); t >= next_tick) next_tick = tick_inline_sinks(s, t);
+        });
     recon.finish();
   }
+  end_inline_sinks(s);
   s.source_done.store(true, std::memory_order_release);
   s.recon_done.store(true, std::memory_order_release);
   s.ring_all();

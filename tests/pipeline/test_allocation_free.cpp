@@ -1,7 +1,8 @@
 // The per-frame path allocates nothing: every malloc-family call in this binary is counted
 // (counting_new.hpp interposes glibc's malloc, which operator new also goes through), and N frames
-// through the whole pipeline — source, reconstructor (CPU), fan-out, two sink threads — after a
-// warm-up add no allocation, in both stage layouts.
+// through the whole pipeline — source, reconstructor (CPU), fan-out, a sink thread and an inline
+// sink (published by the fan-out itself) — after a warm-up add no allocation, in both stage
+// layouts.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -51,7 +52,9 @@ class GatedSource final : public Source {
 // Sums a few image values per frame; counts frames. Allocates nothing.
 class SummingSink final : public ImageSink {
  public:
+  explicit SummingSink(bool runs_inline = false) : inline_(runs_inline) {}
   std::string_view name() const noexcept override { return "sum"; }
+  bool inline_safe() const noexcept override { return inline_; }
   void publish(const FrameSlot& f) noexcept override {
     sum_ += f.image[0] + f.image[7];
     count_.fetch_add(1, std::memory_order_release);
@@ -61,6 +64,7 @@ class SummingSink final : public ImageSink {
   uint64_t count() const noexcept { return count_.load(std::memory_order_acquire); }
 
  private:
+  bool inline_;
   double sum_ = 0;
   uint64_t ticks_ = 0;
   std::atomic<uint64_t> count_{0};
@@ -68,7 +72,7 @@ class SummingSink final : public ImageSink {
 
 }  // namespace
 
-TEST_CASE("no allocation per frame: source, CPU reconstructor, fan-out and sink threads") {
+TEST_CASE("no allocation per frame: source, CPU reconstructor, fan-out, sink thread, inline sink") {
 #if !defined(EIT_COUNT_MALLOC)
   MESSAGE("skipped: malloc cannot be counted in this build (sanitizer or non-glibc)");
 #else
@@ -87,7 +91,7 @@ TEST_CASE("no allocation per frame: source, CPU reconstructor, fan-out and sink 
     CAPTURE(latency_mode_name(c.mode));
     GatedSource gated(frames, kWarmup);
     PacedSource paced(gated, {c.paced ? 20000.0 : 0.0, 1});
-    SummingSink a, b;
+    SummingSink a, b(true);
     PipelineOptions o;
     o.stages = c.layout;
     o.latency_mode = c.mode;
@@ -107,6 +111,7 @@ TEST_CASE("no allocation per frame: source, CPU reconstructor, fan-out and sink 
     CHECK(a.count() == kWarmup + kMeasured);
     CHECK(b.count() == kWarmup + kMeasured);
     CHECK(after - before == 0);
+    CHECK(p.stats().sink_queues.at(1).runs_inline);
     p.request_stop();
     p.wait();
   }

@@ -71,8 +71,9 @@ std::string final_summary(const pipeline::PipelineStats& s) {
       elapsed, elapsed > 0 ? static_cast<double>(s.frames_out) / elapsed : 0.0, s.backend, s.layout,
       s.latency_mode, s.input.high_water, s.input.capacity);
   for (const auto& q : s.sink_queues)
-    out += fmt::format(", sink {} {}/{}{}", q.name, q.queue.high_water, q.queue.capacity,
-                       q.blocks ? " (blocking)" : "");
+    out += q.runs_inline ? fmt::format(", sink {} inline", q.name)
+                         : fmt::format(", sink {} {}/{}{}", q.name, q.queue.high_water,
+                                       q.queue.capacity, q.blocks ? " (blocking)" : "");
   out += "\n";
   if (s.source.bad_frames || s.source.seq_gaps || s.source.bytes_skipped)
     out += fmt::format("source: {} bad frames, {} frames missing by seq, {} bytes skipped\n",

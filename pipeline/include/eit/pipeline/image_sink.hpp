@@ -8,6 +8,13 @@
 // Threads: begin(), publish(), tick() and end() are called on this sink's own thread only;
 // stats() and abort() from any thread. publish() must not throw, allocate or log; a sink with a
 // lossless policy may block in publish() until its consumer takes the frame or abort() is called.
+//
+// Inline sinks (inline_safe() true): publish() never blocks or waits, allocates nothing, takes no
+// lock and returns in bounded time (a copy into a shared-memory ring plus at most one wake-up).
+// Such a sink gets no queue or thread of its own: the fan-out calls it directly on the thread
+// that finished the frame (reconstructor, or source when running to completion), which saves a
+// thread wake-up per frame. It cannot stall the other sinks, since it cannot wait; begin(),
+// publish(), tick() and end() are then all called on that producing thread, in that order.
 #include <cstdint>
 #include <string_view>
 
@@ -39,6 +46,8 @@ class ImageSink {
   virtual void end() noexcept {}
   virtual SinkStats stats() const noexcept = 0;
   virtual SinkPolicy policy() const noexcept { return SinkPolicy::kDropNewest; }
+  // See "Inline sinks" above. A sink that may block, allocate or take unbounded time says false.
+  virtual bool inline_safe() const noexcept { return false; }
   // Makes a publish() blocked on a consumer give up (counted as dropped) from now on.
   virtual void abort() noexcept {}
 };

@@ -10,6 +10,10 @@
 // Run to completion (PipelineOptions::stages): with a synchronous backend (the CPU) the source
 // thread reads, reconstructs and fans out each frame itself: no queue hop before the sinks.
 //
+// Inline sinks (ImageSink::inline_safe(): publish never waits, allocates or locks, e.g. the
+// shared-memory ring) get no queue or thread: the fan-out calls them first, on its own thread,
+// and their begin/tick/end too; one thread wake-up less per frame for their consumers.
+//
 // Policies: kLossless — a stage waits for room downstream, nothing is dropped, and every sink
 // queue blocks too; kLive — the source never waits: the newest frame is dropped when the input
 // queue (or the pool) is full, counted, and the next delivered frame carries dropped_before; each

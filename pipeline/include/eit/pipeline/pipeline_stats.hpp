@@ -52,6 +52,7 @@ struct QueueStats {
 struct SinkQueueStats {
   std::string name;        // ImageSink::name()
   bool blocks = false;     // the queue waits when full (kBlock, or a lossless pipeline)
+  bool runs_inline = false;  // inline_safe(): published on the producing thread, no queue
   QueueStats queue;        // dropped: frames this sink alone missed because its queue was full
   uint64_t delivered = 0;  // frames handed to the sink's publish()
   LatencySummary latency;  // received→published for this sink

@@ -52,6 +52,9 @@ class ShmPublisher final : public pipeline::ImageSink {
 
   std::string_view name() const noexcept override { return "shm"; }
   void publish(const pipeline::FrameSlot& frame) noexcept override;
+  // publish() is a copy into the next slot and at most one FUTEX_WAKE: it never waits for a
+  // reader, so the pipeline calls it on the producing thread (no queue, no thread wake-up).
+  bool inline_safe() const noexcept override { return true; }
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
 

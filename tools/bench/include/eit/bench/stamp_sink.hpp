@@ -28,6 +28,8 @@ class StampSink final : public pipeline::ImageSink {
   void end() noexcept override { inner_.end(); }
   pipeline::SinkStats stats() const noexcept override { return inner_.stats(); }
   pipeline::SinkPolicy policy() const noexcept override { return inner_.policy(); }
+  // Recording a frame's stamps is a store into a pre-sized table: inline as the inner sink is.
+  bool inline_safe() const noexcept override { return inner_.inline_safe(); }
   void abort() noexcept override { inner_.abort(); }
   // Frames whose stamps were recorded / did not fit the recorder (after the run has stopped).
   uint64_t recorded() const noexcept { return recorded_; }
