@@ -54,3 +54,25 @@ TEST_CASE("model build --dim 3 --algorithm greit writes a voxel-grid GREIT model
   CHECK(contains(help.output, "3-D GREIT training"));
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("model build refuses the 3-D GREIT's training options for other algorithms and 2-D") {
+  const fs::path out = cli_temp_path("eit_cli_greit3d_opts", "m.h5");
+  const CliResult jac = run_eitstream(
+      fmt::format("model build --algorithm jac --train elements -o {}", out.string()));
+  INFO(jac.output);
+  CHECK(jac.code != 0);
+  CHECK(contains(jac.output, "--train: training options of the 3-D GREIT"));
+  CHECK(contains(jac.output, "not of --algorithm jac"));
+  const CliResult bp = run_eitstream(
+      fmt::format("model build --algorithm bp --targets 50 --target-size 0.1 -o {}", out.string()));
+  CHECK(bp.code != 0);
+  CHECK(contains(bp.output, "--targets, --target-size: training options"));
+  if (!skip_without_gmsh("model build --algorithm greit (2-D) --targets")) {
+    const CliResult greit_2d = run_eitstream(
+        fmt::format("model build --algorithm greit --targets 50 -o {}", out.string()));
+    INFO(greit_2d.output);
+    CHECK(greit_2d.code != 0);
+    CHECK(contains(greit_2d.output, "the 2-D GREIT (a 2-D mesh) has --grid"));
+  }
+  CHECK_FALSE(fs::exists(out));
+}

@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -53,6 +54,7 @@ struct BuildArgs {
   double target_size = 0.05;
   bool jac_normalized = false, normalize = false;
   CLI::Option *p_opt = nullptr, *lambda_opt = nullptr, *grid_opt = nullptr;
+  std::vector<CLI::Option*> greit_3d_opts;  // --train, --targets, --target-size
   std::string output;
   int threads = 0;  // Jacobian threads (ForwardOptions::threads)
   GnBuildArgs gn;
@@ -74,8 +76,22 @@ recon::Greit3dOptions greit_3d_options(const BuildArgs& a,
   return o;
 }
 
+// The names of the options the user gave, e.g. "--train, --targets"; empty if none.
+std::string given_options(const std::vector<CLI::Option*>& options) {
+  std::string names;
+  for (const CLI::Option* o : options)
+    if (o && o->count() > 0) names += (names.empty() ? "" : ", ") + o->get_name();
+  return names;
+}
+
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
+  // The 3-D GREIT's training options given to another algorithm would be silently ignored.
+  const std::string greit_3d_given = given_options(a.greit_3d_opts);
+  if (!greit_3d_given.empty() && a.algorithm != "greit")
+    throw std::invalid_argument(fmt::format(
+        "{}: training options of the 3-D GREIT (--dim 3 --algorithm greit), not of --algorithm {}",
+        greit_3d_given, a.algorithm));
   if (!(a.target_size > 0 && a.target_size < 0.5))  // checked before the slow steps
     throw std::invalid_argument(fmt::format(
         "--target-size {}: expected a fraction of the body's largest extent in (0, 0.5)",
@@ -127,6 +143,11 @@ void run_build(BuildArgs& a) {
         "--voxels {}: voxel output needs a 3-D mesh and --algorithm jac, bp or greit (got a {}-D "
         "mesh and {})",
         a.voxels, mesh.dim(), a.algorithm));
+  if (!greit_3d && !greit_3d_given.empty())
+    throw std::invalid_argument(fmt::format(
+        "{}: training options of the 3-D GREIT; the 2-D GREIT (a {}-D mesh) has --grid, --ratio, "
+        "--s, --p and --lambda",
+        greit_3d_given, mesh.dim()));
   if (greit_3d && *a.grid_opt)
     throw std::invalid_argument(
         "--grid is the 2-D GREIT's n × n pixel grid; a 3-D GREIT's grid is --voxels NXxNYxNZ");
@@ -306,20 +327,24 @@ void attach_model_build(CLI::App* model) {
                                     "Regularisation (default: JAC 0.001, GREIT 0.01, pyEIT's)");
   b->grid_opt =
       build->add_option("--grid", b->grid, "2-D GREIT grid size n (n × n)")->capture_default_str();
-  build
-      ->add_option("--train", b->train,
-                   "3-D GREIT training: spheres (EIDORS-style: --targets small spheres through "
-                   "the volume, desired images their blurred copies) | elements (pyEIT's 2-D "
-                   "'dist' GREIT on voxels: one target per tetrahedron)")
-      ->check(CLI::IsMember({"spheres", "elements"}))
-      ->capture_default_str();
-  build->add_option("--targets", b->targets, "3-D GREIT: number of training spheres")
-      ->check(CLI::Range(1, 1'000'000))
-      ->capture_default_str();
-  build
-      ->add_option("--target-size", b->target_size,
-                   "3-D GREIT: training-sphere radius as a fraction of the body's largest extent")
-      ->capture_default_str();
+  b->greit_3d_opts.push_back(
+      build
+          ->add_option("--train", b->train,
+                       "3-D GREIT training: spheres (EIDORS-style: --targets small spheres through "
+                       "the volume, desired images their blurred copies) | elements (pyEIT's 2-D "
+                       "'dist' GREIT on voxels: one target per tetrahedron)")
+          ->check(CLI::IsMember({"spheres", "elements"}))
+          ->capture_default_str());
+  b->greit_3d_opts.push_back(
+      build->add_option("--targets", b->targets, "3-D GREIT: number of training spheres")
+          ->check(CLI::Range(1, 1'000'000))
+          ->capture_default_str());
+  b->greit_3d_opts.push_back(
+      build
+          ->add_option(
+              "--target-size", b->target_size,
+              "3-D GREIT: training-sphere radius as a fraction of the body's largest extent")
+          ->capture_default_str());
   build->add_option("--voxels", b->voxels,
                     "3-D jac/bp: images on an NXxNYxNZ voxel grid over the mesh's bounding box "
                     "(e.g. 32x32x4) instead of per tetrahedron or node; mask = voxel centre "
