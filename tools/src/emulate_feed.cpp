@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "eit/acquisition/synthetic_phantom.hpp"
-#include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/pipeline/frame.hpp"
+#include "eit/recon/layered_circle_mesh.hpp"
 #include "eit/recon/mesh_generator.hpp"
 #include "phantom_source.hpp"
 
@@ -51,23 +51,24 @@ class SourceFeed final : public FrameFeed {
 
 // Without Gmsh (the GPU machine), the structured ring mesh stands in, as for `run`.
 recon::Mesh phantom_mesh(const recon::Protocol& protocol, const SyntheticFeedOptions& o) {
-  return recon::mesh_generator_available()
-             ? recon::generate_mesh({.outline = recon::CircleOutline{},
-                                     .n_electrodes = protocol.n_electrodes,
-                                     .h0 = o.h0})
-             : recon::layered_circle_mesh(protocol.n_electrodes, 8);
+  if (!recon::mesh_generator_available())
+    return recon::layered_circle_mesh(protocol.n_electrodes, 8);
+  recon::MeshOptions mesh;
+  mesh.outline = recon::CircleOutline{};
+  mesh.n_electrodes = protocol.n_electrodes;
+  mesh.h0 = o.h0;
+  return recon::generate_mesh(mesh);
 }
 
 std::unique_ptr<pipeline::Source> synthetic_source(const recon::Protocol& protocol,
-                                                      const SyntheticFeedOptions& o,
-                                                      double rate_hz) {
+                                                   const SyntheticFeedOptions& o, double rate_hz) {
   acquisition::PhantomOptions p;
   p.rate_hz = 0;  // emulate paces
   p.snr_db = o.snr_db;
   p.seed = o.seed;
   p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate_hz)));
   return std::make_unique<acquisition::SyntheticPhantomSource>(phantom_mesh(protocol, o), protocol,
-                                                                p);
+                                                               p);
 }
 
 }  // namespace
