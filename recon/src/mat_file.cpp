@@ -140,6 +140,36 @@ class V5Walker {
     return swap_ ? __builtin_bswap32(v) : v;
   }
 
+  // libmatio reads a matrix's array flags, dimensions and name at fixed places without checking
+  // their tags, so a forged tag there (a name claiming 1.7 GB) would become its allocation. Each
+  // must be the spec's type and fit in the matrix: flags miUINT32 (6) of 8 bytes, dimensions
+  // miINT32 (5) in whole int32s, name miINT8 (1); small (≤ 4-byte) elements allowed for the last
+  // two.
+  void check_matrix_header(uint64_t pos, uint64_t len) {
+    const uint64_t end = pos + len;
+    uint64_t at = pos;
+    auto part = [&](const char* what, uint32_t want_type, bool whole_int32s) {
+      uint8_t tag[8];
+      if (at + 8 > end || !read_at(at, tag, 8))
+        throw std::runtime_error(
+            fmt::format("{}: matrix at byte {} ends before its {}", name_, pos - 8, what));
+      const uint32_t word = u32(tag);
+      const bool small = (word >> 16) != 0;
+      const uint32_t type = small ? (word & 0xffff) : word;
+      const uint64_t bytes = small ? (word >> 16) : u32(tag + 4);
+      const uint64_t room = small ? 4 : end - at - 8;
+      if (type != want_type || bytes > room || (whole_int32s && (bytes == 0 || bytes % 4 != 0)))
+        throw std::runtime_error(fmt::format(
+            "{}: matrix at byte {}: its {} (byte {}) is type {} with {} bytes; expected type {} "
+            "within the {} bytes left",
+            name_, pos - 8, what, at, type, bytes, want_type, room));
+      at += small ? 8 : 8 + (bytes + 7) / 8 * 8;
+    };
+    part("array flags", 6, true);
+    part("dimensions", 5, true);
+    part("name", 1, false);
+  }
+
   void walk(uint64_t pos, uint64_t len, int depth) {
     if (depth > 16)
       throw std::runtime_error(fmt::format("{}: elements nested deeper than 16", name_));
@@ -162,7 +192,10 @@ class V5Walker {
         throw std::runtime_error(
             fmt::format("{}: element at byte {} claims {} bytes, only {} remain in its parent",
                         name_, pos, nbytes, end - pos - 8));
-      if (type == 14) walk(pos + 8, nbytes, depth + 1);  // miMATRIX: check its parts too
+      if (type == 14 && nbytes > 0) {  // miMATRIX: its header as libmatio reads it, then its parts
+        check_matrix_header(pos + 8, nbytes);
+        walk(pos + 8, nbytes, depth + 1);
+      }
       const uint64_t padded = type == 15 ? nbytes : (nbytes + 7) / 8 * 8;  // 15 = miCOMPRESSED
       pos += 8 + std::min(padded, end - pos - 8);
     }

@@ -107,3 +107,29 @@ TEST_CASE("a .mat element longer than the file is refused before libmatio sees i
   CHECK(why.find("element at byte 128 claims 2147483392 bytes") != std::string::npos);
   fs::remove(p);
 }
+
+TEST_CASE("a .mat matrix whose name tag claims 1.7 GB is refused before libmatio allocates it") {
+  if (skip_without_matio()) return;
+  // Found by fuzz_recon_mat: libmatio reads the name's length from its tag and mallocs it.
+  std::string body = double_matrix("v", 1, 2, {1, 2});
+  const size_t name_tag = 8 + 16 + 16;  // miMATRIX tag, array flags, dimensions
+  const uint32_t forged = 1721761792;
+  std::memcpy(body.data() + name_tag + 4, &forged, 4);
+  const auto p = mat_file("name.mat", body);
+  const std::string why = error_of(p);
+  CAPTURE(why);
+  CHECK(why.find(p.string()) != std::string::npos);
+  CHECK(why.find("matrix at byte 128: its name (byte 168) is type 1 with 1721761792 bytes") !=
+        std::string::npos);
+
+  std::string flags = double_matrix("v", 1, 2, {1, 2});
+  const uint32_t not_uint32 = 0;  // array flags tagged miINT8-less type 0
+  std::memcpy(flags.data() + 8, &not_uint32, 4);
+  const auto q = mat_file("flags.mat", flags);
+  const std::string why_flags = error_of(q);
+  CAPTURE(why_flags);
+  CHECK(why_flags.find("its array flags (byte 136) is type 0 with 8 bytes; expected type 6") !=
+        std::string::npos);
+  fs::remove(p);
+  fs::remove(q);
+}
