@@ -193,8 +193,8 @@ class V5Walker {
             fmt::format("{}: element at byte {} claims {} bytes, only {} remain in its parent",
                         name_, pos, nbytes, end - pos - 8));
       if (type == 14 && nbytes > 0) {  // miMATRIX: its header as libmatio reads it, then its parts
-        check_matrix_header(pos + 8, nbytes);
         walk(pos + 8, nbytes, depth + 1);
+        check_matrix_header(pos + 8, nbytes);
       }
       const uint64_t padded = type == 15 ? nbytes : (nbytes + 7) / 8 * 8;  // 15 = miCOMPRESSED
       pos += 8 + std::min(padded, end - pos - 8);

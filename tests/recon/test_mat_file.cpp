@@ -108,27 +108,31 @@ TEST_CASE("a .mat element longer than the file is refused before libmatio sees i
   fs::remove(p);
 }
 
-TEST_CASE("a .mat matrix whose name tag claims 1.7 GB is refused before libmatio allocates it") {
+TEST_CASE("a .mat matrix whose header parts are not the spec's types is refused before libmatio") {
   if (skip_without_matio()) return;
-  // Found by fuzz_recon_mat: libmatio reads the name's length from its tag and mallocs it.
-  std::string body = double_matrix("v", 1, 2, {1, 2});
-  const size_t name_tag = 8 + 16 + 16;  // miMATRIX tag, array flags, dimensions
-  const uint32_t forged = 1721761792;
-  std::memcpy(body.data() + name_tag + 4, &forged, 4);
-  const auto p = mat_file("name.mat", body);
+  // Found by fuzz_recon_mat: every element length fits, but the array flags are tagged type 0
+  // with 43 bytes, so libmatio, reading its parts at fixed places, took a name length of
+  // 1,721,761,792 bytes from the data and malloc'd it. The matrix below is that input's.
+  const std::string fuzzed(
+      "\x0e\x00\x00\x00\x36\x00\x00\x00\x00\x00\x00\x00\x2b\x00\x00\x00"
+      "\x06\x00\x00\x01\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00\x00\x00"
+      "\x01\x00\x00\x00\x00\x00\xa0\x66\x7f\x40\x00\x00\x00\x00\x00\x00"
+      "\x80\x00\x00\x00\xe0\x7f\x40\x00\x00\x00\x00\x00\xf0\x7f\x40",
+      63);
+  const auto p = mat_file("fuzzed.mat", fuzzed);
   const std::string why = error_of(p);
   CAPTURE(why);
   CHECK(why.find(p.string()) != std::string::npos);
-  CHECK(why.find("matrix at byte 128: its name (byte 168) is type 1 with 1721761792 bytes") !=
-        std::string::npos);
+  CHECK(why.find("matrix at byte 128: its array flags (byte 136) is type 0 with 43 bytes; "
+                 "expected type 6") != std::string::npos);
 
   std::string flags = double_matrix("v", 1, 2, {1, 2});
-  const uint32_t not_uint32 = 0;  // array flags tagged miINT8-less type 0
-  std::memcpy(flags.data() + 8, &not_uint32, 4);
+  const uint32_t name_type = 1;  // array flags tagged miINT8: the right length, the wrong type
+  std::memcpy(flags.data() + 8, &name_type, 4);
   const auto q = mat_file("flags.mat", flags);
   const std::string why_flags = error_of(q);
   CAPTURE(why_flags);
-  CHECK(why_flags.find("its array flags (byte 136) is type 0 with 8 bytes; expected type 6") !=
+  CHECK(why_flags.find("its array flags (byte 136) is type 1 with 8 bytes; expected type 6") !=
         std::string::npos);
   fs::remove(p);
   fs::remove(q);
