@@ -14,31 +14,20 @@
 
 #include "eit/recon/forward_model.hpp"
 #include "eit/recon/mesh_generator.hpp"
-#include "gmsh_skip.hpp"
 #include "eit/recon/mesh_generator_3d.hpp"
 #include "eit/recon/mesh_surface.hpp"
+#include "gmsh_skip.hpp"
+#include "patch_area.hpp"
 #include "pyeit_csv.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
+using eit::test::patch_area;
 using eit::test::rel_fro_error;
 using eit::test::skip_without_gmsh;
 using Shape = Mesh3dOptions::ElectrodeShape;
 
 namespace {
-
-// Area of the surface triangles whose three nodes are all in the patch (the CEM contact).
-double patch_area(const Mesh& mesh, const std::vector<int>& patch) {
-  const std::set<int> in(patch.begin(), patch.end());
-  double area = 0;
-  for (const SurfaceFace& f : surface_faces(mesh)) {
-    if (!in.count(f.a) || !in.count(f.b) || !in.count(f.c)) continue;
-    const Eigen::Vector3d a = mesh.nodes.row(f.a), b = mesh.nodes.row(f.b),
-                          c = mesh.nodes.row(f.c);
-    area += 0.5 * (b - a).cross(c - a).norm();
-  }
-  return area;
-}
 
 ForwardOptions cem(double z, double width = 0.1) {
   ForwardOptions o;
@@ -89,7 +78,7 @@ TEST_CASE("3-D rectangular and circular patches: exact rectangles, discs, refine
     CHECK(a == doctest::Approx(ideal).epsilon(0.15));
   }
   o.electrode_shape = Shape::kRectangle;
-  o.electrode_width = 0.5;  // 8 per ring on the unit circle: spacing 0.785, 0.9 × = 0.707
+  o.electrode_width = 0.5;   // 8 per ring on the unit circle: spacing 0.785, 0.9 × = 0.707
   o.electrode_height = 0.4;  // rings at 1/3 and 2/3 overlap
   CHECK_THROWS_WITH_AS(generate_mesh_3d(o), doctest::Contains("overlap"), std::invalid_argument);
   o.electrode_height = 0.1;
@@ -153,7 +142,8 @@ TEST_CASE("3-D CEM approaches the point-electrode model as the patches shrink") 
   for (double width : {0.4, 0.08}) {
     ForwardModel f(mesh, p, cem(0.01, width));
     err.push_back(rel_fro_error(f.solve(), vp));
-    MESSAGE("disc diameter " << width << ": relative difference to point electrodes " << err.back());
+    MESSAGE("disc diameter " << width << ": relative difference to point electrodes "
+                             << err.back());
   }
   CHECK(err[1] < err[0]);
   CHECK(err[1] < 0.02);  // 0.9 % measured (0.33 at diameter 0.4)

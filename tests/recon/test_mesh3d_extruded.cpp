@@ -23,8 +23,10 @@
 #include "eit/recon/mesh_surface.hpp"
 #include "eit/recon/protocol_rings.hpp"
 #include "gmsh_skip.hpp"
+#include "patch_area.hpp"
 
 using namespace eit::recon;
+using eit::test::patch_area;
 using Shape = Mesh3dOptions::ElectrodeShape;
 using Mesher = Mesh3dOptions::Mesher;
 
@@ -46,22 +48,9 @@ Mesh3dOptions with_rectangles(Mesh3dOptions o, double width, double height) {
   return o;
 }
 
-// Area of the surface triangles whose three nodes are all in the patch (the CEM contact).
-double patch_area(const Mesh& mesh, const std::vector<int>& patch) {
-  const std::set<int> in(patch.begin(), patch.end());
-  double area = 0;
-  for (const SurfaceFace& f : surface_faces(mesh)) {
-    if (!in.count(f.a) || !in.count(f.b) || !in.count(f.c)) continue;
-    const Eigen::Vector3d a = mesh.nodes.row(f.a), b = mesh.nodes.row(f.b),
-                          c = mesh.nodes.row(f.c);
-    area += 0.5 * (b - a).cross(c - a).norm();
-  }
-  return area;
-}
-
 void require_bitwise_equal(const Mesh& a, const Mesh& b) {
-  MESSAGE(a.n_nodes() << " nodes, " << a.n_elems() << " tetrahedra; again: " << b.n_nodes()
-                      << ", " << b.n_elems());
+  MESSAGE(a.n_nodes() << " nodes, " << a.n_elems() << " tetrahedra; again: " << b.n_nodes() << ", "
+                      << b.n_elems());
   REQUIRE(a.nodes.rows() == b.nodes.rows());
   REQUIRE(a.elements.rows() == b.elements.rows());
   CHECK(a.nodes == b.nodes);
@@ -126,7 +115,7 @@ TEST_CASE("extruded 3-D mesh: valid, no slivers, point electrodes at their rings
       }
   MESSAGE("shortest edges at electrodes: " << flat << " in the cross-section, " << vertical
                                            << " along z; longest edge " << longest);
-  CHECK(flat < 0.4 * o.h0);  // 0.28 h0 measured; 0.54 h0 without the refinement
+  CHECK(flat < 0.4 * o.h0);      // 0.28 h0 measured; 0.54 h0 without the refinement
   CHECK(vertical < 0.4 * o.h0);  // 0.29 h0 measured
   CHECK(longest < 2.0 * o.h0);
 }
@@ -143,8 +132,8 @@ TEST_CASE("extruded 3-D mesh: rectangular patches exact in area, angle and heigh
     const double tk = 2 * std::numbers::pi * (e % 16) / 16;  // point = (−cos t, sin t)
     double lo_t = 1e9, hi_t = -1e9, lo_z = 1e9, hi_z = -1e9;
     for (int n : patch) {
-      const double dt = std::remainder(std::atan2(m.nodes(n, 1), -m.nodes(n, 0)) - tk,
-                                       2 * std::numbers::pi);
+      const double dt =
+          std::remainder(std::atan2(m.nodes(n, 1), -m.nodes(n, 0)) - tk, 2 * std::numbers::pi);
       lo_t = std::min(lo_t, dt), hi_t = std::max(hi_t, dt);
       lo_z = std::min(lo_z, m.nodes(n, 2)), hi_z = std::max(hi_z, m.nodes(n, 2));
     }
@@ -193,9 +182,10 @@ TEST_CASE("extruded 3-D mesh: the forward model agrees with the Delaunay mesh of
   // For scale: the Delaunay mesh against a finer Delaunay mesh.
   o.h0 = 0.1;
   const Eigen::VectorXd fine = ForwardModel(generate_mesh_3d(o), protocol).solve();
-  MESSAGE("planar v0, point electrodes, extruded (" << extruded.n_elems()
-          << " tetrahedra) against Delaunay (" << delaunay.n_elems() << "): relative difference "
-          << diff << "; Delaunay h0 0.15 against 0.1: " << (b - fine).norm() / fine.norm()
+  MESSAGE("planar v0, point electrodes, extruded ("
+          << extruded.n_elems() << " tetrahedra) against Delaunay (" << delaunay.n_elems()
+          << "): relative difference " << diff
+          << "; Delaunay h0 0.15 against 0.1: " << (b - fine).norm() / fine.norm()
           << "; extruded against Delaunay 0.1: " << (a - fine).norm() / fine.norm());
   CHECK(diff < 0.03);  // 1.43 % measured; Delaunay 0.15 against 0.1: 1.47 %
   // The complete electrode model on 0.2 × 0.15 rectangles: the contact averages over the patch.
