@@ -60,19 +60,26 @@ struct BuildArgs {
   GnBuildArgs gn;
 };
 
-recon::Greit3dOptions greit_3d_options(const BuildArgs& a,
-                                       const std::optional<recon::VoxelGridOptions>& voxels) {
-  recon::Greit3dOptions o;
-  if (voxels) o.grid = *voxels;
-  o.train = recon::parse_greit_train(a.train);
-  o.n_targets = a.targets;
-  o.target_size = a.target_size;
+// The options the 2-D and the 3-D GREIT share (p and λ only where given: their defaults differ).
+template <class GreitOptionsT>
+GreitOptionsT greit_shared_options(const BuildArgs& a) {
+  GreitOptionsT o;
   o.s = a.s;
   o.ratio = a.ratio;
   if (*a.p_opt) o.p = a.p;
   if (*a.lambda_opt) o.lambda = a.lambda;
   o.jac_normalized = a.jac_normalized;
   o.normalize = a.normalize;
+  return o;
+}
+
+recon::Greit3dOptions greit_3d_options(const BuildArgs& a,
+                                       const std::optional<recon::VoxelGridOptions>& voxels) {
+  auto o = greit_shared_options<recon::Greit3dOptions>(a);
+  if (voxels) o.grid = *voxels;
+  o.train = recon::parse_greit_train(a.train);
+  o.n_targets = a.targets;
+  o.target_size = a.target_size;
   return o;
 }
 
@@ -193,14 +200,8 @@ void run_build(BuildArgs& a) {
     jt = Eigen::MatrixXd();
     voxels.reset();  // the voxel grid is GREIT's own output, not a map applied afterwards
   } else {
-    recon::GreitOptions o;
+    auto o = greit_shared_options<recon::GreitOptions>(a);
     o.n = a.grid;
-    o.s = a.s;
-    o.ratio = a.ratio;
-    if (*a.p_opt) o.p = a.p;
-    if (*a.lambda_opt) o.lambda = a.lambda;
-    o.jac_normalized = a.jac_normalized;
-    o.normalize = a.normalize;
     rm = recon::build_greit(forward, o);
   }
   const double matrix_ms = ms_since(t);
