@@ -293,6 +293,7 @@ PipelineStats Pipeline::stats() const {
   st.backend_faults = s.backend_faults.load(r);
   st.fallback_frames = s.fallback_frames.load(r);
   st.lost_on_fault = s.lost_on_fault.load(r);
+  st.frames_met_polling = s.frames_met_polling.load(r);
   st.input = {s.in_queue.capacity(), s.in_queue.size_approx(), s.in_queue.high_water(),
               s.input_dropped.load(r)};
   st.source = s.source.stats();

@@ -64,6 +64,7 @@ struct Pipeline::State {
   std::atomic<uint64_t> backend_faults{0};
   std::atomic<uint64_t> fallback_frames{0};
   std::atomic<uint64_t> lost_on_fault{0};
+  std::atomic<uint64_t> frames_met_polling{0};
   std::atomic<bool> using_fallback{false};
   std::atomic<uint64_t> frames_out{0};
   std::atomic<uint64_t> non_finite{0};

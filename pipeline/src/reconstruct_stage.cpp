@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include <sched.h>
+
 #include <fmt/format.h>
 
 #include "eit/pipeline/clock.hpp"
@@ -211,6 +213,9 @@ void ReconstructStage::run() noexcept {
     }
     if (popped) s_.in_room.ring();
     if (n > 0) {
+      if (polling_ahead_) bump(s_.frames_met_polling, n);
+      polling_ahead_ = false;
+      arrivals_.note(batch_[n - 1]->stamp(Stage::kEnqueued));
       note_work(now_ns());
       submit(n);
       drain(false);
@@ -225,10 +230,24 @@ void ReconstructStage::run() noexcept {
       continue;
     }
     if (s_.source_done.load(std::memory_order_acquire) && s_.in_queue.empty_approx()) break;
-    const int64_t deadline = std::min(idle(now_ns()), next_tick);
-    s_.wait(s_.in_work, deadline, [&] {
+    const int64_t now = now_ns();
+    int64_t deadline = std::min(idle(now), next_tick);
+    const auto ready = [&] {
       return !s_.in_queue.empty_approx() || s_.source_done.load(std::memory_order_acquire);
-    });
+    };
+    const ArrivalWindow::Span expected =
+        s_.options.latency_mode == LatencyMode::kBalanced && !failed_ ? arrivals_.next()
+                                                                      : ArrivalWindow::Span{};
+    polling_ahead_ = expected.contains(now);
+    if (polling_ahead_) {
+      // Yielding, not pausing: on a machine with few cores the thread about to send the frame
+      // may be waiting for this very CPU.
+      const int64_t until = std::min(deadline, expected.to);
+      while (!ready() && now_ns() < until) sched_yield();
+    } else {
+      if (now < expected.from) deadline = std::min(deadline, expected.from);
+      s_.wait(s_.in_work, deadline, ready);
+    }
   }
   drain_all();
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eit/pipeline/arrival_window.hpp"
 #include "pipeline_state.hpp"
 
 namespace eit::pipeline {
@@ -86,6 +87,10 @@ class ReconstructStage {
 
   int64_t warm_ns_ = 0, last_warm_ = 0;
   int64_t last_work_ = 0, period_ = 0;  // last frames taken; mean gap between frames (0: unknown)
+  // Balanced mode: the idle stage polls around each paced frame's expected arrival (predicted
+  // from the frames' enqueue stamps) instead of sleeping through it.
+  ArrivalWindow arrivals_;
+  bool polling_ahead_ = false;  // in the expected-arrival window when the frame came
 };
 
 }  // namespace eit::pipeline

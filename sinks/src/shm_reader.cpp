@@ -1,6 +1,8 @@
 #include "eit/sinks/shm_reader.hpp"
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -112,6 +114,11 @@ bool ShmReader::publisher_gone_or_replaced(bool* replaced) noexcept {
 }
 
 ShmRead ShmReader::next(int64_t timeout_ns) {
+  if (!slack_set_ && options_.wait == ShmWaitMode::kBalanced) {
+    // The timed wake-up at a window's start must not be 50 µs late (the default timer slack).
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    slack_set_ = true;
+  }
   const int64_t start = pipeline::now_ns();
   const int64_t deadline = start + timeout_ns;
   const int64_t spin_until =
@@ -123,6 +130,9 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
       if (s == Slot::kRead) {
         ++next_;
         ++counts_.images;
+        if (polling_ahead_) ++counts_.met_polling;
+        polling_ahead_ = false;
+        arrivals_.note(header_.t_published_ns);
         return ShmRead::kImage;
       }
       if (s == Slot::kNotYet) break;  // cannot happen once counted; be safe and wait
@@ -156,14 +166,24 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
       pipeline::cpu_relax();
       continue;
     }
+    const pipeline::ArrivalWindow::Span expected = options_.wait == ShmWaitMode::kBalanced
+                                                       ? arrivals_.next()
+                                                       : pipeline::ArrivalWindow::Span{};
+    polling_ahead_ = expected.contains(now);
+    if (polling_ahead_) {
+      sched_yield();  // not a pause: on few cores the publisher may be waiting for this CPU
+      continue;
+    }
     // Sleep: announce ourselves, then sleep only if nothing changed since (the publisher stores
     // the word before it looks at `waiters`, so one of us sees the other).
     ring_->waiters.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t word = ring_->wake.load(std::memory_order_seq_cst);
     if (ring_->write_count.load(std::memory_order_seq_cst) < next_ &&
         ring_->state.load(std::memory_order_seq_cst) == state)
-      if (futex_wait_shared(ring_->wake, word,
-                            std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs})))
+      if (futex_wait_shared(
+              ring_->wake, word,
+              std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs,
+                        now < expected.from ? expected.from - now : kLongestSleepNs})))
         ++counts_.wakeups;
     ring_->waiters.fetch_sub(1, std::memory_order_seq_cst);
   }

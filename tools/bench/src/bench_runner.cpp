@@ -28,6 +28,7 @@ PipelineCounters counters_from(const pipeline::PipelineStats& s) {
   if (!s.sinks.empty()) c.send_dropped = s.sinks.front().dropped + s.sinks.front().errors;
   c.non_finite = s.non_finite;
   c.backend_errors = s.backend_faults;
+  c.met_polling = s.frames_met_polling;
   // "output": the fullest sink queue; then each sink's own.
   c.queue_high_water = {{"input", {s.input.high_water, s.input.capacity}},
                         {"output", {s.output.high_water, s.output.capacity}}};

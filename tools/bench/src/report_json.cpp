@@ -64,6 +64,7 @@ json run_json(const RunResult& r) {
                 {"send_dropped", r.counters.send_dropped},
                 {"non_finite", r.counters.non_finite},
                 {"backend_errors", r.counters.backend_errors},
+                {"met_polling", r.counters.met_polling},
                 {"subscriber_received", r.counters.subscriber_received},
                 {"queue_high_water", std::move(queues)}};
   json stages = json::array();

@@ -47,6 +47,11 @@ std::string format_table(const BenchReport& report) {
         "  whole run: {} produced, {} dropped by the pipeline, {} send drops, {} non-finite, {} "
         "backend errors\n",
         c.produced, c.dropped, c.send_dropped, c.non_finite, c.backend_errors);
+    if (c.met_polling > 0)
+      out += fmt::format(
+          "  {} frames found the idle reconstructor already polling (balanced mode's "
+          "expected-arrival window: no wake-up)\n",
+          c.met_polling);
     if (!c.queue_high_water.empty()) {
       out += "  queue high-water (whole run):";
       for (const auto& [name, hw] : c.queue_high_water)

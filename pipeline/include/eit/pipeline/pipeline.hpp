@@ -29,7 +29,10 @@
 // never touch the shared slot. Nothing is allocated per frame.
 //
 // Waiting (PipelineOptions::latency_mode): stages sleep on futex doorbells (doorbell.hpp) and
-// wake within microseconds of work arriving; kSpin never sleeps; kBalanced polls ~spin_ns first.
+// wake within microseconds of work arriving; kSpin never sleeps; kBalanced polls ~spin_ns first,
+// and when frames come paced and slowly (≤ 140 frames/s) the idle reconstructor also polls
+// (yielding) from 80 µs before to 60 µs after each next frame's expected arrival (ArrivalWindow,
+// from the enqueue stamps), so a paced frame costs no wake-up (stats().frames_met_polling).
 // kSpin also takes a CpuWakeHold (cpu_wake_hold.hpp) from start() until destruction, so threads
 // outside the pipeline that do sleep (libzmq's I/O threads) wake fast too; stats().cpu_wake_hold
 // says whether the system granted it.

@@ -72,6 +72,9 @@ struct PipelineStats {
   uint64_t backend_faults = 0;         // BackendErrors caught
   uint64_t fallback_frames = 0;        // frames computed by the fallback backend
   uint64_t lost_on_fault = 0;          // frames discarded because the backend failed for good
+  // Balanced mode, paced frames: frames the idle reconstructor was already polling for when they
+  // arrived (its expected-arrival window), so they cost no thread wake-up.
+  uint64_t frames_met_polling = 0;
   QueueStats input;                    // source → reconstructor (drops include an exhausted pool)
   QueueStats output;                   // the fullest sink queue (depth, high-water; no drops)
   SourceStats source;

@@ -56,6 +56,7 @@ struct PipelineCounters {
   uint64_t send_dropped = 0;  // frames the publisher could not send (high-water mark)
   uint64_t non_finite = 0;    // frames with NaN/Inf
   uint64_t backend_errors = 0;
+  uint64_t met_polling = 0;  // balanced: frames the idle reconstructor was polling for already
   uint64_t subscriber_received = 0;  // images the subscriber got (any seq)
   // Queue name → {high-water mark, capacity}.
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> queue_high_water;
