@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include "../acquisition/live_test_support.hpp"
@@ -24,20 +25,34 @@ namespace {
 constexpr size_t kN = 208;
 constexpr size_t kFrames = 40;
 
-// A raw float32 recording of kFrames test frames (208 values, the 16-electrode adjacent order).
-std::string raw_recording() {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("eitstream_emulate_" + std::to_string(::getpid()) + ".f32");
-  if (!std::filesystem::exists(path)) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    REQUIRE(f);
+// A raw float32 recording of kFrames test frames (208 values, the 16-electrode adjacent order),
+// written once per process and removed when the process exits.
+class RawRecording {
+ public:
+  RawRecording()
+      : path_(std::filesystem::temp_directory_path() /
+              ("eitstream_emulate_" + std::to_string(::getpid()) + ".f32")) {
+    std::FILE* f = std::fopen(path_.c_str(), "wb");
+    if (!f) throw std::runtime_error("cannot write " + path_.string());
     for (size_t k = 0; k < kFrames; ++k) {
       const auto v = test_frame(k, kN);
       std::fwrite(v.data(), sizeof(float), v.size(), f);
     }
     std::fclose(f);
   }
-  return path.string();
+  ~RawRecording() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string raw_recording() {
+  static const RawRecording recording;
+  return recording.path();
 }
 
 std::vector<std::string> raw_args(std::vector<std::string> more) {
