@@ -47,6 +47,8 @@ std::string format_table(const BenchReport& report) {
         "  whole run: {} produced, {} dropped by the pipeline, {} send drops, {} non-finite, {} "
         "backend errors\n",
         c.produced, c.dropped, c.send_dropped, c.non_finite, c.backend_errors);
+    out +=
+        fmt::format("  CPUs: {}\n", describe_cpus(r.config.cpus, "threads not pinned (no --cpus)"));
     if (!c.queue_high_water.empty()) {
       out += "  queue high-water (whole run):";
       for (const auto& [name, hw] : c.queue_high_water)
