@@ -379,4 +379,10 @@ TEST_CASE(
   const auto r2 = row("  run 2    Z2   ");
   CHECK(r2[10] == "—");
   CHECK(r2[12] == "—");
+  CHECK(table.find("*: frames were lost") == std::string::npos);
+
+  report.zmq_references[0].lost = 5;  // a live ring overwritten under its reader
+  const std::string lossy = eit::bench::format_table(report);
+  CHECK(lossy.find(fmt::format("{:.2f}*", fps / 250'000)) != std::string::npos);
+  CHECK(lossy.find("*: frames were lost by the run or its reference") != std::string::npos);
 }

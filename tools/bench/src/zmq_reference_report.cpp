@@ -36,6 +36,7 @@ struct Beside {
   double e2e_ratio[2] = {}, hop_ratio[2] = {};
   // At max only (a paced run delivers its schedule): frames/s delivered to the subscriber.
   double fps = 0, bare_fps = 0, fps_ratio = 0;
+  bool lossy = false;  // frames lost on either side (a live ring): frames/s counts those received
 };
 
 std::vector<Beside> pair_runs(const BenchReport& report) {
@@ -60,6 +61,7 @@ std::vector<Beside> pair_runs(const BenchReport& report) {
       b.fps = run.delivered_fps;
       b.bare_fps = ref->delivered_fps;
       b.fps_ratio = b.fps / b.bare_fps;
+      b.lossy = ref->lost + ref->send_dropped + run.not_published + run.not_received > 0;
     }
     out.push_back(b);
   }
@@ -117,18 +119,26 @@ std::string format_zmq_reference(const BenchReport& report) {
       "{:>10} {:>8}  {}\n",
       "run", "ref", "e2e p50", "e2e p99", "hop p50", "hop p99", "bare p50", "bare p99", "e2e÷bare",
       "(p99)", "hop÷bare", "(p99)", "frames/s", "bare f/s", "f/s÷bare", "label");
-  for (const Beside& b : pairs)
+  bool any_lossy = false;
+  for (const Beside& b : pairs) {
+    any_lossy = any_lossy || b.lossy;
     out += fmt::format(
         "  run {:<4} Z{:<3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} "
         "{:>10} {:>8}  {}\n",
         b.run + 1, b.ref + 1, us(b.e2e[0]), us(b.e2e[1]), us(b.hop[0]), us(b.hop[1]), us(b.bare[0]),
         us(b.bare[1]), ratio_text(b.e2e_ratio[0]), ratio_text(b.e2e_ratio[1]),
         ratio_text(b.hop_ratio[0]), ratio_text(b.hop_ratio[1]), fps_text(b.fps),
-        fps_text(b.bare_fps), ratio_text(b.fps_ratio), report.runs[b.run].config.label());
+        fps_text(b.bare_fps), ratio_text(b.fps_ratio) + (b.lossy ? "*" : ""),
+        report.runs[b.run].config.label());
+  }
   out +=
       "  Ratios: eitstream ÷ bare ZeroMQ at the same percentile; 1.00 would be the transport "
       "alone.\n  frames/s (runs at max only): delivered to the subscriber; f/s÷bare 1.00: the "
       "publisher path delivers what the bare transport does.\n";
+  if (any_lossy)
+    out +=
+        "  *: frames were lost by the run or its reference (a live ring overwritten, a PUB "
+        "dropping): their frames/s count only what the subscriber got.\n";
   return out;
 }
 
