@@ -1,6 +1,7 @@
 #include "eit/pipeline/pipeline.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <stdexcept>
 
@@ -43,13 +44,6 @@ size_t slots_needed(const PipelineOptions& o, const Reconstructor& r, size_t n_s
          n_sinks * (sink_queue_capacity(o) + 1) + 4;
 }
 
-StageLayout resolve_layout(StageLayout asked, const Reconstructor& r, const Source& source) {
-  if (asked != StageLayout::kAuto) return asked;
-  return r.synchronous() && source.nominal_rate_hz() >= kRunToCompletionMinRateHz
-             ? StageLayout::kRunToCompletion
-             : StageLayout::kPipelined;
-}
-
 void validate(const recon::Model& model, const Source& source, const Reconstructor* backend,
               const PipelineOptions& o, bool normalize) {
   if (!backend) throw std::invalid_argument("pipeline: no reconstructor backend given");
@@ -87,6 +81,14 @@ void validate(const recon::Model& model, const Source& source, const Reconstruct
 
 }  // namespace
 
+StageLayout resolve_layout(StageLayout asked, const Reconstructor& r,
+                           const Source& source) noexcept {
+  if (asked != StageLayout::kAuto) return asked;
+  return r.synchronous() && source.nominal_rate_hz() >= kRunToCompletionMinRateHz
+             ? StageLayout::kRunToCompletion
+             : StageLayout::kPipelined;
+}
+
 std::string_view layout_name(StageLayout layout) noexcept {
   switch (layout) {
     case StageLayout::kAuto:
@@ -111,17 +113,25 @@ std::string_view latency_mode_name(LatencyMode mode) noexcept {
   return "?";
 }
 
-void tune_stage_thread(const PipelineOptions& o, size_t thread_index) noexcept {
+void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept {
+  const PipelineOptions& o = s.options;
 #if defined(__linux__)
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   if (!o.cpus.empty()) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(o.cpus[thread_index % o.cpus.size()], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    const int cpu = o.cpus[thread_index % o.cpus.size()];
+    int result = EINVAL;  // a CPU number the mask cannot hold
+    if (cpu >= 0 && cpu < CPU_SETSIZE) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      result = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    // Not pinned (a container's cpuset, an offline CPU) is reported in stats(), never fatal.
+    s.pin_results[thread_index].store(result, std::memory_order_release);
   }
 #else
   (void)o;
+  (void)s;
   (void)thread_index;
 #endif
 }
@@ -150,6 +160,8 @@ Pipeline::State::State(const recon::Model& m, Source& src, std::unique_ptr<Recon
       refs(std::make_unique<std::atomic<uint32_t>[]>(pool_slots)),
       reference(m.n_meas()) {
   const bool lossless = o.policy == Policy::kLossless;
+  pin_results = std::make_unique<std::atomic<int>[]>(2 + sinks.size());
+  for (size_t i = 0; i < 2 + sinks.size(); ++i) pin_results[i].store(kPinNotTried);
   for (ImageSink* sink : sinks)
     lanes.push_back(std::make_unique<SinkLane>(*sink, sink_queue_capacity(o), pool_slots,
                                                lossless || sink->policy() == SinkPolicy::kBlock));
@@ -208,7 +220,7 @@ void Pipeline::start() {
     SinkLane& lane = *s.lanes[i];
     if (lane.runs_inline) continue;  // the producing thread publishes it (sink_fanout.cpp)
     lane.thread = std::thread([&s, &lane, i] {
-      tune_stage_thread(s.options, 2 + i);
+      tune_stage_thread(s, 2 + i);
       run_sink_lane(s, lane);
     });
   }
@@ -297,6 +309,14 @@ PipelineStats Pipeline::stats() const {
   st.input = {s.in_queue.capacity(), s.in_queue.size_approx(), s.in_queue.high_water(),
               s.input_dropped.load(r)};
   st.source = s.source.stats();
+  for (size_t i = 0; i < 2 + s.sinks.size() && !s.options.cpus.empty(); ++i) {
+    const int result = s.pin_results[i].load(std::memory_order_acquire);
+    if (result == State::kPinNotTried) continue;  // not started, or no such thread
+    st.thread_cpus.push_back({i == 0   ? std::string("source")
+                              : i == 1 ? std::string("reconstructor")
+                                       : fmt::format("sink {}", i - 2),
+                              s.options.cpus[i % s.options.cpus.size()], result});
+  }
   for (const ImageSink* sink : s.sinks) st.sinks.push_back(sink->stats());
   st.output.capacity = sink_queue_capacity(s.options);
   for (const auto& lane : s.lanes) {

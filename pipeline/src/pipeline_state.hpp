@@ -55,6 +55,10 @@ struct Pipeline::State {
   std::atomic<bool> source_done{false}, recon_done{false};
   std::atomic<int64_t> started_ns{0};
   std::unique_ptr<CpuWakeHold> wake_hold;  // spin mode: taken in start(), kept until destruction
+  // PipelineOptions::cpus: per thread index (source 0, reconstructor 1, sink i at 2 + i), what
+  // pinning gave: kPinNotTried until the thread starts, then 0 or pthread_setaffinity_np's error.
+  static constexpr int kPinNotTried = -1;
+  std::unique_ptr<std::atomic<int>[]> pin_results;
 
   // Source stage.
   alignas(kCacheLine) std::atomic<uint64_t> frames_in{0};
@@ -107,7 +111,8 @@ void begin_inline_sinks(Pipeline::State& s) noexcept;
 int64_t tick_inline_sinks(Pipeline::State& s, int64_t now) noexcept;
 void end_inline_sinks(Pipeline::State& s) noexcept;
 // Stage threads ask the kernel for fine-grained timer wake-ups (Linux timer slack 1 µs instead of
-// 50 µs) and pin themselves to PipelineOptions::cpus[thread_index % size] when given.
-void tune_stage_thread(const PipelineOptions& o, size_t thread_index) noexcept;
+// 50 µs) and pin themselves to PipelineOptions::cpus[thread_index % size] when given, recording
+// the outcome in State::pin_results (PipelineStats::thread_cpus).
+void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept;
 
 }  // namespace eit::pipeline

@@ -142,7 +142,7 @@ bool SourceStage::push(FrameSlot* f) noexcept {
 }  // namespace
 
 void run_source_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread(s.options, 0);
+  tune_stage_thread(s, 0);
   SourceStage stage(s);
   stage.run([&](FrameSlot* f) { return stage.push(f); }, [] {});
   s.source_done.store(true, std::memory_order_release);
@@ -150,7 +150,7 @@ void run_source_stage(Pipeline::State& s) noexcept {
 }
 
 void run_inline_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread(s.options, 0);
+  tune_stage_thread(s, 0);
   begin_inline_sinks(s);
   {
     SourceStage source(s);

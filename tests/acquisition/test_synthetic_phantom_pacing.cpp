@@ -1,6 +1,9 @@
 // The paced synthetic phantom: frames made before they are due, never delivered early, the same
-// values whether the source sleeps or spins until the due time, and stop() ends a spin.
+// values whether the source sleeps or spins until the due time, spinning the whole wait never
+// sleeps, and stop() ends a spin.
 #include <doctest/doctest.h>
+
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
@@ -43,6 +46,13 @@ std::vector<std::vector<double>> read_frames(SyntheticPhantomSource& source, int
   return rows;
 }
 
+// Voluntary context switches of the calling thread so far: each sleep (nanosleep) is one.
+long voluntary_switches() {
+  rusage u{};
+  REQUIRE(::getrusage(RUSAGE_THREAD, &u) == 0);
+  return u.ru_nvcsw;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -83,4 +93,53 @@ TEST_CASE(
   o.spin_ns = -1;
   CHECK_THROWS_WITH_AS(SyntheticPhantomSource(small_table(), o),
                        doctest::Contains("spin -1 ns, expected ≥ 0"), std::invalid_argument);
+}
+
+TEST_CASE(
+    "synthetic phantom: kSpinWholeWait never sleeps between frames, gives the same values and is "
+    "never early") {
+  PhantomOptions o;
+  o.rate_hz = 1000;
+  o.snr_db = 40;
+  SyntheticPhantomSource sleeping(small_table(), o);
+  o.spin_ns = 100'000;  // what the bench used before: sleeps to 100 µs before each due time
+  SyntheticPhantomSource partly(small_table(), o);
+  o.spin_ns = eit::acquisition::kSpinWholeWait;
+  SyntheticPhantomSource spinning(small_table(), o);
+  constexpr int kFrames = 30;
+
+  long before = voluntary_switches();
+  const auto a = read_frames(sleeping, kFrames);
+  const long sleeping_switches = voluntary_switches() - before;
+  before = voluntary_switches();
+  const auto p = read_frames(partly, kFrames);
+  const long partly_switches = voluntary_switches() - before;
+  before = voluntary_switches();
+  const auto b = read_frames(spinning, kFrames);
+  const long spinning_switches = voluntary_switches() - before;
+
+  // The count sees sleeps (a wait that a late wake-up has already overtaken needs none, so
+  // not every frame's shows on a loaded machine); spinning the whole wait makes none at all.
+  CHECK(sleeping_switches > 0);
+  CHECK(partly_switches > 0);
+  CHECK(spinning_switches == 0);
+  for (size_t i = 0; i < b.size(); ++i) {
+    for (size_t k = 0; k < 5; ++k) {
+      CHECK(a[i][k] == b[i][k]);
+      CHECK(p[i][k] == b[i][k]);
+    }
+    CHECK(b[i][6] >= b[i][5]);  // received at or after its due time
+    if (i > 0) CHECK(b[i][5] - b[i - 1][5] == doctest::Approx(1'000'000).epsilon(1e-6));
+  }
+
+  // A wait longer than read()'s timeout spins too (no overflow from the huge spin) and times out.
+  o.rate_hz = 0.5;
+  SyntheticPhantomSource slow(small_table(), o);
+  read_frames(slow, 1);
+  std::vector<float> values(5);
+  eit::pipeline::FrameSlot slot;
+  slot.values = values.data();
+  before = voluntary_switches();
+  CHECK(slow.read(slot, std::chrono::milliseconds(20)) == ReadStatus::kTimeout);
+  CHECK(voluntary_switches() - before == 0);
 }

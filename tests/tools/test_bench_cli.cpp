@@ -3,6 +3,7 @@
 // Checks structure and arithmetic only — never timing numbers.
 #include <doctest/doctest.h>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -287,5 +288,91 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
   auto [s4, m4] = run("--zmq-reference maybe");
   CHECK(s4 != 0);
   CHECK(m4.find("--zmq-reference 'maybe': expected on, off or auto") != std::string::npos);
+  fs::remove(out);
+}
+
+TEST_CASE(
+    "--cpus pins each run's threads and the bare reference's, reports them, and at max prints "
+    "frames/s over bare") {
+  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+    MESSAGE("SKIPPED: one CPU online; --cpus 0,1 names a CPU that is not there");
+    return;
+  }
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_cpus_{}", ::getpid());
+  fs::create_directories(dir);
+  const int status = std::system(
+      fmt::format("'{}' bench --rate max --size 64x208 --transport inproc,ipc --frames 2000 "
+                  "--warmup 100 --quiet --cpus 0,1 --zmq-reference on --json '{}/b.json' > "
+                  "'{}/out.txt' 2>&1",
+                  EITSTREAM_BIN, dir.string(), dir.string())
+          .c_str());
+  const std::string table = file_text(dir / "out.txt");
+  INFO(table);
+  REQUIRE(status == 0);
+  const auto j = nlohmann::json::parse(file_text(dir / "b.json"));
+  REQUIRE(j["runs"].size() == 2);
+  REQUIRE(j["zmq_reference"]["references"].size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& cpus = j["runs"][i]["config"]["cpus"];
+    CHECK(cpus["asked"] == "0,1");
+    // Unpaced CPU backend: pipelined, so source, subscriber, reconstructor, sink thread take
+    // 0, 1, 0, 1 in turn; each pinned exactly where the process may use that CPU.
+    const std::vector<std::pair<std::string, int>> want{
+        {"source", 0}, {"subscriber", 1}, {"reconstructor", 0}, {"sink 0", 1}};
+    REQUIRE(cpus["threads"].size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      const auto& t = cpus["threads"][k];
+      CHECK(t["thread"] == want[k].first);
+      CHECK(t["cpu"] == want[k].second);
+      CHECK(t["pinned"] == static_cast<bool>(CPU_ISSET(want[k].second, &allowed)));
+    }
+    const auto& ref = j["zmq_reference"]["references"][i];
+    REQUIRE(ref["cpus"].size() == 2);
+    CHECK(ref["cpus"][0]["thread"] == "sender");
+    CHECK(ref["cpus"][0]["cpu"] == 0);
+    CHECK(ref["cpus"][1]["thread"] == "receiver");
+    CHECK(ref["cpus"][1]["cpu"] == 1);
+    CHECK(ref["cpus"][1]["pinned"] == static_cast<bool>(CPU_ISSET(1, &allowed)));
+    const auto& pair = j["zmq_reference"]["runs"][i];
+    CHECK(pair["reference_index"] == i);
+    const double fps = j["runs"][i]["delivered_fps"], bare = ref["delivered_fps"];
+    REQUIRE(fps > 0);
+    REQUIRE(bare > 0);
+    CHECK(pair["delivered_fps"].get<double>() == doctest::Approx(fps));
+    CHECK(pair["delivered_over_bare"].get<double>() == doctest::Approx(fps / bare));
+    const auto f = fields_after(table, fmt::format("  run {:<4} Z{:<3}", i + 1, i + 1));
+    REQUIRE(f.size() >= 13);
+    CHECK(std::stod(f[10]) == doctest::Approx(fps).epsilon(0.001));
+    CHECK(std::stod(f[12]) == doctest::Approx(std::stod(f[10]) / std::stod(f[11])).epsilon(0.01));
+  }
+  CHECK(table.find("  CPUs: source → CPU 0 ") != std::string::npos);
+  CHECK(table.find("       CPUs: sender → CPU 0 ") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--cpus is checked like run's, and auto refuses too few CPUs with a clear message") {
+  const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_cpus_{}.txt", ::getpid());
+  const auto run = [&](const std::string& prefix, const std::string& args) {
+    const int status = std::system(fmt::format("{}'{}' bench --quiet --frames 10 {} > '{}' 2>&1",
+                                               prefix, EITSTREAM_BIN, args, out.string())
+                                       .c_str());
+    return std::make_pair(status, file_text(out));
+  };
+  auto [s1, m1] = run("", "--cpus 0,x");
+  CHECK(s1 != 0);
+  CHECK(m1.find("--cpus '0,x': 'x' is not a CPU number in 0..") != std::string::npos);
+  auto [s2, m2] = run("", "--cpus 100000");
+  CHECK(s2 != 0);
+  CHECK(m2.find("--cpus '100000': '100000' is not a CPU number") != std::string::npos);
+  if (std::system("taskset -c 0 true > /dev/null 2>&1") == 0) {
+    auto [s3, m3] = run("taskset -c 0 ", "--cpus auto");
+    CHECK(s3 != 0);
+    CHECK(m3.find("--cpus auto: this run has 2 threads to pin (source, subscriber) but the "
+                  "process may run on 1 CPU(s) (0)") != std::string::npos);
+  } else {
+    MESSAGE("SKIPPED (auto refusal): taskset cannot restrict this process to CPU 0");
+  }
   fs::remove(out);
 }

@@ -2,6 +2,7 @@
 // and the report writers (JSON keys, CSV rows, SVG well-formed and renderable).
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "eit/bench/latency_svg.hpp"
 #include "eit/bench/run_result.hpp"
 #include "eit/bench/stamp_recorder.hpp"
+#include "eit/bench/zmq_reference.hpp"
 #include "file_text.hpp"
 #include "svg_external_checks.hpp"
 #include "test_data.hpp"
@@ -292,4 +294,95 @@ TEST_CASE(
   CHECK(eit::bench::format_table(report).find(
             "bare ZeroMQ reference skipped: --zmq-reference off") != std::string::npos);
   CHECK(eit::bench::to_json(report)["zmq_reference"]["runs"].empty());
+}
+
+TEST_CASE(
+    "at max the reports give eitstream's delivered frames/s over the bare reference's, and each "
+    "thread's CPU") {
+  std::mt19937_64 rng(9);
+  auto rec = synthetic_run(1200, 0, rng, 999'999, 999'999);
+  eit::bench::BenchReport report;
+  eit::bench::PipelineCounters counters;
+  auto at_max = config_for(1000, 200);
+  at_max.rate_hz = 0;
+  at_max.cpu_request.list = {2, 3};
+  at_max.cpus = {{"source", 2, 0}, {"subscriber", 3, EINVAL}};
+  report.runs.push_back(eit::bench::analyze_run(rec, 0, at_max, counters));
+  report.runs.push_back(eit::bench::analyze_run(rec, 0, config_for(1000, 200), counters));
+  REQUIRE(report.runs[0].delivered_fps > 0);
+
+  eit::bench::ZmqReference ref;
+  ref.transport = "inproc";
+  ref.pattern = "push";
+  ref.latency_mode = "balanced";
+  ref.rate_hz = 0;
+  ref.n_out = 1024;
+  ref.frames = 1000;
+  ref.warmup = 200;
+  std::vector<int64_t> one_way(1000, 5'000);
+  ref.one_way = eit::bench::summarize(one_way);
+  ref.measured = 1000;
+  ref.delivered_fps = 250'000;
+  ref.cpus = {{"sender", 2, 0}, {"receiver", 3, 0}};
+  auto paced = ref;  // run 2's set-up: 1 kHz, nothing pinned
+  paced.rate_hz = 1000;
+  paced.delivered_fps = 1000;
+  paced.cpus.clear();
+  report.zmq_references = {ref, paced};
+  // A reference pinned elsewhere is not this run's.
+  auto elsewhere = ref;
+  elsewhere.cpus[1].cpu = 4;
+  CHECK_FALSE(eit::bench::same_setup(elsewhere, report.runs[0].config));
+  CHECK(eit::bench::same_setup(ref, report.runs[0].config));
+
+  const auto j = eit::bench::to_json(report);
+  const auto& pairs = j["zmq_reference"]["runs"];
+  REQUIRE(pairs.size() == 2);
+  const double fps = report.runs[0].delivered_fps;
+  CHECK(pairs[0]["delivered_fps"].get<double>() == doctest::Approx(fps));
+  CHECK(pairs[0]["bare_delivered_fps"].get<double>() == 250'000);
+  CHECK(pairs[0]["delivered_over_bare"].get<double>() == doctest::Approx(fps / 250'000));
+  CHECK(pairs[1]["delivered_over_bare"].is_null());  // paced: it delivers its schedule
+  CHECK(j["zmq_reference"]["references"][0]["delivered_fps"] == 250'000);
+  CHECK(j["zmq_reference"]["references"][0]["cpus"][1]["thread"] == "receiver");
+  const auto& cpus = j["runs"][0]["config"]["cpus"];
+  CHECK(cpus["asked"] == "2,3");
+  REQUIRE(cpus["threads"].size() == 2);
+  CHECK(cpus["threads"][0] ==
+        nlohmann::json{{"thread", "source"}, {"cpu", 2}, {"pinned", true}, {"outcome", "pinned"}});
+  CHECK(cpus["threads"][1]["pinned"] == false);
+  CHECK(j["runs"][1]["config"]["cpus"]["asked"] == "");
+  CHECK(j["runs"][1]["config"]["cpus"]["threads"].empty());
+
+  const std::string table = eit::bench::format_table(report);
+  CHECK(table.find("  CPUs: source → CPU 2 pinned, subscriber → CPU 3 not pinned: Invalid "
+                   "argument\n") != std::string::npos);
+  CHECK(table.find("  CPUs: threads not pinned (no --cpus)\n") != std::string::npos);
+  CHECK(table.find("       CPUs: sender → CPU 2 pinned, receiver → CPU 3 pinned\n") !=
+        std::string::npos);
+  const auto row = [&](const std::string& prefix) {
+    const size_t at = table.find(prefix);
+    REQUIRE(at != std::string::npos);
+    std::stringstream ss(table.substr(at + prefix.size(), table.find('\n', at) - at));
+    std::vector<std::string> f;
+    for (std::string item; ss >> item;) f.push_back(item);
+    return f;
+  };
+  const auto z1 = row("  Z1   ");
+  REQUIRE(z1.size() == 14);
+  CHECK(z1[13] == "250000");  // frames/s, after max
+  const auto r1 = row("  run 1    Z1   ");
+  REQUIRE(r1.size() >= 13);
+  CHECK(r1[10] == fmt::format("{:.0f}", fps));
+  CHECK(r1[11] == "250000");
+  CHECK(std::stod(r1[12]) == doctest::Approx(fps / 250'000).epsilon(0.01));
+  const auto r2 = row("  run 2    Z2   ");
+  CHECK(r2[10] == "—");
+  CHECK(r2[12] == "—");
+  CHECK(table.find("*: frames were lost") == std::string::npos);
+
+  report.zmq_references[0].lost = 5;  // a live ring overwritten under its reader
+  const std::string lossy = eit::bench::format_table(report);
+  CHECK(lossy.find(fmt::format("{:.2f}*", fps / 250'000)) != std::string::npos);
+  CHECK(lossy.find("*: frames were lost by the run or its reference") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <initializer_list>
+#include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 
 #include "backend_factory.hpp"
 #include "command_registry.hpp"
+#include "cpu_list.hpp"
 #include "eit/bench/bench_model.hpp"
+#include "eit/bench/cpu_pinning.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 
@@ -111,6 +114,22 @@ eit::bench::RunConfig base_config(const BenchArgs& a, const NamedModel& m) {
 
 }  // namespace
 
+eit::bench::CpuRequest parse_cpu_request(const std::string& text) {
+  eit::bench::CpuRequest r;
+  if (text != "auto") {
+    r.list = parse_cpu_list(text);
+    return r;
+  }
+  r.automatic = true;
+  try {
+    (void)eit::bench::assign_cpus(r, eit::bench::threads_to_pin(false, false),
+                                  eit::bench::allowed_cpus());
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(e.what());
+  }
+  return r;
+}
+
 Axes parse_axes(const BenchArgs& a) {
   Axes x;
   x.models = load_models(a);
@@ -120,6 +139,7 @@ Axes parse_axes(const BenchArgs& a) {
   x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp", "shm"});
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
+  x.cpus = parse_cpu_request(a.cpus);
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.rates.empty() ||
@@ -145,6 +165,7 @@ std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
                 c.latency_mode = mode;
                 c.rate_hz = rate;
                 c.policy = policy_for(a, rate);
+                c.cpu_request = x.cpus;
                 plan.push_back({&m, c});
               }
   return plan;
@@ -174,6 +195,7 @@ void plan_pyeit(const BenchArgs& a, const Axes& x, PyeitPart& part, std::vector<
       c.frames = a.compare_frames;
       c.warmup = std::min<size_t>(a.warmup, a.compare_frames);
       c.policy = policy_for(a, rate);
+      c.cpu_request = x.cpus;
       plan.push_back({&part.models.back(), c, true});
     }
   }

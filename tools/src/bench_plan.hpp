@@ -31,6 +31,7 @@ struct BenchArgs {
   std::string stages = "auto";
   std::string latency_modes = "balanced";
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
+  std::string cpus;  // --cpus: LIST or auto (eit/bench/cpu_pinning.hpp); empty: nothing pinned
   size_t frames = 1000;
   size_t warmup = 100;
   size_t cpu_threads = 1;
@@ -43,6 +44,7 @@ struct BenchArgs {
   std::string subscriber_only;
   size_t subscriber_capacity = 0;
   bool subscriber_pull = false, subscriber_spin = false;
+  int subscriber_cpu = -1;
 };
 
 struct NamedModel {
@@ -56,6 +58,7 @@ struct Axes {
   std::vector<std::string> backends, transports, stages, latency_modes;
   std::vector<size_t> batches;
   std::vector<double> rates;
+  eit::bench::CpuRequest cpus;  // the same for every run
 };
 
 struct Planned {
@@ -72,6 +75,10 @@ struct PyeitPart {
 };
 
 Axes parse_axes(const BenchArgs& a);
+// --cpus: "" (nothing pinned), "auto", or a list checked as `eitstream run --cpus` checks it
+// (cpu_list.hpp). auto is refused at once where the process may not use 2 CPUs (source and
+// subscriber, the threads every run has); each run checks its own count when it starts.
+eit::bench::CpuRequest parse_cpu_request(const std::string& text);
 std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x);
 // The pyEIT comparison: times pyEIT, then adds two eitstream runs per pyEIT matrix shape on the
 // same frames (paced like pyEIT's latency loop, and at max like its frames/s loop).

@@ -53,8 +53,9 @@ void write_outputs(const BenchArgs& a, const eit::bench::BenchReport& report,
 
 void run_bench(const BenchArgs& a) {
   if (!a.subscriber_only.empty()) {
-    const int code = eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity,
-                                                      {a.subscriber_pull, a.subscriber_spin});
+    const int code =
+        eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity,
+                                         {a.subscriber_pull, a.subscriber_spin, a.subscriber_cpu});
     if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
     return;
   }
@@ -137,8 +138,9 @@ static const eit::cli::RegisterCommand kBench{
           ->capture_default_str();
       cmd->add_option("--latency-mode", args->latency_modes,
                       "How stages wait: spin, balanced, idle (comma-separated); spin also "
-                      "busy-polls the subscriber and keeps CPUs out of deep idle states where "
-                      "/dev/cpu_dma_latency is writable")
+                      "busy-polls the subscriber, makes the source poll the clock for the whole "
+                      "frame period (it never sleeps: a dedicated host; see --cpus) and keeps "
+                      "CPUs out of deep idle states where /dev/cpu_dma_latency is writable")
           ->capture_default_str();
       cmd->add_option(
              "--zmq-reference", args->zmq_reference,
@@ -150,6 +152,15 @@ static const eit::cli::RegisterCommand kBench{
                          "lasts as long as its schedule, (warm-up + frames) / rate)",
                          eit::cli::kAutoBudgetSeconds))
           ->capture_default_str();
+      cmd->add_option(
+          "--cpus", args->cpus,
+          "Pin each run's threads to CPUs: a comma-separated list (as `eitstream run --cpus`), "
+          "taken in the order source, subscriber, reconstructor (pipelined runs), sink thread "
+          "(not for shm, which publishes inline), round robin when shorter; or auto: distinct "
+          "CPUs the process may use, CPU 0 left out when there are more CPUs than threads "
+          "(refused when fewer). The bare ZeroMQ reference's sender runs on the source's CPU, "
+          "its receiver on the subscriber's. The table and JSON say which CPU each thread got "
+          "and whether pinning succeeded. Without --cpus nothing is pinned");
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")
           ->capture_default_str();
@@ -176,5 +187,6 @@ static const eit::cli::RegisterCommand kBench{
       cmd->add_option("--subscriber-capacity", args->subscriber_capacity)->group("");
       cmd->add_flag("--subscriber-pull", args->subscriber_pull)->group("");
       cmd->add_flag("--subscriber-spin", args->subscriber_spin)->group("");
+      cmd->add_option("--subscriber-cpu", args->subscriber_cpu)->group("");
       cmd->callback([args] { run_bench(*args); });
     }};

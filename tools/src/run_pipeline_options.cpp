@@ -1,15 +1,12 @@
 // RunConfig → PipelineOptions (run_pipeline_options.hpp).
 #include "run_pipeline_options.hpp"
 
-#include <algorithm>
-#include <exception>
 #include <string>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "cpu_list.hpp"
 
 namespace eit::cli {
 namespace {
@@ -34,24 +31,7 @@ void apply_latency_options(const RunConfig& c, pipeline::PipelineOptions& o) {
   else
     throw CommandError(
         fmt::format("--stages '{}': expected auto, pipelined or run-to-completion", c.stages));
-  const long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t pos = 0;
-  while (pos < c.cpus.size()) {
-    const size_t comma = std::min(c.cpus.find(',', pos), c.cpus.size());
-    const std::string item = c.cpus.substr(pos, comma - pos);
-    int cpu = -1;
-    try {
-      size_t used = 0;
-      cpu = std::stoi(item, &used);
-      if (used != item.size()) cpu = -1;
-    } catch (const std::exception&) {
-    }
-    if (cpu < 0 || cpu >= n_cpus)
-      throw CommandError(fmt::format("--cpus '{}': '{}' is not a CPU number in 0..{}", c.cpus,
-                                     item, n_cpus - 1));
-    o.cpus.push_back(cpu);
-    pos = comma + 1;
-  }
+  o.cpus = parse_cpu_list(c.cpus);
 }
 
 }  // namespace

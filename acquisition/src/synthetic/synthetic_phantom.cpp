@@ -45,8 +45,11 @@ bool sleep_until(int64_t deadline, const std::atomic<bool>& stopped) {
 }
 
 // Sleeps until spin_ns before the deadline, then polls the clock; false when stopped first.
+// spin_ns at least the time left (kSpinWholeWait): no sleep at all. Never computes
+// deadline − spin_ns unless it is later than now, so a huge spin_ns cannot overflow.
 bool wait_until(int64_t deadline, int64_t spin_ns, const std::atomic<bool>& stopped) {
-  if (!sleep_until(deadline - spin_ns, stopped)) return false;
+  if (deadline - pipeline::now_ns() > spin_ns && !sleep_until(deadline - spin_ns, stopped))
+    return false;
   while (pipeline::now_ns() < deadline)
     if (stopped.load(std::memory_order_relaxed)) return false;
   return true;
@@ -104,9 +107,9 @@ pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
     if (next_seq_ == 0 && t0_ns_ == 0) t0_ns_ = pipeline::now_ns();
     scheduled = t0_ns_ + static_cast<int64_t>(next_seq_) * period_ns_;
     const int64_t limit = pipeline::now_ns() + timeout.count() * 1'000'000;
-    if (scheduled > limit) {
-      return sleep_until(limit, stopped_) ? pipeline::ReadStatus::kTimeout
-                                          : pipeline::ReadStatus::kStopped;
+    if (scheduled > limit) {  // waits like a frame's wait (spinning the same share of it)
+      return wait_until(limit, options_.spin_ns, stopped_) ? pipeline::ReadStatus::kTimeout
+                                                           : pipeline::ReadStatus::kStopped;
     }
   }
   // Interpolate straight into the slot (float), adding noise in double first.

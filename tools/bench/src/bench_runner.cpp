@@ -55,7 +55,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   // PUB drops per subscriber once the subscriber falls behind (it must never stall the others).
   pub_options.pattern = pub_options.lossless ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
   config.pattern = pub_options.lossless ? "push" : "pub";
-  const SubscriberMode sub_mode{pub_options.lossless, config.latency_mode == "spin"};
+  SubscriberMode sub_mode{pub_options.lossless, config.latency_mode == "spin"};
   pub_options.series.stream = "bench";
   pub_options.series.rate_hz = config.rate_hz;
   pub_options.series.source = "eitstream bench frame table";
@@ -78,14 +78,13 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   const std::string ipc_path =
       config.transport == "ipc" ? config.endpoint.substr(std::string("ipc://").size()) : "";
 
-  MeasuringSubscriber subscriber(*context, env.executable, config.endpoint, total, sub_mode);
-
   acquisition::PhantomOptions src_options;
   src_options.rate_hz = config.rate_hz;
   src_options.frames = total;
   src_options.snr_db = std::numeric_limits<double>::infinity();
-  // Spin mode: the source polls its due time as the stages poll their queues (a dedicated host).
-  if (config.latency_mode == "spin") src_options.spin_ns = 100'000;
+  // Spin mode: the source polls its due time for the whole period, as the stages poll their
+  // queues (a dedicated host): a sleep's late wake-up would land in the latency.
+  if (config.latency_mode == "spin") src_options.spin_ns = acquisition::kSpinWholeWait;
   acquisition::SyntheticPhantomSource source(frames, src_options);
 
   pipeline::PipelineOptions options;
@@ -104,9 +103,26 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     options.reference.capture_frames = 1;
   }
   StampSink stamps(*recorder, *publisher);  // stamps "sent" on the publisher's own thread
+  std::unique_ptr<pipeline::Reconstructor> backend = env.make_backend(config, model);
+  // --cpus: the threads this run has (its layout and whether the sink runs inline decide), each
+  // with its CPU; the pipeline's take indices source 0, reconstructor 1, sink 2.
+  const bool pipelined = pipeline::resolve_layout(options.stages, *backend, source) ==
+                         pipeline::StageLayout::kPipelined;
+  config.cpus = assign_cpus(config.cpu_request, threads_to_pin(pipelined, !stamps.inline_safe()),
+                            allowed_cpus());
+  if (!config.cpus.empty()) {
+    const int source_cpu = cpu_of(config.cpus, "source");
+    for (const char* t : {"source", "reconstructor", "sink 0"}) {
+      const int cpu = cpu_of(config.cpus, t);
+      options.cpus.push_back(cpu >= 0 ? cpu : source_cpu);  // absent threads: never used
+    }
+  }
+  sub_mode.cpu = cpu_of(config.cpus, "subscriber");
+  MeasuringSubscriber subscriber(*context, env.executable, config.endpoint, total, sub_mode);
+
   pipeline::PipelineStats stats;
   {
-    pipeline::Pipeline pipe(model, source, env.make_backend(config, model), {&stamps}, options);
+    pipeline::Pipeline pipe(model, source, std::move(backend), {&stamps}, options);
     config.layout = std::string(pipeline::layout_name(pipe.layout()));
     pipe.start();
     while (!pipe.finished()) {
@@ -120,6 +136,11 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   PipelineCounters counters = counters_from(stats);
 
   const SubscriberReport sub_report = subscriber.finish();
+  for (ThreadCpu& t : config.cpus) {
+    if (t.thread == "subscriber") t.error = sub_report.pin_error;
+    for (const auto& p : stats.thread_cpus)
+      if (p.thread == t.thread) t.error = p.error;
+  }
   for (const auto& r : sub_report.times) recorder->record_subscriber(r.seq, r.t_ns);
   const SubscriberCounts& sub_counts = sub_report.counts;
   counters.subscriber_received = sub_counts.images;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/image_subscriber.hpp"
 #include "eit/pipeline/clock.hpp"
 
@@ -35,6 +36,7 @@ class MeasuringSubscriber::Thread {
   Thread(zmq::context_t& context, const std::string& endpoint, size_t capacity, SubscriberMode mode)
       : sub_(context, endpoint, capacity, mode.pull),
         spin_(mode.spin),
+        cpu_(mode.cpu),
         thread_([this] { loop(); }) {}
   ~Thread() { finish(); }
   const ImageSubscriber& finish() {
@@ -42,9 +44,11 @@ class MeasuringSubscriber::Thread {
     if (thread_.joinable()) thread_.join();
     return sub_;
   }
+  int pin_error() const noexcept { return pin_error_; }  // after finish()
 
  private:
   void loop() {
+    if (cpu_ >= 0) pin_error_ = pin_this_thread(cpu_);
     int64_t quiet_until = std::numeric_limits<int64_t>::max();
     bool stopping = false;
     while (!sub_.counts().series_end) {
@@ -60,6 +64,8 @@ class MeasuringSubscriber::Thread {
   }
   ImageSubscriber sub_;
   bool spin_ = false;
+  int cpu_ = -1;
+  int pin_error_ = -1;  // written by the thread before it ends, read after the join
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -81,7 +87,7 @@ MeasuringSubscriber::~MeasuringSubscriber() = default;
 SubscriberReport MeasuringSubscriber::finish() {
   if (process_) return process_->finish();
   const ImageSubscriber& sub = thread_->finish();
-  return {sub.received(), sub.counts()};
+  return {sub.received(), sub.counts(), thread_->pin_error()};
 }
 
 }  // namespace eit::bench

@@ -37,6 +37,7 @@ json interval_json(const IntervalResult& iv) {
 
 json run_json(const RunResult& r) {
   const RunConfig& c = r.config;
+  json cpus{{"asked", c.cpu_request.text()}, {"threads", thread_cpus_json(c.cpus)}};
   json config{{"label", c.label()},
               {"backend", c.backend},
               {"model", c.model},
@@ -54,7 +55,8 @@ json run_json(const RunResult& r) {
               {"latency_mode", c.latency_mode},
               {"pattern", c.pattern},
               {"cpu_wake_hold", c.cpu_wake_hold},
-              {"cpu_threads", c.cpu_threads}};
+              {"cpu_threads", c.cpu_threads},
+              {"cpus", std::move(cpus)}};
   json queues = json::object();
   for (const auto& [name, hw] : r.counters.queue_high_water)
     queues[name] = {{"high_water", hw.first}, {"capacity", hw.second}};
@@ -121,6 +123,14 @@ void close_or_throw(std::ofstream& out, const std::string& path) {
 }  // namespace
 
 json latency_summary_json(const LatencySummary& s) { return summary_json(s); }
+
+json thread_cpus_json(const std::vector<ThreadCpu>& cpus) {
+  json out = json::array();
+  for (const auto& t : cpus)
+    out.push_back(
+        {{"thread", t.thread}, {"cpu", t.cpu}, {"pinned", t.pinned()}, {"outcome", t.outcome()}});
+  return out;
+}
 
 json to_json(const BenchReport& report) {
   json runs = json::array();

@@ -52,6 +52,8 @@ std::string format_table(const BenchReport& report) {
           "  {} frames found the idle reconstructor already polling (balanced mode's "
           "expected-arrival window: no wake-up)\n",
           c.met_polling);
+    out +=
+        fmt::format("  CPUs: {}\n", describe_cpus(r.config.cpus, "threads not pinned (no --cpus)"));
     if (!c.queue_high_water.empty()) {
       out += "  queue high-water (whole run):";
       for (const auto& [name, hw] : c.queue_high_water)

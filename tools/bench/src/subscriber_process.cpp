@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/shm_image_receiver.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
 #include "eit/sinks/shm_layout.hpp"
@@ -24,7 +25,7 @@
 namespace eit::bench {
 namespace {
 
-constexpr std::string_view kMagic = "EITBSUB1";
+constexpr std::string_view kMagic = "EITBSUB2";
 constexpr int64_t kDrainQuietNs = 300'000'000;
 
 bool write_all(int fd, const void* data, size_t n) {
@@ -59,9 +60,14 @@ bool read_exact(int fd, void* data, size_t n, int64_t deadline_ns) {
 }
 
 // The child's record on stdout (the format in subscriber_process.hpp).
-bool write_record(const SubscriberCounts& c, const std::vector<ReceiveTime>& t) {
-  const std::array<uint64_t, 6> head{
-      c.images, c.overflow, c.malformed, c.series, c.series_end ? 1u : 0u, t.size()};
+bool write_record(const SubscriberCounts& c, int pin_error, const std::vector<ReceiveTime>& t) {
+  const std::array<uint64_t, 7> head{c.images,
+                                     c.overflow,
+                                     c.malformed,
+                                     c.series,
+                                     c.series_end ? 1u : 0u,
+                                     static_cast<uint64_t>(static_cast<int64_t>(pin_error)),
+                                     t.size()};
   return write_all(STDOUT_FILENO, kMagic.data(), kMagic.size()) &&
          write_all(STDOUT_FILENO, head.data(), sizeof head) &&
          write_all(STDOUT_FILENO, t.data(), t.size() * sizeof(ReceiveTime));
@@ -91,6 +97,10 @@ SubscriberProcess::SubscriberProcess(const std::string& executable, const std::s
       executable, "bench", "--subscriber-only", endpoint, "--subscriber-capacity", cap};
   if (mode.pull) args.push_back("--subscriber-pull");
   if (mode.spin) args.push_back("--subscriber-spin");
+  if (mode.cpu >= 0) {
+    args.push_back("--subscriber-cpu");
+    args.push_back(std::to_string(mode.cpu));
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -136,14 +146,15 @@ SubscriberReport SubscriberProcess::finish(int timeout_ms) {
   const int64_t deadline = pipeline::now_ns() + int64_t{timeout_ms} * 1'000'000;
   SubscriberReport report;
   char magic[8];
-  std::array<uint64_t, 6> head{};
+  std::array<uint64_t, 7> head{};
   bool ok = read_exact(from_child_, magic, sizeof magic, deadline) &&
             std::string_view(magic, 8) == kMagic &&
             read_exact(from_child_, head.data(), sizeof head, deadline);
   if (ok) {
     report.counts = {head[0], head[1], head[2], head[3], head[4] != 0};
-    report.times.resize(head[5]);
-    ok = read_exact(from_child_, report.times.data(), head[5] * sizeof(ReceiveTime), deadline);
+    report.pin_error = static_cast<int>(static_cast<int64_t>(head[5]));
+    report.times.resize(head[6]);
+    ok = read_exact(from_child_, report.times.data(), head[6] * sizeof(ReceiveTime), deadline);
   }
   close_fd(from_child_);
   int status = 0;
@@ -163,13 +174,17 @@ int run_subscriber_child(const std::string& endpoint, size_t capacity, Subscribe
   ::signal(SIGPIPE, SIG_IGN);
   std::optional<pipeline::CpuWakeHold> wake_hold;
   if (mode.spin) wake_hold.emplace();
-  if (sinks::is_shm_uri(endpoint)) {
+  if (sinks::is_shm_uri(endpoint)) {  // no other thread: pin at once
+    const int pinned = mode.cpu >= 0 ? pin_this_thread(mode.cpu) : -1;
     SubscriberReport r;
     if (!receive_shm_images(endpoint, capacity, mode.spin, r)) return 2;
-    return write_record(r.counts, r.times) ? 0 : 3;
+    return write_record(r.counts, pinned, r.times) ? 0 : 3;
   }
   zmq::context_t context(1);
   ImageSubscriber sub(context, endpoint, capacity, mode.pull);
+  // The socket has started the context's I/O thread with this thread's (unpinned) CPUs; pinning
+  // now keeps that thread off the receiving CPU, where a spinning receiver would starve it.
+  const int pinned = mode.cpu >= 0 ? pin_this_thread(mode.cpu) : -1;
   // Connecting is asynchronous: give the connection and the subscription time to reach the
   // publisher before the parent starts the source (the warm-up absorbs anything later).
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -208,7 +223,7 @@ int run_subscriber_child(const std::string& endpoint, size_t capacity, Subscribe
   // Leave before writing the record: a PUSH publisher's lossless end waits for its consumers to
   // close, and the parent reads the record only after that end (the record can exceed a pipe).
   sub.close();
-  return write_record(sub.counts(), sub.received()) ? 0 : 3;
+  return write_record(sub.counts(), pinned, sub.received()) ? 0 : 3;
 }
 
 }  // namespace eit::bench

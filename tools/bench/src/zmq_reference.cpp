@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <zmq.hpp>
 
+#include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/measuring_subscriber.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
@@ -61,8 +62,19 @@ bool send_parts(zmq::socket_t& socket, zmq::message_t (&parts)[3], bool wait,
   }
 }
 
+// The runs' CPUs for the sender (their source's) and the receiver (their subscriber's).
+void plan_cpus(ZmqReference& ref, const RunConfig& run) {
+  for (const char* t : {"source", "subscriber"})
+    if (const int cpu = cpu_of(run.cpus, t); cpu >= 0)
+      ref.cpus.push_back({t == std::string_view("source") ? "sender" : "receiver", cpu});
+}
+int sender_cpu(const ZmqReference& ref) noexcept { return cpu_of(ref.cpus, "sender"); }
+int receiver_cpu(const ZmqReference& ref) noexcept { return cpu_of(ref.cpus, "receiver"); }
+
 void summarize_into(ZmqReference& ref, const std::vector<int64_t>& sent_ns,
-                    const SubscriberReport& received) {
+                    const SubscriberReport& received, int sender_pin_error) {
+  for (ThreadCpu& t : ref.cpus)
+    t.error = t.thread == "sender" ? sender_pin_error : received.pin_error;
   const size_t total = sent_ns.size();
   std::vector<int64_t> received_ns(total, 0);
   for (const auto& r : received.times)
@@ -111,7 +123,9 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
     ref.cpu_wake_hold = wake_hold->describe();
   }
   zmq::context_t unused;  // MeasuringSubscriber's signature; shm needs no context
-  MeasuringSubscriber subscriber(unused, executable, ref.endpoint, total, {false, spin});
+  MeasuringSubscriber subscriber(unused, executable, ref.endpoint, total,
+                                 {false, spin, receiver_cpu(ref)});
+  const ScopedThreadPin pin(sender_cpu(ref));  // after the child is forked: it must not inherit
   pipeline::FrameSlot frame;
   frame.image = image.data();
   const int64_t period = run.rate_hz > 0 ? std::llround(1e9 / run.rate_hz) : 0;
@@ -126,7 +140,7 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
     ++ref.sent;
   }
   publisher.end();
-  summarize_into(ref, sent_ns, subscriber.finish());
+  summarize_into(ref, sent_ns, subscriber.finish(), pin.error());
   return ref;
 }
 
@@ -140,7 +154,9 @@ double estimated_reference_seconds(const RunConfig& run) noexcept {
 bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
   return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
          ref.latency_mode == run.latency_mode && ref.rate_hz == run.rate_hz &&
-         ref.n_out == run.n_out && ref.frames == run.frames && ref.warmup == run.warmup;
+         ref.n_out == run.n_out && ref.frames == run.frames && ref.warmup == run.warmup &&
+         sender_cpu(ref) == cpu_of(run.cpus, "source") &&
+         receiver_cpu(ref) == cpu_of(run.cpus, "subscriber");
 }
 
 ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executable) {
@@ -153,6 +169,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   ref.n_out = run.n_out;
   ref.frames = run.frames;
   ref.warmup = run.warmup;
+  plan_cpus(ref, run);
   if (run.transport == "shm") return run_shm_reference(std::move(ref), run, executable);
   ref.message_bytes = kTopic.size() + sizeof(sinks::ImageHeader) + run.n_out * sizeof(float);
   const size_t total = run.warmup + run.frames;
@@ -192,7 +209,11 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   }
   if (ref.endpoint.starts_with("ipc://")) ipc_path = ref.endpoint.substr(6);
   {
-    MeasuringSubscriber subscriber(context, executable, ref.endpoint, total, {push, spin});
+    MeasuringSubscriber subscriber(context, executable, ref.endpoint, total,
+                                   {push, spin, receiver_cpu(ref)});
+    // Pinned after the socket (its I/O thread keeps this thread's unpinned CPUs, as the runs'
+    // publisher context's does) and the child (it must not inherit the pin); undone after.
+    const ScopedThreadPin pin(sender_cpu(ref));
     const int64_t period = run.rate_hz > 0 ? std::llround(1e9 / run.rate_hz) : 0;
     const auto give_up = static_cast<int64_t>(publisher.drain_timeout_s * 1e9);
     const int64_t t0 = pipeline::now_ns();
@@ -220,7 +241,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     const std::string topic = "eit/bench/series";
     (void)socket.send(zmq::buffer(topic), zmq::send_flags::sndmore);
     (void)socket.send(zmq::buffer(end), zmq::send_flags::none);
-    summarize_into(ref, sent_ns, subscriber.finish());
+    summarize_into(ref, sent_ns, subscriber.finish(), pin.error());
   }
   socket.close();
   if (!ipc_path.empty()) std::filesystem::remove(ipc_path);

@@ -34,6 +34,9 @@ struct Beside {
   size_t run = 0, ref = 0;
   int64_t e2e[2] = {}, hop[2] = {}, bare[2] = {};  // p50, p99 (ns; 0: not quoted)
   double e2e_ratio[2] = {}, hop_ratio[2] = {};
+  // At max only (a paced run delivers its schedule): frames/s delivered to the subscriber.
+  double fps = 0, bare_fps = 0, fps_ratio = 0;
+  bool lossy = false;  // frames lost on either side (a live ring): frames/s counts those received
 };
 
 std::vector<Beside> pair_runs(const BenchReport& report) {
@@ -54,12 +57,20 @@ std::vector<Beside> pair_runs(const BenchReport& report) {
       b.e2e_ratio[k] = ratio(b.e2e[k], b.bare[k]);
       b.hop_ratio[k] = ratio(b.hop[k], b.bare[k]);
     }
+    if (run.config.rate_hz <= 0 && run.delivered_fps > 0 && ref->delivered_fps > 0) {
+      b.fps = run.delivered_fps;
+      b.bare_fps = ref->delivered_fps;
+      b.fps_ratio = b.fps / b.bare_fps;
+      b.lossy = ref->lost + ref->send_dropped + run.not_published + run.not_received > 0;
+    }
     out.push_back(b);
   }
   return out;
 }
 
 std::string rate_text(double hz) { return hz > 0 ? fmt::format("{:g} Hz", hz) : "max"; }
+
+std::string fps_text(double fps) { return fps > 0 ? fmt::format("{:.0f}", fps) : "—"; }
 
 }  // namespace
 
@@ -79,38 +90,55 @@ std::string format_zmq_reference(const BenchReport& report) {
       "send → receive, µs.\n";
   out += fmt::format(
       "  {:<4} {:<7} {:<5} {:<9} {:>9} {:>7} {:>7} {:>8} {:>7} {:>5} {:>8} {:>8} "
-      "{:>8} {:>8}\n",
+      "{:>8} {:>8} {:>10}\n",
       "ref", "transp.", "sock", "mode", "rate", "bytes", "sent", "received", "n", "lost", "p50",
-      "p99", "p99.9", "max");
+      "p99", "p99.9", "max", "frames/s");
   for (size_t i = 0; i < report.zmq_references.size(); ++i) {
     const ZmqReference& r = report.zmq_references[i];
     out += fmt::format(
-        "  Z{:<3} {:<7} {:<5} {:<9} {:>9} {:>7} {:>7} {:>8} {:>7} {:>5} {:>8} {:>8} {:>8} {:>8}\n",
+        "  Z{:<3} {:<7} {:<5} {:<9} {:>9} {:>7} {:>7} {:>8} {:>7} {:>5} {:>8} {:>8} {:>8} {:>8} "
+        "{:>10}\n",
         i + 1, r.transport, r.pattern, r.latency_mode, rate_text(r.rate_hz), r.message_bytes,
         r.sent, r.received, r.measured, r.lost, us(quoted(r.one_way, "p50")),
-        us(quoted(r.one_way, "p99")), us(quoted(r.one_way, "p99.9")), us(r.one_way.max_ns));
+        us(quoted(r.one_way, "p99")), us(quoted(r.one_way, "p99.9")), us(r.one_way.max_ns),
+        fps_text(r.delivered_fps));
     if (!r.cpu_wake_hold.empty())
       out += fmt::format("       sender's cpu wake-up hold: {}\n", r.cpu_wake_hold);
+    if (!r.cpus.empty()) out += fmt::format("       CPUs: {}\n", describe_cpus(r.cpus, ""));
   }
+  out +=
+      "  frames/s: measured messages over first send → last receive (at max: what the transport "
+      "alone delivers).\n";
   const auto pairs = pair_runs(report);
   if (pairs.empty()) return out;
   out +=
       "── eitstream beside bare ZeroMQ (µs): end to end (scheduled→subscribed) and its hop "
       "(published→subscribed)\n";
   out += fmt::format(
-      "  {:<8} {:<4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  "
-      "{}\n",
+      "  {:<8} {:<4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} "
+      "{:>10} {:>8}  {}\n",
       "run", "ref", "e2e p50", "e2e p99", "hop p50", "hop p99", "bare p50", "bare p99", "e2e÷bare",
-      "(p99)", "hop÷bare", "(p99)", "label");
-  for (const Beside& b : pairs)
+      "(p99)", "hop÷bare", "(p99)", "frames/s", "bare f/s", "f/s÷bare", "label");
+  bool any_lossy = false;
+  for (const Beside& b : pairs) {
+    any_lossy = any_lossy || b.lossy;
     out += fmt::format(
-        "  run {:<4} Z{:<3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n",
+        "  run {:<4} Z{:<3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} "
+        "{:>10} {:>8}  {}\n",
         b.run + 1, b.ref + 1, us(b.e2e[0]), us(b.e2e[1]), us(b.hop[0]), us(b.hop[1]), us(b.bare[0]),
         us(b.bare[1]), ratio_text(b.e2e_ratio[0]), ratio_text(b.e2e_ratio[1]),
-        ratio_text(b.hop_ratio[0]), ratio_text(b.hop_ratio[1]), report.runs[b.run].config.label());
+        ratio_text(b.hop_ratio[0]), ratio_text(b.hop_ratio[1]), fps_text(b.fps),
+        fps_text(b.bare_fps), ratio_text(b.fps_ratio) + (b.lossy ? "*" : ""),
+        report.runs[b.run].config.label());
+  }
   out +=
       "  Ratios: eitstream ÷ bare ZeroMQ at the same percentile; 1.00 would be the transport "
-      "alone.\n";
+      "alone.\n  frames/s (runs at max only): delivered to the subscriber; f/s÷bare 1.00: the "
+      "publisher path delivers what the bare transport does.\n";
+  if (any_lossy)
+    out +=
+        "  *: frames were lost by the run or its reference (a live ring overwritten, a PUB "
+        "dropping): their frames/s count only what the subscriber got.\n";
   return out;
 }
 
@@ -133,6 +161,7 @@ json zmq_reference_json(const BenchReport& report) {
                     {"lost", r.lost},
                     {"delivered_fps", r.delivered_fps},
                     {"cpu_wake_hold", r.cpu_wake_hold},
+                    {"cpus", thread_cpus_json(r.cpus)},
                     {"one_way", latency_summary_json(r.one_way)}});
   json runs = json::array();
   for (const Beside& b : pair_runs(report))
@@ -147,11 +176,16 @@ json zmq_reference_json(const BenchReport& report) {
                     {"end_to_end_over_bare_p50", ratio_json(b.e2e_ratio[0])},
                     {"end_to_end_over_bare_p99", ratio_json(b.e2e_ratio[1])},
                     {"hop_over_bare_p50", ratio_json(b.hop_ratio[0])},
-                    {"hop_over_bare_p99", ratio_json(b.hop_ratio[1])}});
+                    {"hop_over_bare_p99", ratio_json(b.hop_ratio[1])},
+                    {"delivered_fps", ratio_json(b.fps)},
+                    {"bare_delivered_fps", ratio_json(b.bare_fps)},
+                    {"delivered_over_bare", ratio_json(b.fps_ratio)}});
   return {{"what",
            "one-way latency of a plain ZeroMQ send loop with each run set-up's socket, options, "
            "message size, pacing, latency mode and subscriber; ratios: eitstream / bare at the "
-           "same percentile (0 ns and null: not quoted, too few samples)"},
+           "same percentile (0 ns and null: not quoted, too few samples); delivered_fps, "
+           "bare_delivered_fps and delivered_over_bare (eitstream ÷ bare frames/s) for runs at "
+           "max only, else null"},
           {"skipped", report.zmq_reference_skipped},
           {"references", std::move(refs)},
           {"runs", std::move(runs)}};

@@ -38,9 +38,12 @@ struct PhantomOptions {
   uint64_t seed = 1;
   // Paced: busy-wait the last spin_ns before each frame is due instead of sleeping (the
   // `--latency-mode spin` of bench and run): a sleep wakes 6-20 µs late, which a device's frame
-  // arriving on a busy-polled socket would not be.
+  // arriving on a busy-polled socket would not be. kSpinWholeWait: never sleep, poll the clock
+  // for the whole wait (a dedicated host: a timer wake-up delayed by another runnable thread on
+  // the CPU would otherwise land in the latency).
   int64_t spin_ns = 0;
 };
+inline constexpr int64_t kSpinWholeWait = INT64_MAX;
 
 // Noiseless voltages: one row per anomaly position (K × n_meas), and the homogeneous body.
 struct PhantomTable {

@@ -73,7 +73,11 @@ enum class FaultPolicy { kFallbackToCpu, kStop };
 // pipelined otherwise (slow rates: the idle reconstructor keeps H warm between frames; unpaced:
 // reading and reconstructing overlap on two cores and the live input queue counts drops).
 enum class StageLayout { kAuto, kPipelined, kRunToCompletion };
-std::string_view layout_name(StageLayout layout) noexcept;      // "pipelined", "run-to-completion"
+std::string_view layout_name(StageLayout layout) noexcept;  // "pipelined", "run-to-completion"
+// The layout a pipeline of this backend and source runs in (kAuto resolved as above); callers
+// that lay out their own threads around the pipeline (the bench's CPU pinning) ask it first.
+StageLayout resolve_layout(StageLayout asked, const Reconstructor& backend,
+                           const Source& source) noexcept;
 std::string_view latency_mode_name(LatencyMode mode) noexcept;  // "spin", "balanced", "idle"
 
 struct PipelineOptions {
@@ -90,8 +94,9 @@ struct PipelineOptions {
   LatencyMode latency_mode = LatencyMode::kBalanced;
   int64_t spin_ns = 30'000;  // kBalanced: how long a stage polls before it sleeps
   StageLayout stages = StageLayout::kAuto;
-  std::vector<int>
-      cpus;  // pin stage threads (source, reconstructor, sink 0, …) round robin; empty: no
+  // Pin stage threads (source 0, reconstructor 1, sink i at 2 + i) to cpus[index % size]; empty:
+  // none pinned. Failure leaves the thread unpinned and shows in PipelineStats::thread_cpus.
+  std::vector<int> cpus;
   int64_t warm_interval_us = 1000;  // idle reconstructor: Reconstructor::warm() this often; 0 off
 };
 

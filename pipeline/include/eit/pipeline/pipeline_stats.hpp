@@ -59,6 +59,15 @@ struct SinkQueueStats {
   LatencySummary call;     // time inside this sink's publish()
 };
 
+// A stage thread pinned by PipelineOptions::cpus: which thread, the CPU it asked for, and 0 when
+// pinned or the error number pthread_setaffinity_np returned (EINVAL: a CPU outside the allowed
+// set, as in a container's cpuset).
+struct StageThreadCpu {
+  std::string thread;  // "source", "reconstructor", "sink 0", …
+  int cpu = -1;
+  int error = 0;
+};
+
 struct PipelineStats {
   int64_t now_ns = 0, started_ns = 0;  // clock.hpp now_ns()
   bool running = false;                // some stage is still running
@@ -83,6 +92,7 @@ struct PipelineStats {
   std::string layout;                       // "pipelined" or "run-to-completion"
   std::string latency_mode;                 // "spin", "balanced" or "idle"
   std::string cpu_wake_hold;  // spin: whether CPUs are kept out of deep idle (CpuWakeHold)
+  std::vector<StageThreadCpu> thread_cpus;  // threads that started, when cpus were given
   std::array<LatencySummary, kSpanCount> latency{};
   LatencySummary sink_call;  // time inside the first sink's publish() per frame
   std::string error;         // the last fault (source or backend), empty if none

@@ -54,6 +54,8 @@ struct ZmqReference {
   LatencySummary one_way;     // send → receive, ns
   double delivered_fps = 0;   // measured messages over first send → last receive
   std::string cpu_wake_hold;  // spin: the sender's CpuWakeHold, held or why not
+  // --cpus: the sender on the runs' source CPU, the receiver on their subscriber's (else empty).
+  std::vector<ThreadCpu> cpus;
 };
 
 struct BenchReport {
@@ -73,6 +75,8 @@ std::string format_zmq_reference(const BenchReport& report);
 nlohmann::json zmq_reference_json(const BenchReport& report);
 // A LatencySummary as the JSON report writes every one (n, min, max, mean, percentiles).
 nlohmann::json latency_summary_json(const LatencySummary& s);
+// Pinned threads as JSON: [{thread, cpu, pinned, outcome}] (empty array: nothing pinned).
+nlohmann::json thread_cpus_json(const std::vector<ThreadCpu>& cpus);
 
 // A readable table per run (µs), with counts, rates, drops and queue high-water marks.
 std::string format_table(const BenchReport& report);

@@ -7,6 +7,9 @@
 //     --latency-mode spin, like the pipeline's stages)
 // with a StampSink after the publisher, so every frame's stamps land in a StampRecorder and the
 // subscriber's receive times (a thread for inproc, a child process for ipc and tcp) join them.
+// With RunConfig::cpu_request (--cpus) the run's threads are pinned (cpu_pinning.hpp) and
+// RunConfig::cpus in the result says where each went and whether pinning succeeded. Spin mode:
+// the source polls the clock for the whole frame period (PhantomOptions::kSpinWholeWait).
 //
 // Set-up errors throw (std::invalid_argument / std::runtime_error naming what failed); the run
 // itself never throws through a stage: problems show up as counted drops and losses.

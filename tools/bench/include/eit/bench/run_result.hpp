@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/latency_summary.hpp"
 #include "eit/bench/stamp_recorder.hpp"
 
@@ -44,6 +45,8 @@ struct RunConfig {
   std::string layout;                     // the layout the run actually used (auto resolved)
   std::string pattern;                    // "pub" (live) or "push" (lossless)
   std::string cpu_wake_hold;              // spin: the pipeline's CpuWakeHold, held or why not
+  CpuRequest cpu_request;                 // --cpus (cpu_pinning.hpp); none: nothing pinned
+  std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
 };

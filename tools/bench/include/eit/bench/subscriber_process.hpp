@@ -1,11 +1,14 @@
 #pragma once
 // The benchmark's subscriber in a separate process, so the published images really cross a
 // process boundary (ipc, tcp). The parent runs `<eitstream> bench --subscriber-only ENDPOINT
-// --subscriber-capacity N [--subscriber-pull] [--subscriber-spin]` (fork + exec of its own
-// executable) and talks to it over two pipes:
-//   child stdout: "ready\n" once it has connected and subscribed; at the end, the binary record
-//                 "EITBSUB1", six uint64 counts (images, overflow, malformed, series, series_end,
-//                 n), then n × (uint64 seq, int64 receive time in CLOCK_MONOTONIC ns);
+// --subscriber-capacity N [--subscriber-pull] [--subscriber-spin] [--subscriber-cpu C]` (fork +
+// exec of its own executable) and talks to it over two pipes:
+//   child stdout: "ready\n" once it has connected and subscribed (and pinned itself to CPU C
+//                 after its ZeroMQ context's I/O thread has started, so that thread stays free to
+//                 run elsewhere); at the end, the binary record "EITBSUB2", seven uint64 fields
+//                 (images, overflow, malformed, series, series_end, pinning result as
+//                 ThreadCpu::error, n), then n × (uint64 seq, int64 receive time in
+//                 CLOCK_MONOTONIC ns);
 //   child stdin:  the parent closes it when the pipeline has finished; the child then keeps
 //                 receiving until 300 ms pass without a message (or the series-end arrives)
 //                 and writes its record.
@@ -28,14 +31,17 @@ namespace eit::bench {
 // How the subscriber receives: pull — a PULL socket for a PUSH publisher (else SUB); spin —
 // busy-poll the socket without sleeping and hold a CpuWakeHold (the pair of --latency-mode spin),
 // else sleep in zmq_poll until a message is there.
+// cpu ≥ 0: pin the receiving thread to it (cpu_pinning.hpp).
 struct SubscriberMode {
   bool pull = false;
   bool spin = false;
+  int cpu = -1;
 };
 
 struct SubscriberReport {
   std::vector<ReceiveTime> times;
   SubscriberCounts counts;
+  int pin_error = -1;  // ThreadCpu::error of the receiving thread (-1: not pinned, not asked)
 };
 
 class SubscriberProcess {

@@ -13,6 +13,8 @@
 //   - the subscriber: the same MeasuringSubscriber (thread for inproc, child process otherwise)
 //     in the same SubscriberMode (PULL/SUB; spinning with --latency-mode spin);
 //   - the schedule: message i due at t0 + i/rate (none at max); warm-up and measured counts;
+//   - the CPUs (--cpus): the sending thread pinned to the runs' source CPU, the receiver to their
+//     subscriber's (RunConfig::cpus), so pinned runs are compared with a pinned transport;
 //   - waiting: spin busy-waits for the due time on the sending thread and holds a CpuWakeHold
 //     (as the pipeline's stages do in spin mode); balanced and idle sleep until the due time
 //     (clock_nanosleep, as the pipeline's source does).
@@ -40,7 +42,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
 // by default.
 double estimated_reference_seconds(const RunConfig& run) noexcept;
 
-// Whether `ref` was measured with `run`'s set-up.
+// Whether `ref` was measured with `run`'s set-up (the CPUs of source and subscriber included).
 bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept;
 
 }  // namespace eit::bench
