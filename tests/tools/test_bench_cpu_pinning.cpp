@@ -63,7 +63,7 @@ TEST_CASE("--cpus auto refuses a run with more threads than allowed CPUs, naming
   CHECK(assign_cpus(a, threads_to_pin(false, false), {0, 1}).size() == 2);
 }
 
-TEST_CASE("a given --cpus list is taken in thread order, round robin when shorter; none: none") {
+TEST_CASE("a given --cpus list is taken in thread order, round robin when shorter, none: none") {
   CpuRequest l;
   l.list = {5, 3};
   CHECK(cpus_of(assign_cpus(l, threads_to_pin(true, true), {})) == std::vector<int>{5, 3, 5, 3});
@@ -76,7 +76,7 @@ TEST_CASE("a given --cpus list is taken in thread order, round robin when shorte
   CHECK(eit::bench::cpu_of({}, "source") == -1);
 }
 
-TEST_CASE("a pinned thread runs only on its CPU; one it may not use is reported, not fatal") {
+TEST_CASE("a pinned thread runs only on its CPU, one it may not use is reported, not fatal") {
   const std::vector<int> allowed = allowed_cpus();
   REQUIRE_FALSE(allowed.empty());
   if (allowed.size() < 2) {
