@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <Eigen/Core>
 
+#include "eit/pipeline/all_finite.hpp"
 #include "eit/pipeline/doorbell.hpp"
 
 namespace eit::pipeline {
@@ -158,7 +159,7 @@ bool CpuReconstructor::submit(std::span<FrameSlot* const> batch) {
     FrameSlot& f = *batch[static_cast<size_t>(j)];
     auto col = dv_.col(j);
     col = (Eigen::Map<const Eigen::VectorXf>(f.values, m) - v_ref_).cwiseProduct(weight_);
-    if ((f.flags & kFlagNonFinite) || !col.allFinite()) {
+    if ((f.flags & kFlagNonFinite) || !all_finite(col.data(), static_cast<size_t>(m))) {
       f.flags |= kFlagNonFinite;
       col.setZero();  // its image is exactly zero and the batch's other images stay intact
     }
