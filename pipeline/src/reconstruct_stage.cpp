@@ -201,8 +201,10 @@ void ReconstructStage::run() noexcept {
       if (!s_.in_queue.try_pop(f)) break;
       // The dequeue stamp: one clock read per kStampEvery frames popped back to back (a take is
       // tens of ns, so a stamp is at most a few hundred ns early; a clock read costs ~20 ns).
-      // Before the first reference a take publishes the frame itself: read the clock each time.
-      if (popped++ % kStampEvery == 0 || !have_reference_) t = now_ns();
+      // Read it anew for a frame enqueued after the last read (stamps never run backwards), and
+      // before the first reference, when a take publishes the frame itself.
+      if (popped++ % kStampEvery == 0 || !have_reference_ || f->stamp(Stage::kEnqueued) > t)
+        t = now_ns();
       captured = take(f, n, t);
     }
     if (popped) s_.in_room.ring();
