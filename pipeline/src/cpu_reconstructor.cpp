@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <Eigen/Core>
 
+#include "eit/pipeline/all_finite.hpp"
 #include "eit/pipeline/doorbell.hpp"
 
 namespace eit::pipeline {
@@ -57,13 +58,14 @@ struct CpuReconstructor::Helpers {
   std::atomic<uint64_t> generation{0};
   std::atomic<uint32_t> done{0};
   std::atomic<bool> quit{false};
-  Eigen::Index cols = 0;        // written before generation is bumped
-  std::vector<Doorbell> bells;  // one per worker
+  Eigen::Index cols = 0;  // written before generation is bumped
+  // Shared by every worker: a batch wakes the sleeping ones with one system call.
+  Doorbell bell;
 
   ~Helpers() {
     quit.store(true, std::memory_order_release);
     generation.fetch_add(1, std::memory_order_release);
-    for (auto& b : bells) b.ring();
+    bell.ring();
     for (auto& w : workers)
       if (w.thread.joinable()) w.thread.join();
   }
@@ -103,7 +105,6 @@ CpuReconstructor::CpuReconstructor(const recon::MatrixRowMajorF& H, CpuOptions o
     helpers_ = std::make_unique<Helpers>();
     Helpers& h = *helpers_;
     h.first_rows = range(1);
-    h.bells = std::vector<Doorbell>(static_cast<size_t>(t - 1));
     h.workers.resize(static_cast<size_t>(t - 1));
     for (Eigen::Index k = 1; k < t; ++k) {
       auto& w = h.workers[static_cast<size_t>(k - 1)];
@@ -122,7 +123,7 @@ void CpuReconstructor::helper_loop(size_t k) noexcept {
   uint64_t seen = 0;
   for (;;) {
     const auto ready = [&] { return h.generation.load(std::memory_order_acquire) != seen; };
-    while (!wait_until(h.bells[k], LatencyMode::kBalanced, 50'000,
+    while (!wait_until(h.bell, LatencyMode::kBalanced, 50'000,
                        std::numeric_limits<int64_t>::max(), ready)) {
     }
     seen = h.generation.load(std::memory_order_acquire);
@@ -158,7 +159,7 @@ bool CpuReconstructor::submit(std::span<FrameSlot* const> batch) {
     FrameSlot& f = *batch[static_cast<size_t>(j)];
     auto col = dv_.col(j);
     col = (Eigen::Map<const Eigen::VectorXf>(f.values, m) - v_ref_).cwiseProduct(weight_);
-    if ((f.flags & kFlagNonFinite) || !col.allFinite()) {
+    if ((f.flags & kFlagNonFinite) || !all_finite(col.data(), static_cast<size_t>(m))) {
       f.flags |= kFlagNonFinite;
       col.setZero();  // its image is exactly zero and the batch's other images stay intact
     }
@@ -173,7 +174,7 @@ bool CpuReconstructor::submit(std::span<FrameSlot* const> batch) {
       h.cols = b;
       h.done.store(0, std::memory_order_relaxed);
       h.generation.fetch_add(1, std::memory_order_release);
-      for (auto& bell : h.bells) bell.ring();
+      h.bell.ring();
       gemm_->run(H_, dv_, result_, b, 0, h.first_rows);
       const auto helpers = static_cast<uint32_t>(h.workers.size());
       while (h.done.load(std::memory_order_acquire) < helpers) cpu_relax();

@@ -1,7 +1,6 @@
 #include "eit/pipeline/latency_histogram.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 namespace eit::pipeline {
@@ -9,15 +8,6 @@ namespace {
 constexpr int kSub = LatencyHistogram::kSubBits;
 constexpr uint64_t kSubCount = uint64_t{1} << kSub;
 }  // namespace
-
-size_t LatencyHistogram::bucket_of(int64_t ns) noexcept {
-  const uint64_t v = ns < 0 ? 0 : static_cast<uint64_t>(ns);
-  if (v < kSubCount) return static_cast<size_t>(v);
-  const int msb = 63 - std::countl_zero(v);
-  if (msb >= kMaxBits) return kBuckets - 1;
-  const int shift = msb - kSub;
-  return (static_cast<size_t>(shift + 1) << kSub) + static_cast<size_t>((v >> shift) - kSubCount);
-}
 
 int64_t LatencyHistogram::bucket_low(size_t bucket) noexcept {
   const size_t group = bucket >> kSub, sub = bucket & (kSubCount - 1);
@@ -29,15 +19,6 @@ int64_t LatencyHistogram::bucket_high(size_t bucket) noexcept {
   const size_t group = bucket >> kSub;
   const int64_t width = group == 0 ? 1 : int64_t{1} << (group - 1);
   return bucket_low(bucket) + width - 1;
-}
-
-void LatencyHistogram::record(int64_t ns) noexcept {
-  if (ns < 0) ns = 0;
-  bump(counts_[bucket_of(ns)]);
-  bump(sum_, static_cast<uint64_t>(ns));
-  if (ns < min_.load(std::memory_order_relaxed)) min_.store(ns, std::memory_order_relaxed);
-  if (ns > max_.load(std::memory_order_relaxed)) max_.store(ns, std::memory_order_relaxed);
-  bump(count_);  // last, so a snapshot's count never exceeds its buckets' total by much
 }
 
 HistogramSnapshot LatencyHistogram::snapshot() const noexcept {

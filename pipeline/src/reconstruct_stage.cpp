@@ -10,19 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "eit/pipeline/all_finite.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "reconstruct_stage.hpp"
 
 namespace eit::pipeline {
-namespace {
-
-bool all_finite(const float* v, size_t n) noexcept {
-  for (size_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[i])) return false;
-  return true;
-}
-
-}  // namespace
 
 void ReconstructStage::drop(FrameSlot* f, bool lost) noexcept {
   // Every drop here is a frame lost on a backend fault (`lost` kept for the call sites' clarity).
@@ -134,8 +126,8 @@ void ReconstructStage::on_fault(std::string_view what,
   }
 }
 
-bool ReconstructStage::take(FrameSlot* f, size_t& n) noexcept {
-  f->stamp(Stage::kDequeued, now_ns());
+bool ReconstructStage::take(FrameSlot* f, size_t& n, int64_t now) noexcept {
+  f->stamp(Stage::kDequeued, now);
   if (failed_) {  // backend gone for good: account for what is still queued
     drop(f, true);
     return false;
@@ -190,7 +182,7 @@ int64_t ReconstructStage::idle(int64_t now) noexcept {
 void ReconstructStage::run_one(FrameSlot* f) noexcept {
   s_.reference.start_if_requested();
   size_t n = 0;
-  const bool captured = take(f, n);
+  const bool captured = take(f, n, now_ns());
   if (n > 0) submit(n);
   drain_all();
   if (captured) apply_reference();
@@ -204,12 +196,18 @@ void ReconstructStage::run() noexcept {
     s_.reference.start_if_requested();
     size_t n = 0;
     bool captured = false;
-    bool popped = false;
+    size_t popped = 0;
+    int64_t t = 0;
     while (n < batch_limit_ && !captured) {
       FrameSlot* f = nullptr;
       if (!s_.in_queue.try_pop(f)) break;
-      popped = true;
-      captured = take(f, n);
+      // The dequeue stamp: one clock read per kStampEvery frames popped back to back (a take is
+      // tens of ns, so a stamp is at most a few hundred ns early; a clock read costs ~20 ns).
+      // Read it anew for a frame enqueued after the last read (stamps never run backwards), and
+      // before the first reference, when a take publishes the frame itself.
+      if (popped++ % kStampEvery == 0 || !have_reference_ || f->stamp(Stage::kEnqueued) > t)
+        t = now_ns();
+      captured = take(f, n, t);
     }
     if (popped) s_.in_room.ring();
     if (n > 0) {

@@ -61,9 +61,10 @@ class ReconstructStage {
     return f;
   }
 
-  // Takes one dequeued frame: flags, reference capture; returns true when it completed a
+  // Takes one frame dequeued at `now`: flags, reference capture; returns true when it completed a
   // reference capture. Appends it to batch_[n] unless it passed straight on.
-  bool take(FrameSlot* f, size_t& n) noexcept;
+  bool take(FrameSlot* f, size_t& n, int64_t now) noexcept;
+  static constexpr size_t kStampEvery = 8;
   void emit(FrameSlot* f) noexcept;
   void drop(FrameSlot* f, bool lost) noexcept;
   void submit(size_t n) noexcept;

@@ -68,6 +68,7 @@ SyntheticPhantomSource::SyntheticPhantomSource(PhantomTable table, PhantomOption
         table_.frames.rows(), table_.frames.cols(), table_.homogeneous.size()));
   const double rms =
       std::sqrt(table_.homogeneous.squaredNorm() / static_cast<double>(table_.homogeneous.size()));
+  rows_ = table_.frames;  // row-major: one position's values contiguous for read()
   sigma_ = std::isinf(options_.snr_db) ? 0.0 : rms * std::pow(10.0, -options_.snr_db / 20.0);
   period_ns_ =
       options_.rate_hz > 0 ? static_cast<int64_t>(std::llround(1e9 / options_.rate_hz)) : 0;
@@ -112,12 +113,22 @@ pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
                                                            : pipeline::ReadStatus::kStopped;
     }
   }
-  // Interpolate straight into the slot (float), adding noise in double first.
+  // Interpolate straight into the slot (float), adding noise in double first. Two contiguous
+  // rows: the noiseless loop vectorises; the noisy one draws in measurement order, as before.
   const Blend b = blend(next_seq_);
-  for (Eigen::Index i = 0; i < table_.frames.cols(); ++i) {
-    double v = (1 - b.a) * table_.frames(b.k0, i) + b.a * table_.frames(b.k1, i);
-    if (sigma_ > 0) v += sigma_ * normal_(rng_);
-    slot.values[i] = static_cast<float>(v);
+  const double* r0 = rows_.row(b.k0).data();
+  const double* r1 = rows_.row(b.k1).data();
+  const double w0 = 1 - b.a, w1 = b.a;
+  const Eigen::Index n = rows_.cols();
+  float* out = slot.values;
+  if (sigma_ > 0) {
+    for (Eigen::Index i = 0; i < n; ++i) {
+      double v = w0 * r0[i] + w1 * r1[i];
+      v += sigma_ * normal_(rng_);
+      out[i] = static_cast<float>(v);
+    }
+  } else {
+    for (Eigen::Index i = 0; i < n; ++i) out[i] = static_cast<float>(w0 * r0[i] + w1 * r1[i]);
   }
   if (period_ns_ > 0 && !wait_until(scheduled, options_.spin_ns, stopped_))
     return pipeline::ReadStatus::kStopped;

@@ -100,6 +100,9 @@ class SyntheticPhantomSource final : public pipeline::Source {
   Blend blend(uint64_t seq) const noexcept;
 
   PhantomTable table_;
+  // table_.frames row-major, so that read() streams two contiguous rows (the column-major table
+  // strides by K doubles per value).
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rows_;
   PhantomOptions options_;
   double sigma_ = 0;
   int64_t period_ns_ = 0;

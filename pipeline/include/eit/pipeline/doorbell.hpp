@@ -1,6 +1,8 @@
 #pragma once
 // Doorbell: how a stage thread sleeps until there is work, and wakes within microseconds when
-// there is. One thread waits on a bell; any number of threads ring it. Built on a futex (the
+// there is. Any number of threads wait on a bell and any number ring it; one ring wakes every
+// armed waiter with one system call (the CPU backend's helper threads share one bell, so a batch
+// costs one futex wake, not one per helper). Built on a futex (the
 // mechanism behind C++20 std::atomic::wait/notify) because stages also need a deadline (sink
 // ticks every 100 ms, the reconstructor's cache warming, stop flags), which std::atomic::wait
 // lacks.
@@ -10,7 +12,8 @@
 //
 // No lost wake-ups: arm() and ring() each put a sequentially consistent fence between their
 // store and their load, so either the ringer sees the waiter armed (and wakes it), or the
-// waiter's re-check after arm() sees the work. ring() costs a fence and a load when nobody
+// waiter's re-check after arm() sees the work. `armed_` counts the armed waiters, so one waiter's
+// disarm() cannot hide another that is still asleep. ring() costs a fence and a load when nobody
 // sleeps, and one futex-wake system call when somebody does. Neither call allocates or locks.
 #include <atomic>
 #include <cstdint>
@@ -29,16 +32,17 @@ class Doorbell {
   // Waiter: announce the intent to sleep; returns the token to pass to sleep(). Re-check for work
   // after this call and before sleep().
   uint32_t arm() noexcept {
-    armed_.store(1, std::memory_order_relaxed);
+    armed_.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return seq_.load(std::memory_order_relaxed);
   }
   // Waiter: sleeps until ring() after arm(), or until deadline_ns (clock.hpp now_ns()), or a
   // spurious wake-up. The caller re-checks its condition either way.
   void sleep(uint32_t token, int64_t deadline_ns) noexcept;
-  void disarm() noexcept { armed_.store(0, std::memory_order_relaxed); }
+  // Waiter: after sleep(), once per arm().
+  void disarm() noexcept { armed_.fetch_sub(1, std::memory_order_relaxed); }
 
-  // Any thread: wake the waiter if it is armed.
+  // Any thread: wake every armed waiter (one system call, none when nobody is armed).
   void ring() noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (armed_.load(std::memory_order_relaxed)) wake();
@@ -47,7 +51,7 @@ class Doorbell {
  private:
   void wake() noexcept;
   std::atomic<uint32_t> seq_{0};
-  std::atomic<uint32_t> armed_{0};
+  std::atomic<uint32_t> armed_{0};  // waiters between arm() and disarm()
 };
 
 // Waits until ready() is true or deadline_ns passes, in the given mode: kSpin polls only;

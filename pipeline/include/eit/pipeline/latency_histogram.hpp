@@ -9,6 +9,7 @@
 // allocates, locks or blocks.
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -28,11 +29,28 @@ class LatencyHistogram {
   static constexpr int kMaxBits = 40;
   static constexpr size_t kBuckets = size_t{kMaxBits - kSubBits + 1} << kSubBits;
 
-  // Single writer. Negative durations (clock misuse) are recorded as 0.
-  void record(int64_t ns) noexcept;
+  // Single writer. Negative durations (clock misuse) are recorded as 0. Inline: the fan-out
+  // records kSpanCount + 1 of these per frame and sink.
+  void record(int64_t ns) noexcept {
+    if (ns < 0) ns = 0;
+    bump(counts_[bucket_of(ns)]);
+    bump(sum_, static_cast<uint64_t>(ns));
+    if (ns < min_.load(std::memory_order_relaxed)) min_.store(ns, std::memory_order_relaxed);
+    if (ns > max_.load(std::memory_order_relaxed)) max_.store(ns, std::memory_order_relaxed);
+    bump(count_);  // last, so a snapshot's count never exceeds its buckets' total by much
+  }
   HistogramSnapshot snapshot() const noexcept;
 
-  static size_t bucket_of(int64_t ns) noexcept;
+  static size_t bucket_of(int64_t ns) noexcept {
+    constexpr uint64_t kSubCount = uint64_t{1} << kSubBits;
+    const uint64_t v = ns < 0 ? 0 : static_cast<uint64_t>(ns);
+    if (v < kSubCount) return static_cast<size_t>(v);
+    const int msb = 63 - std::countl_zero(v);
+    if (msb >= kMaxBits) return kBuckets - 1;
+    const int shift = msb - kSubBits;
+    return (static_cast<size_t>(shift + 1) << kSubBits) +
+           static_cast<size_t>((v >> shift) - kSubCount);
+  }
   static int64_t bucket_low(size_t bucket) noexcept;   // smallest value in the bucket
   static int64_t bucket_high(size_t bucket) noexcept;  // largest value in the bucket
 
