@@ -25,7 +25,10 @@ constexpr int64_t kLongestSleepNs = 50'000'000;   // a sleep never outlasts a ch
 
 }  // namespace
 
-ShmReader::ShmReader(std::string_view uri, ShmReaderOptions options) : options_(options) {
+ShmReader::ShmReader(std::string_view uri, ShmReaderOptions options)
+    : options_(options),
+      poll_ahead_(options.wait == ShmWaitMode::kBalanced &&
+                  std::thread::hardware_concurrency() >= kPollAheadMinCpus) {
   const std::string name = shm_name_of(uri);
   uri_ = "shm://" + name;
   object_ = shm_object_name(name);
@@ -114,7 +117,7 @@ bool ShmReader::publisher_gone_or_replaced(bool* replaced) noexcept {
 }
 
 ShmRead ShmReader::next(int64_t timeout_ns) {
-  if (!slack_set_ && options_.wait == ShmWaitMode::kBalanced) {
+  if (!slack_set_ && poll_ahead_) {
     // The timed wake-up at a window's start must not be 50 µs late (the default timer slack).
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     slack_set_ = true;
@@ -166,9 +169,8 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
       pipeline::cpu_relax();
       continue;
     }
-    const pipeline::ArrivalWindow::Span expected = options_.wait == ShmWaitMode::kBalanced
-                                                       ? arrivals_.next()
-                                                       : pipeline::ArrivalWindow::Span{};
+    const pipeline::ArrivalWindow::Span expected =
+        poll_ahead_ ? arrivals_.next() : pipeline::ArrivalWindow::Span{};
     polling_ahead_ = expected.contains(now);
     if (polling_ahead_) {
       sched_yield();  // not a pause: on few cores the publisher may be waiting for this CPU

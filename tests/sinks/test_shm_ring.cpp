@@ -67,7 +67,7 @@ std::string error_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE(
-    "shm: a reader gets every image in order; a stalled one is lapped and counts it exactly") {
+    "shm: a reader gets every image in order, a stalled one is lapped and counts it exactly") {
   const auto model = eit::test::random_model(64);
   const std::string uri = shm_test_uri("lap");
   ShmPublisher pub(model, options(uri, 16));
@@ -124,7 +124,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "shm: attach before the publisher exists fails naming the ring; attach_when_ready waits") {
+    "shm: attach before the publisher exists fails naming the ring, attach_when_ready waits") {
   const auto model = eit::test::random_model(64);
   const std::string uri = shm_test_uri("attach");
   const std::string err = error_of([&] { ShmReader r(uri); });
@@ -221,7 +221,7 @@ TEST_CASE("shm: publish() and next() allocate nothing per image") {
 }
 
 TEST_CASE(
-    "shm: a balanced reader is already polling when paced images come; a spinning one never") {
+    "shm: a balanced reader with CPUs to spare polls for paced images, a spinning one never") {
   // 100 images/s from a publisher thread (publish stamps = the real publish time); the reader
   // predicts each next one from the publish stamps (pipeline::ArrivalWindow) and polls around it.
   const auto model = eit::test::random_model(64);
@@ -253,9 +253,13 @@ TEST_CASE(
   const ShmReaderCounts balanced = read_paced(ShmWaitMode::kBalanced);
   MESSAGE("balanced reader: " << balanced.met_polling << " of 30 images met polling, "
                               << balanced.wakeups << " futex wake-ups");
-  // A quiet machine meets most; a loaded one misses windows (late timed wake-ups): this checks
-  // the wiring, not how often it wins.
-  CHECK(balanced.met_polling >= 1);
-  CHECK(balanced.met_polling <= 30);
+  if (std::thread::hardware_concurrency() >= ShmReader::kPollAheadMinCpus) {
+    // A quiet machine meets most; a loaded one misses windows (late timed wake-ups): this checks
+    // the wiring, not how often it wins.
+    CHECK(balanced.met_polling >= 1);
+    CHECK(balanced.met_polling <= 30);
+  } else {
+    CHECK(balanced.met_polling == 0);  // too few CPUs: the reader sleeps until woken
+  }
   CHECK(read_paced(ShmWaitMode::kSpin).met_polling == 0);
 }
