@@ -4,9 +4,6 @@
 // fast rate (the window would cost more than 5 % of a core).
 #include <doctest/doctest.h>
 
-#include <chrono>
-#include <thread>
-
 #include "eit/pipeline/arrival_window.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/paced_source.hpp"
@@ -32,10 +29,7 @@ PipelineStats stream_at(double rate, size_t frames, LatencyMode mode) {
   o.latency_mode = mode;
   Pipeline p(m, source, std::make_unique<CpuReconstructor>(m, CpuOptions{4}), {&sink}, o);
   p.start();
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!p.finished() && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  p.wait();
+  REQUIRE(eit::test::wait_finished(p));
   REQUIRE(sink.frames().size() == frames);
   return p.stats();
 }

@@ -4,8 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/paced_source.hpp"
@@ -59,10 +57,7 @@ uint64_t warms_at(double rate, size_t frames) {
   o.warm_interval_us = 1000;
   Pipeline p(m, source, std::make_unique<CountingWarm>(m, warms), {&sink}, o);
   p.start();
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!p.finished() && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  p.wait();
+  REQUIRE(eit::test::wait_finished(p));
   REQUIRE(sink.frames().size() == frames);
   return warms.load();
 }
