@@ -229,7 +229,6 @@ void ReconstructStage::run() noexcept {
     }
     if (s_.source_done.load(std::memory_order_acquire) && s_.in_queue.empty_approx()) break;
     const int64_t now = now_ns();
-    int64_t deadline = std::min(idle(now), next_tick);
     const auto ready = [&] {
       return !s_.in_queue.empty_approx() || s_.source_done.load(std::memory_order_acquire);
     };
@@ -239,10 +238,13 @@ void ReconstructStage::run() noexcept {
     polling_ahead_ = expected.contains(now);
     if (polling_ahead_) {
       // Yielding, not pausing: on a machine with few cores the thread about to send the frame
-      // may be waiting for this very CPU.
-      const int64_t until = std::min(deadline, expected.to);
+      // may be waiting for this very CPU. No cache warming here (idle() is not called): the
+      // frame is due, H was warmed within the last warm interval, and a warm-up now would only
+      // make the frame wait for it.
+      const int64_t until = std::min(next_tick, expected.to);
       while (!ready() && now_ns() < until) sched_yield();
     } else {
+      int64_t deadline = std::min(idle(now), next_tick);
       if (now < expected.from) deadline = std::min(deadline, expected.from);
       s_.wait(s_.in_work, deadline, ready);
     }
