@@ -7,13 +7,17 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <span>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include <doctest/doctest.h>
 #include <Eigen/Core>
 
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/image_sink.hpp"
+#include "eit/pipeline/paced_source.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/pipeline/source.hpp"
 #include "eit/recon/model.hpp"
@@ -171,6 +175,32 @@ inline std::unique_ptr<pipeline::Reconstructor> cpu_backend(const recon::Model& 
   return std::make_unique<pipeline::CpuReconstructor>(m, pipeline::CpuOptions{batch});
 }
 
+// The CPU backend (batches of up to 4, one in flight) under a test's own name: a base for test
+// backends that observe or alter what passes through (override complete(), warm(), …).
+class ForwardingCpuBackend : public pipeline::Reconstructor {
+ public:
+  ForwardingCpuBackend(const recon::Model& m, std::string_view name)
+      : inner_(m, {4}), name_(name) {}
+  std::string_view name() const noexcept override { return name_; }
+  size_t n_meas() const noexcept override { return inner_.n_meas(); }
+  size_t n_out() const noexcept override { return inner_.n_out(); }
+  size_t max_batch() const noexcept override { return 4; }
+  size_t max_in_flight() const noexcept override { return 1; }
+  void set_reference(std::span<const double> v, bool n) override { inner_.set_reference(v, n); }
+  bool submit(std::span<pipeline::FrameSlot* const> batch) override { return inner_.submit(batch); }
+  size_t complete(std::span<pipeline::FrameSlot*> out, bool wait) override {
+    return inner_.complete(out, wait);
+  }
+  size_t in_flight() const noexcept override { return inner_.in_flight(); }
+
+ protected:
+  pipeline::CpuReconstructor& inner() noexcept { return inner_; }
+
+ private:
+  pipeline::CpuReconstructor inner_;
+  std::string_view name_;
+};
+
 // Waits (bounded) for the pipeline to finish, then joins it; false on timeout.
 inline bool wait_finished(pipeline::Pipeline& p,
                           std::chrono::seconds limit = std::chrono::seconds(60)) {
@@ -181,6 +211,22 @@ inline bool wait_finished(pipeline::Pipeline& p,
   }
   p.wait();
   return true;
+}
+
+// Streams `frames` random frames of `m` through a pipeline with `backend`, paced at `rate`
+// frames/s (PacedSource), waits for it and checks every frame reached the sink; its stats.
+inline pipeline::PipelineStats run_paced(const recon::Model& m, size_t frames, double rate,
+                                         std::unique_ptr<pipeline::Reconstructor> backend,
+                                         const pipeline::PipelineOptions& options) {
+  const auto data = random_frames(m, frames);
+  VectorSource inner(data);
+  pipeline::PacedSource source(inner, {rate, 1});
+  CollectingSink sink(m.n_out());
+  pipeline::Pipeline p(m, source, std::move(backend), {&sink}, options);
+  p.start();
+  REQUIRE(wait_finished(p));
+  REQUIRE(sink.frames().size() == frames);
+  return p.stats();
 }
 
 }  // namespace eit::test

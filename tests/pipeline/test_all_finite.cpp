@@ -30,27 +30,18 @@ bool reference_all_finite(const std::vector<float>& v) {
 }
 
 // Passes the CPU backend's images on, except that frame `poisoned` gets `value` in its last pixel.
-class PoisoningReconstructor final : public Reconstructor {
+class PoisoningReconstructor final : public eit::test::ForwardingCpuBackend {
  public:
   PoisoningReconstructor(const eit::recon::Model& m, uint64_t poisoned, float value)
-      : inner_(m, {4}), poisoned_(poisoned), value_(value) {}
-  std::string_view name() const noexcept override { return "poisoning"; }
-  size_t n_meas() const noexcept override { return inner_.n_meas(); }
-  size_t n_out() const noexcept override { return inner_.n_out(); }
-  size_t max_batch() const noexcept override { return 4; }
-  size_t max_in_flight() const noexcept override { return 1; }
-  void set_reference(std::span<const double> v, bool n) override { inner_.set_reference(v, n); }
-  bool submit(std::span<FrameSlot* const> batch) override { return inner_.submit(batch); }
+      : ForwardingCpuBackend(m, "poisoning"), poisoned_(poisoned), value_(value) {}
   size_t complete(std::span<FrameSlot*> out, bool wait) override {
-    const size_t n = inner_.complete(out, wait);
+    const size_t n = ForwardingCpuBackend::complete(out, wait);
     for (size_t i = 0; i < n; ++i)
       if (out[i]->seq == poisoned_) out[i]->image[n_out() - 1] = value_;
     return n;
   }
-  size_t in_flight() const noexcept override { return inner_.in_flight(); }
 
  private:
-  CpuReconstructor inner_;
   uint64_t poisoned_;
   float value_;
 };
@@ -68,8 +59,13 @@ TEST_CASE("all_finite agrees with std::isfinite for every special value at every
       -std::numeric_limits<float>::infinity(),
   };
   // Finite values at the edges of the exponent range pass.
-  const float edges[] = {std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(),
-                         std::numeric_limits<float>::denorm_min(), -0.0f, 0.0f, 1e38f, -1e-38f};
+  const float edges[] = {std::numeric_limits<float>::max(),
+                         std::numeric_limits<float>::lowest(),
+                         std::numeric_limits<float>::denorm_min(),
+                         -0.0f,
+                         0.0f,
+                         1e38f,
+                         -1e-38f};
   for (size_t n = 0; n <= 70; ++n) {
     CAPTURE(n);
     std::vector<float> v(n);
@@ -113,8 +109,8 @@ TEST_CASE("a non-finite value in the last measurement flags exactly that frame")
 TEST_CASE("an inf in the image's last pixel zeroes that image and flags it as an overflow") {
   const auto m = random_model(256);
   const auto frames = random_frames(m, 30);
-  for (float bad_pixel : {std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::quiet_NaN()}) {
+  for (float bad_pixel :
+       {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::quiet_NaN()}) {
     CAPTURE(bad_pixel);
     VectorSource source(frames);
     CollectingSink sink(m.n_out());

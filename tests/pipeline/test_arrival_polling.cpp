@@ -6,32 +6,21 @@
 
 #include "eit/pipeline/arrival_window.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
-#include "eit/pipeline/paced_source.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "pipeline_test_support.hpp"
 
 using namespace eit::pipeline;
-using eit::test::CollectingSink;
-using eit::test::random_frames;
 using eit::test::random_model;
-using eit::test::VectorSource;
 
 namespace {
 
 PipelineStats stream_at(double rate, size_t frames, LatencyMode mode) {
   const auto m = random_model(64);
-  const auto data = random_frames(m, frames);
-  VectorSource inner(data);
-  PacedSource source(inner, {rate, 1});
-  CollectingSink sink(m.n_out());
   PipelineOptions o;
   o.stages = StageLayout::kPipelined;
   o.latency_mode = mode;
-  Pipeline p(m, source, std::make_unique<CpuReconstructor>(m, CpuOptions{4}), {&sink}, o);
-  p.start();
-  REQUIRE(eit::test::wait_finished(p));
-  REQUIRE(sink.frames().size() == frames);
-  return p.stats();
+  return eit::test::run_paced(m, frames, rate, std::make_unique<CpuReconstructor>(m, CpuOptions{4}),
+                              o);
 }
 
 }  // namespace

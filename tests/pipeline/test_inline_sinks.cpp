@@ -23,30 +23,21 @@ using eit::test::wait_finished;
 namespace {
 
 // The CPU backend, noting the thread that collects finished frames: the thread that fans out.
-class ThreadNotingBackend final : public Reconstructor {
+class ThreadNotingBackend final : public eit::test::ForwardingCpuBackend {
  public:
-  explicit ThreadNotingBackend(const eit::recon::Model& m) : inner_(m, {4}) {}
-  std::string_view name() const noexcept override { return "cpu"; }
-  size_t n_meas() const noexcept override { return inner_.n_meas(); }
-  size_t n_out() const noexcept override { return inner_.n_out(); }
-  size_t max_batch() const noexcept override { return 4; }
-  size_t max_in_flight() const noexcept override { return 1; }
+  explicit ThreadNotingBackend(const eit::recon::Model& m) : ForwardingCpuBackend(m, "cpu") {}
   bool synchronous() const noexcept override { return true; }
-  void set_reference(std::span<const double> v, bool n) override { inner_.set_reference(v, n); }
-  bool submit(std::span<FrameSlot* const> batch) override { return inner_.submit(batch); }
   size_t complete(std::span<FrameSlot*> out, bool wait) override {
     const std::lock_guard lock(mutex_);
     threads_.push_back(std::this_thread::get_id());
-    return inner_.complete(out, wait);
+    return ForwardingCpuBackend::complete(out, wait);
   }
-  size_t in_flight() const noexcept override { return inner_.in_flight(); }
   std::vector<std::thread::id> threads() const {
     const std::lock_guard lock(mutex_);
     return threads_;
   }
 
  private:
-  CpuReconstructor inner_;
   mutable std::mutex mutex_;
   std::vector<std::thread::id> threads_;
 };

@@ -6,59 +6,36 @@
 #include <atomic>
 
 #include "eit/pipeline/cpu_reconstructor.hpp"
-#include "eit/pipeline/paced_source.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "pipeline_test_support.hpp"
 
 using namespace eit::pipeline;
-using eit::test::CollectingSink;
-using eit::test::random_frames;
 using eit::test::random_model;
-using eit::test::VectorSource;
 
 namespace {
 
 // The CPU backend, counting warm() calls.
-class CountingWarm final : public Reconstructor {
+class CountingWarm final : public eit::test::ForwardingCpuBackend {
  public:
   CountingWarm(const eit::recon::Model& m, std::atomic<uint64_t>& warms)
-      : inner_(m, {4}), warms_(warms) {}
-  std::string_view name() const noexcept override { return "counting"; }
-  size_t n_meas() const noexcept override { return inner_.n_meas(); }
-  size_t n_out() const noexcept override { return inner_.n_out(); }
-  size_t max_batch() const noexcept override { return 4; }
-  size_t max_in_flight() const noexcept override { return 1; }
-  void set_reference(std::span<const double> v, bool n) override { inner_.set_reference(v, n); }
-  bool submit(std::span<FrameSlot* const> batch) override { return inner_.submit(batch); }
-  size_t complete(std::span<FrameSlot*> out, bool wait) override {
-    return inner_.complete(out, wait);
-  }
-  size_t in_flight() const noexcept override { return inner_.in_flight(); }
+      : ForwardingCpuBackend(m, "counting"), warms_(warms) {}
   void warm() noexcept override {
     warms_.fetch_add(1, std::memory_order_relaxed);
-    inner_.warm();
+    inner().warm();
   }
 
  private:
-  CpuReconstructor inner_;
   std::atomic<uint64_t>& warms_;
 };
 
 // Warm() calls while `frames` frames stream at `rate` Hz through the pipelined layout.
 uint64_t warms_at(double rate, size_t frames) {
   const auto m = random_model(256);
-  const auto data = random_frames(m, frames);
-  VectorSource inner(data);
-  PacedSource source(inner, {rate, 1});
-  CollectingSink sink(m.n_out());
   std::atomic<uint64_t> warms{0};
   PipelineOptions o;
   o.stages = StageLayout::kPipelined;
   o.warm_interval_us = 1000;
-  Pipeline p(m, source, std::make_unique<CountingWarm>(m, warms), {&sink}, o);
-  p.start();
-  REQUIRE(eit::test::wait_finished(p));
-  REQUIRE(sink.frames().size() == frames);
+  eit::test::run_paced(m, frames, rate, std::make_unique<CountingWarm>(m, warms), o);
   return warms.load();
 }
 
