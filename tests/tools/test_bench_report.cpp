@@ -70,6 +70,20 @@ eit::bench::RunConfig config_for(size_t frames, size_t warmup) {
   return c;
 }
 
+// A bare ZeroMQ reference with config_for(1000, 200)'s set-up (lossless → PUSH, inproc,
+// balanced, 1024 pixels) at `rate_hz` (0: max); its times are the caller's.
+eit::bench::ZmqReference inproc_reference(double rate_hz) {
+  eit::bench::ZmqReference ref;
+  ref.transport = "inproc";
+  ref.pattern = "push";
+  ref.latency_mode = "balanced";
+  ref.rate_hz = rate_hz;
+  ref.n_out = 1024;
+  ref.frames = 1000;
+  ref.warmup = 200;
+  return ref;
+}
+
 }  // namespace
 
 TEST_CASE("nearest-rank percentiles pick observed samples and refuse tails they cannot see") {
@@ -244,14 +258,7 @@ TEST_CASE(
   spin.latency_mode = "spin";
   report.runs.push_back(eit::bench::analyze_run(rec, 0, spin, counters));
 
-  eit::bench::ZmqReference ref;  // run 1's set-up: lossless → PUSH, inproc, 1 kHz, balanced
-  ref.transport = "inproc";
-  ref.pattern = "push";
-  ref.latency_mode = "balanced";
-  ref.rate_hz = 1000;
-  ref.n_out = 1024;
-  ref.frames = 1000;
-  ref.warmup = 200;
+  auto ref = inproc_reference(1000);  // run 1's set-up: lossless → PUSH, inproc, 1 kHz, balanced
   std::vector<int64_t> one_way(1000);
   std::iota(one_way.begin(), one_way.end(), int64_t{3'000});
   ref.one_way = eit::bench::summarize(one_way);
@@ -311,14 +318,7 @@ TEST_CASE(
   report.runs.push_back(eit::bench::analyze_run(rec, 0, config_for(1000, 200), counters));
   REQUIRE(report.runs[0].delivered_fps > 0);
 
-  eit::bench::ZmqReference ref;
-  ref.transport = "inproc";
-  ref.pattern = "push";
-  ref.latency_mode = "balanced";
-  ref.rate_hz = 0;
-  ref.n_out = 1024;
-  ref.frames = 1000;
-  ref.warmup = 200;
+  auto ref = inproc_reference(0);
   std::vector<int64_t> one_way(1000, 5'000);
   ref.one_way = eit::bench::summarize(one_way);
   ref.measured = 1000;
