@@ -1,13 +1,10 @@
 #include "eit/pipeline/pipeline.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <stdexcept>
 
 #if defined(__linux__)
-#include <pthread.h>
-#include <sched.h>
 #include <sys/prctl.h>
 #endif
 
@@ -15,6 +12,7 @@
 
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/pipeline/thread_pin.hpp"
 #include "pipeline_state.hpp"
 
 namespace eit::pipeline {
@@ -118,15 +116,8 @@ void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept {
 #if defined(__linux__)
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   if (!o.cpus.empty()) {
-    const int cpu = o.cpus[thread_index % o.cpus.size()];
-    int result = EINVAL;  // a CPU number the mask cannot hold
-    if (cpu >= 0 && cpu < CPU_SETSIZE) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      result = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    }
     // Not pinned (a container's cpuset, an offline CPU) is reported in stats(), never fatal.
+    const int result = pin_this_thread(o.cpus[thread_index % o.cpus.size()]);
     s.pin_results[thread_index].store(result, std::memory_order_release);
   }
 #else

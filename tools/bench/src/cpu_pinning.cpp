@@ -3,7 +3,6 @@
 
 #include <sched.h>
 
-#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -77,12 +76,6 @@ int cpu_of(const std::vector<ThreadCpu>& cpus, std::string_view thread) noexcept
   for (const auto& t : cpus)
     if (t.thread == thread) return t.cpu;
   return -1;
-}
-
-int pin_this_thread(int cpu) noexcept {
-  if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
-  const cpu_set_t set = mask_of({cpu});
-  return ::sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
 }
 
 ScopedThreadPin::ScopedThreadPin(int cpu) noexcept {

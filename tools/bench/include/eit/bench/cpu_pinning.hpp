@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "eit/pipeline/thread_pin.hpp"
+
 namespace eit::bench {
 
 // What --cpus asked for.
@@ -51,8 +53,9 @@ std::vector<ThreadCpu> assign_cpus(const CpuRequest& request,
 // The CPU given to `thread`, or -1.
 int cpu_of(const std::vector<ThreadCpu>& cpus, std::string_view thread) noexcept;
 
-// Pins the calling thread to `cpu`: 0, or the errno (EINVAL for a CPU it may not use).
-int pin_this_thread(int cpu) noexcept;
+// Pins the calling thread to `cpu`: 0, or the errno (EINVAL for a CPU it may not use). The
+// pipeline's own, which pins its stage threads.
+using pipeline::pin_this_thread;
 
 // Pins the calling thread to `cpu` (nothing when cpu < 0) and gives it back the CPUs it had when
 // destroyed: for the bench's main thread, which sends the bare-ZeroMQ reference and then must

@@ -1,0 +1,25 @@
+#include "eit/pipeline/thread_pin.hpp"
+
+#include <cerrno>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+namespace eit::pipeline {
+
+int pin_this_thread(int cpu) noexcept {
+#if defined(__linux__)
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+#else
+  (void)cpu;
+  return ENOSYS;
+#endif
+}
+
+}  // namespace eit::pipeline
