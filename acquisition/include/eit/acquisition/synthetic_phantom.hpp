@@ -7,7 +7,8 @@
 // Pacing: rate_hz > 0 — open loop on a schedule, frame i is due at t0 + i/rate (stamped
 // kScheduled; a late frame is produced at once, never skipped); rate_hz = 0 — as fast as read()
 // is called. A paced frame's values are made before its due time (a device's frame is complete
-// when it arrives), so kScheduled → kReceived is the wake-up alone. frames > 0 ends the stream after that many frames (kEnd).
+// when it arrives), so kScheduled → kReceived is the wake-up alone. frames > 0 ends the stream
+// after that many frames (kEnd).
 //
 // Threads: read() on the acquisition thread; stop() and stats() from any thread. read() never
 // allocates (table, noise generator and scratch are built in the constructor).
@@ -36,8 +37,8 @@ struct PhantomOptions {
   double rate_hz = 50;               // 0: as fast as possible
   uint64_t frames = 0;               // 0: unlimited
   uint64_t seed = 1;
-  // Paced: busy-wait the last spin_ns before each frame is due instead of sleeping (the
-  // `--latency-mode spin` of bench and run): a sleep wakes 6-20 µs late, which a device's frame
+  // Paced: busy-wait the last spin_ns before each frame is due instead of sleeping (bench's
+  // `--latency-mode spin` sets kSpinWholeWait): a sleep wakes 6-20 µs late, which a device's frame
   // arriving on a busy-polled socket would not be. kSpinWholeWait: never sleep, poll the clock
   // for the whole wait (a dedicated host: a timer wake-up delayed by another runnable thread on
   // the CPU would otherwise land in the latency).
