@@ -111,13 +111,17 @@ std::string_view latency_mode_name(LatencyMode mode) noexcept {
   return "?";
 }
 
+int stage_cpu(const std::vector<int>& cpus, size_t thread_index) noexcept {
+  return cpus.empty() ? -1 : cpus[thread_index % cpus.size()];
+}
+
 void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept {
   const PipelineOptions& o = s.options;
 #if defined(__linux__)
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   if (!o.cpus.empty()) {
     // Not pinned (a container's cpuset, an offline CPU) is reported in stats(), never fatal.
-    const int result = pin_this_thread(o.cpus[thread_index % o.cpus.size()]);
+    const int result = pin_this_thread(stage_cpu(o.cpus, thread_index));
     s.pin_results[thread_index].store(result, std::memory_order_release);
   }
 #else
@@ -151,8 +155,8 @@ Pipeline::State::State(const recon::Model& m, Source& src, std::unique_ptr<Recon
       refs(std::make_unique<std::atomic<uint32_t>[]>(pool_slots)),
       reference(m.n_meas()) {
   const bool lossless = o.policy == Policy::kLossless;
-  pin_results = std::make_unique<std::atomic<int>[]>(2 + sinks.size());
-  for (size_t i = 0; i < 2 + sinks.size(); ++i) pin_results[i].store(kPinNotTried);
+  pin_results = std::make_unique<std::atomic<int>[]>(sink_thread(sinks.size()));
+  for (size_t i = 0; i < sink_thread(sinks.size()); ++i) pin_results[i].store(kPinNotTried);
   for (ImageSink* sink : sinks)
     lanes.push_back(std::make_unique<SinkLane>(*sink, sink_queue_capacity(o), pool_slots,
                                                lossless || sink->policy() == SinkPolicy::kBlock));
@@ -211,7 +215,7 @@ void Pipeline::start() {
     SinkLane& lane = *s.lanes[i];
     if (lane.runs_inline) continue;  // the producing thread publishes it (sink_fanout.cpp)
     lane.thread = std::thread([&s, &lane, i] {
-      tune_stage_thread(s, 2 + i);
+      tune_stage_thread(s, sink_thread(i));
       run_sink_lane(s, lane);
     });
   }
@@ -300,7 +304,7 @@ PipelineStats Pipeline::stats() const {
   st.input = {s.in_queue.capacity(), s.in_queue.size_approx(), s.in_queue.high_water(),
               s.input_dropped.load(r)};
   st.source = s.source.stats();
-  for (size_t i = 0; i < 2 + s.sinks.size() && !s.options.cpus.empty(); ++i) {
+  for (size_t i = 0; i < sink_thread(s.sinks.size()) && !s.options.cpus.empty(); ++i) {
     const int result = s.pin_results[i].load(std::memory_order_acquire);
     if (result == State::kPinNotTried) continue;  // not started, or no such thread
     st.thread_cpus.push_back({i == 0   ? std::string("source")

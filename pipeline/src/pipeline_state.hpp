@@ -83,8 +83,9 @@ struct Pipeline::State {
   void ring_all() noexcept;
   // Waits in the configured latency mode until ready() or deadline_ns.
   template <typename Ready>
-  bool wait(Doorbell& bell, int64_t deadline_ns, Ready&& ready) noexcept {
-    return wait_until(bell, options.latency_mode, options.spin_ns, deadline_ns, ready);
+  bool wait(Doorbell& bell, int64_t deadline_ns, Ready&& ready,
+            PollStyle style = PollStyle::kPause) noexcept {
+    return wait_until(bell, options.latency_mode, options.spin_ns, deadline_ns, ready, style);
   }
   // A slot no sink holds any more, back to the source: from the reconstructor thread (or the
   // source thread itself when running to completion).

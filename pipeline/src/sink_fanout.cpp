@@ -132,9 +132,12 @@ void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept {
     } else if (s.recon_done.load(std::memory_order_acquire) && lane.queue.empty_approx()) {
       break;
     } else {
-      s.wait(lane.work, next_tick, [&] {
-        return !lane.queue.empty_approx() || s.recon_done.load(std::memory_order_acquire);
-      });
+      // Yielding polls: the sink's helper threads may share this CPU (ZmqPublisher's I/O
+      // thread does when placed on it), and the message just handed over waits for them.
+      s.wait(
+          lane.work, next_tick,
+          [&] { return !lane.queue.empty_approx() || s.recon_done.load(std::memory_order_acquire); },
+          PollStyle::kYield);
     }
     if (const int64_t t = now_ns(); t >= next_tick) {
       lane.sink.tick(t);

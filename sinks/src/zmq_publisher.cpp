@@ -12,6 +12,7 @@
 #include "eit/sinks/image_header_fill.hpp"
 #include "frame_buffer_pool.hpp"
 #include "eit/sinks/zap_authenticator.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 #include "peer_guard.hpp"
 
 namespace eit::sinks {
@@ -44,6 +45,7 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
   }
   pool_ = std::make_unique<FrameBufferPool>(slots, slot_bytes);
   try {
+    if (options_.io_cpu >= 0) io_tag_ = place_io_threads(*context_, options_.io_cpu);
     socket_ = zmq::socket_t(*context_, push ? zmq::socket_type::push : zmq::socket_type::pub);
     socket_.set(zmq::sockopt::sndhwm, options_.send_hwm);
     socket_.set(zmq::sockopt::linger, options_.linger_ms);

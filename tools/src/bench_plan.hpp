@@ -45,6 +45,7 @@ struct BenchArgs {
   size_t subscriber_capacity = 0;
   bool subscriber_pull = false, subscriber_spin = false;
   int subscriber_cpu = -1;
+  int subscriber_io_cpu = -1;
 };
 
 struct NamedModel {

@@ -55,7 +55,8 @@ void run_bench(const BenchArgs& a) {
   if (!a.subscriber_only.empty()) {
     const int code =
         eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity,
-                                         {a.subscriber_pull, a.subscriber_spin, a.subscriber_cpu});
+                                         {a.subscriber_pull, a.subscriber_spin, a.subscriber_cpu,
+                                          a.subscriber_io_cpu});
     if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
     return;
   }
@@ -188,5 +189,6 @@ static const eit::cli::RegisterCommand kBench{
       cmd->add_flag("--subscriber-pull", args->subscriber_pull)->group("");
       cmd->add_flag("--subscriber-spin", args->subscriber_spin)->group("");
       cmd->add_option("--subscriber-cpu", args->subscriber_cpu)->group("");
+      cmd->add_option("--subscriber-io-cpu", args->subscriber_io_cpu)->group("");
       cmd->callback([args] { run_bench(*args); });
     }};

@@ -6,6 +6,8 @@
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/sinks/shm_layout.hpp"
 #include "eit/sinks/shm_publisher.hpp"
+#include "cpu_list.hpp"
+#include "eit/pipeline/pipeline.hpp"
 #include "run_nats.hpp"
 
 namespace eit::cli {
@@ -24,6 +26,10 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
   zo.series.rate_hz = source.nominal_rate_hz();
   zo.series.normalized = normalized;
   apply_run_security(security, c, indices.endpoint, zo);
+  // Spin mode with --cpus: ZeroMQ's I/O thread joins the publisher's sink thread on its CPU,
+  // whose polls yield to it: no cross-CPU wake-up per image (zmq_io_placement.hpp).
+  const std::vector<int> cpus = c.latency_mode == "spin" ? parse_cpu_list(c.cpus) : std::vector<int>{};
+  zo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(0));
   s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
   check_publisher_exposure(security, zo, s.publisher->endpoint());
   sinks::SeriesInfo view_series = zo.series;
@@ -36,6 +42,7 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
     mo.endpoint = c.monitor;
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
+    mo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(1));
     s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
     check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");
     s.all.push_back(s.monitor.get());

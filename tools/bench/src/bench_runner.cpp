@@ -12,6 +12,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/shm_publisher.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 
 namespace eit::bench {
@@ -59,24 +60,6 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   pub_options.series.stream = "bench";
   pub_options.series.rate_hz = config.rate_hz;
   pub_options.series.source = "eitstream bench frame table";
-  // shm: the shared-memory ring (live whatever the policy: it never waits for its reader).
-  std::unique_ptr<pipeline::ImageSink> publisher;
-  if (config.transport == "shm") {
-    sinks::ShmPublisherOptions so;
-    so.uri = pub_options.endpoint;
-    so.series = pub_options.series;
-    so.slots = kShmBenchSlots;
-    auto shm = std::make_unique<sinks::ShmPublisher>(model, so);
-    config.endpoint = shm->uri();
-    config.pattern = "ring";
-    publisher = std::move(shm);
-  } else {
-    auto zmq = std::make_unique<sinks::ZmqPublisher>(model, pub_options, context);
-    config.endpoint = zmq->endpoint();
-    publisher = std::move(zmq);
-  }
-  const std::string ipc_path =
-      config.transport == "ipc" ? config.endpoint.substr(std::string("ipc://").size()) : "";
 
   acquisition::PhantomOptions src_options;
   src_options.rate_hz = config.rate_hz;
@@ -102,14 +85,14 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;
   }
-  StampSink stamps(*recorder, *publisher);  // stamps "sent" on the publisher's own thread
   std::unique_ptr<pipeline::Reconstructor> backend = env.make_backend(config, model);
   // --cpus: the threads this run has (its layout and whether the sink runs inline decide), each
-  // with its CPU; the pipeline's take indices source 0, reconstructor 1, sink 2.
+  // with its CPU; the pipeline's take indices source 0, reconstructor 1, sink 2. The CPUs are
+  // known before the publisher exists, which may place ZeroMQ's I/O thread on its sink's CPU.
+  const bool shm = config.transport == "shm";  // ShmPublisher runs inline, ZmqPublisher not
   const bool pipelined = pipeline::resolve_layout(options.stages, *backend, source) ==
                          pipeline::StageLayout::kPipelined;
-  config.cpus = assign_cpus(config.cpu_request, threads_to_pin(pipelined, !stamps.inline_safe()),
-                            allowed_cpus());
+  config.cpus = assign_cpus(config.cpu_request, threads_to_pin(pipelined, !shm), allowed_cpus());
   if (!config.cpus.empty()) {
     const int source_cpu = cpu_of(config.cpus, "source");
     for (const char* t : {"source", "reconstructor", "sink 0"}) {
@@ -117,8 +100,43 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
       options.cpus.push_back(cpu >= 0 ? cpu : source_cpu);  // absent threads: never used
     }
   }
+  // Spin mode: both ends' ZeroMQ I/O threads on the sink thread's CPU (zmq_io_placement.hpp),
+  // as the bare reference places its own on its sender's.
+  const int io_cpu = config.latency_mode == "spin" && !shm ? cpu_of(config.cpus, "sink 0") : -1;
+  pub_options.io_cpu = io_cpu;
+  sub_mode.io_cpu = io_cpu;
+
+  // shm: the shared-memory ring (live whatever the policy: it never waits for its reader).
+  std::unique_ptr<pipeline::ImageSink> publisher;
+  const sinks::ZmqPublisher* zmq_publisher = nullptr;
+  if (shm) {
+    sinks::ShmPublisherOptions so;
+    so.uri = pub_options.endpoint;
+    so.series = pub_options.series;
+    so.slots = kShmBenchSlots;
+    auto ring = std::make_unique<sinks::ShmPublisher>(model, so);
+    config.endpoint = ring->uri();
+    config.pattern = "ring";
+    publisher = std::move(ring);
+  } else {
+    auto zmq = std::make_unique<sinks::ZmqPublisher>(model, pub_options, context);
+    config.endpoint = zmq->endpoint();
+    zmq_publisher = zmq.get();
+    publisher = std::move(zmq);
+  }
+  if (publisher->inline_safe() != shm)
+    throw std::logic_error("bench: the CPUs were planned for the other kind of sink thread");
+  const std::string ipc_path =
+      config.transport == "ipc" ? config.endpoint.substr(std::string("ipc://").size()) : "";
+
+  StampSink stamps(*recorder, *publisher);  // stamps "sent" on the publisher's own thread
   sub_mode.cpu = cpu_of(config.cpus, "subscriber");
   MeasuringSubscriber subscriber(*context, env.executable, config.endpoint, total, sub_mode);
+  if (io_cpu >= 0) {
+    config.cpus.push_back(io_thread_placement("zmq io (publisher)", 0, zmq_publisher->io_tag(), io_cpu));
+    if (const pid_t child = subscriber.child_pid(); child > 0)
+      config.cpus.push_back(io_thread_placement("zmq io (subscriber)", child, sinks::kAnyTag, io_cpu));
+  }
 
   pipeline::PipelineStats stats;
   {

@@ -3,11 +3,14 @@
 
 #include <sched.h>
 
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "eit/sinks/zmq_io_placement.hpp"
 
 namespace eit::bench {
 namespace {
@@ -100,6 +103,12 @@ std::string describe_cpus(const std::vector<ThreadCpu>& cpus, std::string_view n
   for (const auto& t : cpus)
     out += fmt::format("{}{} → CPU {} {}", out.empty() ? "" : ", ", t.thread, t.cpu, t.outcome());
   return out;
+}
+
+ThreadCpu io_thread_placement(std::string name, pid_t pid, int tag, int cpu) {
+  const std::vector<int> seen = sinks::io_thread_cpus(pid, tag, cpu);
+  const bool alone = seen.size() == 1 && seen.front() == cpu;
+  return {std::move(name), cpu, seen.empty() ? ESRCH : alone ? 0 : EINVAL};
 }
 
 }  // namespace eit::bench

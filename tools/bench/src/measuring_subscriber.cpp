@@ -84,6 +84,8 @@ MeasuringSubscriber::MeasuringSubscriber(zmq::context_t& context, const std::str
 
 MeasuringSubscriber::~MeasuringSubscriber() = default;
 
+pid_t MeasuringSubscriber::child_pid() const noexcept { return process_ ? process_->pid() : -1; }
+
 SubscriberReport MeasuringSubscriber::finish() {
   if (process_) return process_->finish();
   const ImageSubscriber& sub = thread_->finish();

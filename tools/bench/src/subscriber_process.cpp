@@ -21,6 +21,7 @@
 #include "eit/bench/shm_image_receiver.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
 #include "eit/sinks/shm_layout.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 
 namespace eit::bench {
 namespace {
@@ -100,6 +101,10 @@ SubscriberProcess::SubscriberProcess(const std::string& executable, const std::s
   if (mode.cpu >= 0) {
     args.push_back("--subscriber-cpu");
     args.push_back(std::to_string(mode.cpu));
+  }
+  if (mode.io_cpu >= 0) {
+    args.push_back("--subscriber-io-cpu");
+    args.push_back(std::to_string(mode.io_cpu));
   }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -181,6 +186,7 @@ int run_subscriber_child(const std::string& endpoint, size_t capacity, Subscribe
     return write_record(r.counts, pinned, r.times) ? 0 : 3;
   }
   zmq::context_t context(1);
+  if (mode.io_cpu >= 0) sinks::place_io_threads(context, mode.io_cpu);
   ImageSubscriber sub(context, endpoint, capacity, mode.pull);
   // The socket has started the context's I/O thread with this thread's (unpinned) CPUs; pinning
   // now keeps that thread off the receiving CPU, where a spinning receiver would starve it.

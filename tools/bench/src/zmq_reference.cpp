@@ -1,5 +1,6 @@
 #include "eit/bench/zmq_reference.hpp"
 
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/series_message.hpp"
 #include "eit/sinks/shm_publisher.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 
 namespace eit::bench {
@@ -34,9 +36,15 @@ std::string pattern_of(const RunConfig& run) {
   return run.policy == "lossless" ? "push" : "pub";
 }
 
-void wait_for(int64_t due_ns, bool spin) noexcept {
+// Spin: polls the clock; `yield` offers the CPU between polls (to ZeroMQ's I/O threads when
+// they share it, as the pipeline's sink lane does).
+void wait_for(int64_t due_ns, bool spin, bool yield = false) noexcept {
   if (spin) {
-    while (pipeline::now_ns() < due_ns) pipeline::cpu_relax();
+    while (pipeline::now_ns() < due_ns)
+      if (yield)
+        sched_yield();
+      else
+        pipeline::cpu_relax();
     return;
   }
   const timespec ts{static_cast<time_t>(due_ns / 1'000'000'000),
@@ -73,8 +81,10 @@ int receiver_cpu(const ZmqReference& ref) noexcept { return cpu_of(ref.cpus, "re
 
 void summarize_into(ZmqReference& ref, const std::vector<int64_t>& sent_ns,
                     const SubscriberReport& received, int sender_pin_error) {
-  for (ThreadCpu& t : ref.cpus)
-    t.error = t.thread == "sender" ? sender_pin_error : received.pin_error;
+  for (ThreadCpu& t : ref.cpus) {
+    if (t.thread == "sender") t.error = sender_pin_error;
+    if (t.thread == "receiver") t.error = received.pin_error;
+  }
   const size_t total = sent_ns.size();
   std::vector<int64_t> received_ns(total, 0);
   for (const auto& r : received.times)
@@ -194,6 +204,10 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
 
   const sinks::ZmqPublisherOptions publisher;  // the options the bench's publisher runs with
   zmq::context_t context(1);
+  // Spin mode: both contexts' I/O threads on the sender's CPU, as a run places them on its sink
+  // thread's (bench_runner.cpp); the sender's polls then yield to them.
+  const int io_cpu = spin ? sender_cpu(ref) : -1;
+  const int io_tag = io_cpu >= 0 ? sinks::place_io_threads(context, io_cpu) : -1;
   zmq::socket_t socket(context, push ? zmq::socket_type::push : zmq::socket_type::pub);
   std::string ipc_path;
   try {
@@ -210,7 +224,13 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   if (ref.endpoint.starts_with("ipc://")) ipc_path = ref.endpoint.substr(6);
   {
     MeasuringSubscriber subscriber(context, executable, ref.endpoint, total,
-                                   {push, spin, receiver_cpu(ref)});
+                                   {push, spin, receiver_cpu(ref), io_cpu});
+    if (io_cpu >= 0) {
+      ref.cpus.push_back(io_thread_placement("zmq io (sender)", 0, io_tag, io_cpu));
+      if (const pid_t child = subscriber.child_pid(); child > 0)
+        ref.cpus.push_back(
+            io_thread_placement("zmq io (receiver)", child, sinks::kAnyTag, io_cpu));
+    }
     // Pinned after the socket (its I/O thread keeps this thread's unpinned CPUs, as the runs'
     // publisher context's does) and the child (it must not inherit the pin); undone after.
     const ScopedThreadPin pin(sender_cpu(ref));
@@ -218,7 +238,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     const auto give_up = static_cast<int64_t>(publisher.drain_timeout_s * 1e9);
     const int64_t t0 = pipeline::now_ns();
     for (size_t i = 0; i < total; ++i) {
-      if (period > 0) wait_for(t0 + static_cast<int64_t>(i) * period, spin);
+      if (period > 0) wait_for(t0 + static_cast<int64_t>(i) * period, spin, io_cpu >= 0);
       sinks::ImageHeader& h = headers[i];
       h.seq = i;
       const int64_t t = pipeline::now_ns();

@@ -54,12 +54,17 @@ class Doorbell {
   std::atomic<uint32_t> armed_{0};  // waiters between arm() and disarm()
 };
 
+// How a waiting thread polls: kPause spins on the CPU; kYield offers the CPU to any thread
+// waiting for it between polls (a sink lane: its sink's helper threads, such as ZeroMQ's I/O
+// thread, may share its CPU and must run as soon as it has handed them a message).
+enum class PollStyle { kPause, kYield };
+
 // Waits until ready() is true or deadline_ns passes, in the given mode: kSpin polls only;
 // kBalanced polls for spin_ns first, then sleeps on the bell; kIdle sleeps at once. Returns
 // ready()'s last value. ready() must be cheap and safe to call repeatedly.
 template <typename Ready>
 bool wait_until(Doorbell& bell, LatencyMode mode, int64_t spin_ns, int64_t deadline_ns,
-                Ready&& ready) noexcept;
+                Ready&& ready, PollStyle style = PollStyle::kPause) noexcept;
 
 }  // namespace eit::pipeline
 

@@ -100,6 +100,12 @@ struct PipelineOptions {
   int64_t warm_interval_us = 1000;  // idle reconstructor: Reconstructor::warm() this often; 0 off
 };
 
+// The CPU that PipelineOptions::cpus gives stage thread `thread_index` (source 0, reconstructor 1,
+// sink i at sink_thread(i)); -1 when cpus is empty. A sink that starts helper threads of its own
+// (ZmqPublisherOptions::io_cpu) asks here where its sink thread will run.
+int stage_cpu(const std::vector<int>& cpus, size_t thread_index) noexcept;
+constexpr size_t sink_thread(size_t sink_index) noexcept { return 2 + sink_index; }
+
 class Pipeline {
  public:
   Pipeline(const recon::Model& model, Source& source, std::unique_ptr<Reconstructor> backend,

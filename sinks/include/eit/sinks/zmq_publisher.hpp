@@ -81,6 +81,9 @@ struct ZmqPublisherOptions {
   size_t max_peers = 64;            // simultaneous connections; more are refused
   uint64_t peer_inbound_budget = 16384;  // bytes a peer may send (+256 B/s) before it is cut
   size_t pool_slots = 0;  // zero-copy slots; 0: 2·send_hwm + 64, at most 64 MiB in all
+  // ≥ 0: the context's I/O threads run on this CPU (zmq_io_placement.hpp), meant to be the CPU of
+  // the thread that publishes; a given context must not have made a socket yet. -1: unplaced.
+  int io_cpu = -1;
   SeriesInfo series;      // stream name, series id (0: random), description, interval
   // CURVE server keys (secret_z85 empty: plaintext) and the client public keys (z85) admitted.
   CurveKeyPair curve_server;
@@ -110,6 +113,9 @@ class ZmqPublisher final : public pipeline::ImageSink {
   PublisherHealth health() const noexcept;
   // One line for the status line, e.g. "subscribers 2 (1 stalled: 1804 frames), cut 1".
   std::string health_line() const;
+  // With options.io_cpu ≥ 0: the tag in the names of the context's I/O threads, for
+  // io_thread_cpus() (zmq_io_placement.hpp); else -1.
+  int io_tag() const noexcept { return io_tag_; }
 
  private:
   bool send_message(zmq::message_t* parts, size_t n) noexcept;
@@ -119,6 +125,7 @@ class ZmqPublisher final : public pipeline::ImageSink {
 
   ZmqPublisherOptions options_;
   std::shared_ptr<zmq::context_t> context_;
+  int io_tag_ = -1;  // the I/O threads' name tag when placed
   zmq::socket_t socket_;
   std::string endpoint_;
   std::string image_topic_, series_topic_, series_json_;

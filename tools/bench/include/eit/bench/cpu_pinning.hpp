@@ -10,8 +10,13 @@
 // takes distinct CPUs of the process's allowed set, skipping CPU 0 when there are more CPUs than
 // threads, and refuses when there are fewer. Without --cpus nothing is pinned.
 //
+// In spin mode over ZeroMQ, the I/O threads of both ends' contexts also go to the sink thread's CPU
+// (the reference's: its sender's), listed as "zmq io (publisher)" and "zmq io (subscriber)".
+//
 // Pinning may fail (a CPU outside a container's cpuset): that is reported, never fatal.
 // Set-up only, except pin_this_thread() (any thread, no allocation).
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +57,11 @@ std::vector<ThreadCpu> assign_cpus(const CpuRequest& request,
 
 // The CPU given to `thread`, or -1.
 int cpu_of(const std::vector<ThreadCpu>& cpus, std::string_view thread) noexcept;
+
+// A ZeroMQ I/O thread placed on `cpu` (zmq_io_placement.hpp), as the kernel reports it: error 0
+// when it runs on that CPU alone, EINVAL on others, ESRCH when process `pid` (0: this one) has
+// no I/O thread with name tag `tag` (sinks::kAnyTag: any).
+ThreadCpu io_thread_placement(std::string name, pid_t pid, int tag, int cpu);
 
 // Pins the calling thread to `cpu`: 0, or the errno (EINVAL for a CPU it may not use). The
 // pipeline's own, which pins its stage threads.

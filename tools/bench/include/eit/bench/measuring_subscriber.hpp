@@ -34,6 +34,8 @@ class MeasuringSubscriber {
   // After the sender has finished: receives until 300 ms of quiet or the series end, then
   // returns every image's receive time and the counts.
   SubscriberReport finish();
+  // The child process's id (ipc, tcp, shm) until finish(); -1 for the inproc thread.
+  pid_t child_pid() const noexcept;
 
  private:
   class Thread;

@@ -1,11 +1,11 @@
 #pragma once
 // The benchmark's subscriber in a separate process, so the published images really cross a
 // process boundary (ipc, tcp). The parent runs `<eitstream> bench --subscriber-only ENDPOINT
-// --subscriber-capacity N [--subscriber-pull] [--subscriber-spin] [--subscriber-cpu C]` (fork +
-// exec of its own executable) and talks to it over two pipes:
+// --subscriber-capacity N [--subscriber-pull] [--subscriber-spin] [--subscriber-cpu C]
+// [--subscriber-io-cpu D]` (fork + exec of its own executable) and talks to it over two pipes:
 //   child stdout: "ready\n" once it has connected and subscribed (and pinned itself to CPU C
 //                 after its ZeroMQ context's I/O thread has started, so that thread stays free to
-//                 run elsewhere); at the end, the binary record "EITBSUB2", seven uint64 fields
+//                 run elsewhere: on CPU D when given, the sender's CPU in spin mode); at the end, the binary record "EITBSUB2", seven uint64 fields
 //                 (images, overflow, malformed, series, series_end, pinning result as
 //                 ThreadCpu::error, n), then n × (uint64 seq, int64 receive time in
 //                 CLOCK_MONOTONIC ns);
@@ -35,7 +35,8 @@ namespace eit::bench {
 struct SubscriberMode {
   bool pull = false;
   bool spin = false;
-  int cpu = -1;
+  int cpu = -1;     // the receiving thread's CPU (-1: not pinned)
+  int io_cpu = -1;  // its ZeroMQ context's I/O threads' CPU (-1: not placed)
 };
 
 struct SubscriberReport {
