@@ -109,6 +109,7 @@ eit::bench::RunConfig base_config(const BenchArgs& a, const NamedModel& m) {
   c.frames = a.frames;
   c.warmup = a.warmup;
   c.cpu_threads = a.cpu_threads;
+  c.zmq_io_on_sink_cpu = a.zmq_io_cpu == "sink";
   return c;
 }
 
@@ -140,6 +141,8 @@ Axes parse_axes(const BenchArgs& a) {
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
   x.cpus = parse_cpu_request(a.cpus);
+  if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "any")
+    throw CommandError(fmt::format("--zmq-io-cpu '{}': expected sink or any", a.zmq_io_cpu));
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.rates.empty() ||

@@ -162,6 +162,13 @@ static const eit::cli::RegisterCommand kBench{
           "(refused when fewer). The bare ZeroMQ reference's sender runs on the source's CPU, "
           "its receiver on the subscriber's. The table and JSON say which CPU each thread got "
           "and whether pinning succeeded. Without --cpus nothing is pinned");
+      cmd->add_option(
+             "--zmq-io-cpu", args->zmq_io_cpu,
+             "Spin mode with --cpus, ZeroMQ transports: sink puts both ends' ZeroMQ I/O threads "
+             "on the sink thread's CPU (the reference's on its sender's), whose polls yield to "
+             "them, as `eitstream run` does; any leaves them where the kernel puts them (to "
+             "measure the difference)")
+          ->capture_default_str();
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")
           ->capture_default_str();

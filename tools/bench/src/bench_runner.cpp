@@ -102,7 +102,8 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   }
   // Spin mode: both ends' ZeroMQ I/O threads on the sink thread's CPU (zmq_io_placement.hpp),
   // as the bare reference places its own on its sender's.
-  const int io_cpu = config.latency_mode == "spin" && !shm ? cpu_of(config.cpus, "sink 0") : -1;
+  const bool place_io = config.latency_mode == "spin" && !shm && config.zmq_io_on_sink_cpu;
+  const int io_cpu = place_io ? cpu_of(config.cpus, "sink 0") : -1;
   pub_options.io_cpu = io_cpu;
   sub_mode.io_cpu = io_cpu;
 

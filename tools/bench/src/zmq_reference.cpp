@@ -206,7 +206,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   zmq::context_t context(1);
   // Spin mode: both contexts' I/O threads on the sender's CPU, as a run places them on its sink
   // thread's (bench_runner.cpp); the sender's polls then yield to them.
-  const int io_cpu = spin ? sender_cpu(ref) : -1;
+  const int io_cpu = spin && run.zmq_io_on_sink_cpu ? sender_cpu(ref) : -1;
   const int io_tag = io_cpu >= 0 ? sinks::place_io_threads(context, io_cpu) : -1;
   zmq::socket_t socket(context, push ? zmq::socket_type::push : zmq::socket_type::pub);
   std::string ipc_path;

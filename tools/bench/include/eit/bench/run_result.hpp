@@ -47,6 +47,9 @@ struct RunConfig {
   std::string cpu_wake_hold;              // spin: the pipeline's CpuWakeHold, held or why not
   CpuRequest cpu_request;                 // --cpus (cpu_pinning.hpp); none: nothing pinned
   std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
+  // Spin mode over ZeroMQ with --cpus: both ends' I/O threads on the sink thread's CPU (the
+  // reference's: its sender's); false leaves them where the kernel puts them.
+  bool zmq_io_on_sink_cpu = true;
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
 };
