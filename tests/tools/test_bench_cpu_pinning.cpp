@@ -1,7 +1,7 @@
 // `eitstream bench --cpus` (eit/bench/cpu_pinning.hpp): which CPU each of a run's threads gets,
 // auto's choice and refusal, and pinning a thread — checked from inside it with
 // sched_getaffinity where the process may use at least 2 CPUs — reported, never fatal, when the
-// CPU is not the process's to use.
+// CPU is not the process's to use; and the report of a ZeroMQ I/O thread's placement.
 #include <doctest/doctest.h>
 
 #include <sched.h>
@@ -12,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <zmq.hpp>
+
 #include "eit/bench/cpu_pinning.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 
 using eit::bench::allowed_cpus;
 using eit::bench::assign_cpus;
@@ -21,6 +24,12 @@ using eit::bench::ThreadCpu;
 using eit::bench::threads_to_pin;
 
 namespace {
+
+// The last CPU this process may use; -1 when it may use only one.
+int last_of_several_cpus() {
+  const std::vector<int> cpus = allowed_cpus();
+  return cpus.size() >= 2 ? cpus.back() : -1;
+}
 
 std::vector<int> cpus_of(const std::vector<ThreadCpu>& t) {
   std::vector<int> out;
@@ -129,4 +138,29 @@ TEST_CASE("a scoped pin gives the thread back the CPUs it had") {
   CHECK(inside == std::vector<int>{allowed.back()});
   CHECK(after == allowed);
   CHECK(eit::bench::ScopedThreadPin(-1).error() == ThreadCpu::kNotReported);  // nothing asked
+}
+
+TEST_CASE("the bench reports a placed I/O thread as pinned, a missing one as not found") {
+  const int cpu = last_of_several_cpus();
+  if (cpu < 0) {
+    MESSAGE("skipped: the process may use only one CPU");
+    return;
+  }
+  zmq::context_t context(1);
+  const int tag = eit::sinks::place_io_threads(context, cpu);
+  zmq::socket_t socket(context, zmq::socket_type::pub);  // starts the context's threads
+
+  const eit::bench::ThreadCpu found = eit::bench::io_thread_placement("zmq io (test)", 0, tag, cpu);
+  CHECK(found.cpu == cpu);
+  CHECK(found.pinned());
+
+  // Another tag: no such thread in this process.
+  const eit::bench::ThreadCpu missing = eit::bench::io_thread_placement("zmq io (none)", 0, tag + 1, cpu);
+  CHECK(missing.error == ESRCH);
+  CHECK_FALSE(missing.pinned());
+
+  // The thread is there but on another CPU than asked: EINVAL.
+  const int other = eit::bench::allowed_cpus().front();
+  const eit::bench::ThreadCpu elsewhere = eit::bench::io_thread_placement("zmq io (test)", 0, tag, other);
+  CHECK(elsewhere.error == EINVAL);
 }

@@ -82,7 +82,10 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
       ->capture_default_str();
   cmd->add_option("--cpus", cli.cpus,
                   "Pin the stage threads (source, reconstructor, each sink) to these CPUs, "
-                  "round robin, e.g. 2,3 (with --latency-mode spin on a dedicated host)");
+                  "round robin, e.g. 2,3,4 (with --latency-mode spin on a dedicated host). In "
+                  "spin mode each ZeroMQ publisher's I/O thread then shares its sink thread's "
+                  "CPU: no cross-CPU wake-up per image (a consumer gets the same by placing its "
+                  "own context's I/O thread there: ZMQ_THREAD_AFFINITY_CPU_ADD)");
   cmd->add_option("--cpu-threads", cli.cpu_threads,
                   "CPU backend: threads each batch is split over (rows of H; ≥ 1). Each thread "
                   "takes a core while a batch runs")

@@ -1,0 +1,53 @@
+// ZeroMQ's I/O threads on a chosen CPU (eit/sinks/zmq_io_placement.hpp, ZmqPublisherOptions::io_cpu):
+// the kernel's view of the thread is checked, so a placement that is not applied, or applied to
+// another context's thread, fails. (The bench's report of it: tests/tools/test_bench_cpu_pinning.)
+#include <doctest/doctest.h>
+
+#include <sched.h>
+
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "../pipeline/pipeline_test_support.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
+#include "eit/sinks/zmq_publisher.hpp"
+#include "publisher_options.hpp"
+
+using namespace eit;
+
+namespace {
+
+// The last CPU this process may use; -1 when it may use only one (placement then shows nothing).
+int a_cpu_of_several() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) return -1;
+  int last = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) last = c;
+  return last;
+}
+
+}  // namespace
+
+TEST_CASE("ZmqPublisher with io_cpu runs its context's I/O thread on that CPU alone") {
+  const int cpu = a_cpu_of_several();
+  if (cpu < 0) {
+    MESSAGE("skipped: the process may use only one CPU, so a placement cannot be told apart");
+    return;
+  }
+  const recon::Model model = test::random_model(16);
+  auto placed_options = test::loopback_publisher_options(sinks::ZmqPattern::kPub, false);
+  placed_options.io_cpu = cpu;
+  sinks::ZmqPublisher placed(model, placed_options);
+  REQUIRE(placed.io_tag() >= 0);
+  CHECK(sinks::io_thread_cpus(0, placed.io_tag(), cpu) == std::vector<int>{cpu});
+
+  // Without io_cpu nothing is placed or named; the placed context's thread is still the only
+  // one carrying its tag.
+  sinks::ZmqPublisher unplaced(model,
+                               test::loopback_publisher_options(sinks::ZmqPattern::kPub, false));
+  CHECK(unplaced.io_tag() == -1);
+  CHECK(sinks::io_thread_cpus(0, placed.io_tag(), cpu) == std::vector<int>{cpu});
+}
