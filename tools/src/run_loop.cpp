@@ -5,13 +5,18 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 #include "run_nats.hpp"
 #include "run_report.hpp"
 #include "source_watchdog.hpp"
@@ -21,6 +26,27 @@ namespace {
 
 std::atomic<int> g_interrupts{0};
 extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
+
+// "source → CPU 2 pinned, …, zmq io (publisher) → CPU 4 pinned": each pinned stage thread and
+// each placed ZeroMQ I/O thread (run_sinks.cpp), as the kernel reports it.
+std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
+  std::vector<std::string> parts;
+  for (const auto& t : st.thread_cpus)
+    parts.push_back(fmt::format("{} → CPU {} {}", t.thread, t.cpu,
+                                t.error == 0 ? "pinned"
+                                             : fmt::format("not pinned: {}", std::strerror(t.error))));
+  const auto io_part = [&](const char* name, const sinks::ZmqPublisher* p, int cpu) {
+    if (!p || p->io_tag() < 0) return;
+    const std::vector<int> seen = sinks::io_thread_cpus(0, p->io_tag(), cpu);
+    parts.push_back(fmt::format("zmq io ({}) → CPU {} {}", name, cpu,
+                                seen == std::vector<int>{cpu} ? "pinned"
+                                : seen.empty()                ? "not found"
+                                                              : fmt::format("on CPUs {}", fmt::join(seen, ","))));
+  };
+  io_part("publisher", sinks.publisher.get(), sinks.publisher_options.io_cpu);
+  io_part("monitor", sinks.monitor.get(), sinks.monitor_io_cpu);
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
 
 }  // namespace
 
@@ -38,6 +64,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
   StatusLine status(pipe);
   const int64_t t0 = pipeline::now_ns();
   int64_t next_status = t0 + 500'000'000;
+  bool cpus_told = c.cpus.empty() || c.quiet;
   SourceWatchdog watchdog(c.source, device_source ? c.source_timeout : 0, t0);
   std::string source_failure;
   int64_t next_watch = t0;
@@ -63,6 +90,10 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
       aborted = true;
       pipe.abort();
     }
+    if (!cpus_told && now >= next_status) {  // the stage threads have pinned themselves by now
+      fmt::print(stderr, "{}eitstream: CPUs: {}\n", tty ? "\r\x1b[K" : "", cpu_line(pipe.stats(), sinks));
+      cpus_told = true;
+    }
     if (!c.quiet && now >= next_status) {
       std::string line = fmt::format("{} | {}", status.next(), sinks.publisher->health_line());
       if (sinks.nats) line += " | " + nats_status(*sinks.nats);
@@ -76,6 +107,8 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
     }
   }
   pipe.wait();
+  if (!cpus_told)  // a run shorter than the first status line
+    fmt::print(stderr, "eitstream: CPUs: {}\n", cpu_line(pipe.stats(), sinks));
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   if (!c.quiet && tty) fmt::print(stderr, "\n");

@@ -43,6 +43,7 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
     mo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(1));
+    s.monitor_io_cpu = mo.io_cpu;
     s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
     check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");
     s.all.push_back(s.monitor.get());

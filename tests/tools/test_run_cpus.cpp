@@ -1,0 +1,58 @@
+// `eitstream run --cpus`: the run says where each stage thread went and, in spin mode, that its
+// ZeroMQ publisher's I/O thread shares the sink thread's CPU (sinks/zmq_io_placement.hpp), as the
+// kernel reports them; other modes leave the I/O thread unplaced.
+#include <doctest/doctest.h>
+
+#include <sched.h>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli_run.hpp"
+
+using eit::test::cli_temp_path;
+using eit::test::run_eitstream;
+
+namespace {
+
+// The first CPU this process may use (the child inherits the same set).
+int first_allowed_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) return c;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("run --latency-mode spin --cpus puts the publisher's I/O thread on its sink's CPU and says so") {
+  const int cpu = first_allowed_cpu();
+  REQUIRE(cpu >= 0);
+  const auto socket_file = cli_temp_path("eit_run_cpus", "spin.ipc");
+  const std::string ipc = "ipc://" + socket_file.string();
+  const auto r = run_eitstream(fmt::format(
+      "run --latency-mode spin --cpus {} --frames 200 --endpoint {}", cpu, ipc));
+  std::filesystem::remove(socket_file);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find(fmt::format("sink 0 → CPU {} pinned", cpu)) != std::string::npos);
+  CHECK(r.output.find(fmt::format("zmq io (publisher) → CPU {} pinned", cpu)) != std::string::npos);
+}
+
+TEST_CASE("run --cpus in balanced mode pins the stage threads and leaves the I/O thread alone") {
+  const int cpu = first_allowed_cpu();
+  REQUIRE(cpu >= 0);
+  const auto socket_file = cli_temp_path("eit_run_cpus", "balanced.ipc");
+  const std::string ipc = "ipc://" + socket_file.string();
+  const auto r =
+      run_eitstream(fmt::format("run --cpus {} --frames 200 --endpoint {}", cpu, ipc));
+  std::filesystem::remove(socket_file);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find(fmt::format("source → CPU {} pinned", cpu)) != std::string::npos);
+  CHECK(r.output.find("zmq io") == std::string::npos);
+}
