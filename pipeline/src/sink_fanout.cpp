@@ -136,7 +136,9 @@ void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept {
       // thread does when placed on it), and the message just handed over waits for them.
       s.wait(
           lane.work, next_tick,
-          [&] { return !lane.queue.empty_approx() || s.recon_done.load(std::memory_order_acquire); },
+          [&] {
+            return !lane.queue.empty_approx() || s.recon_done.load(std::memory_order_acquire);
+          },
           PollStyle::kYield);
     }
     if (const int64_t t = now_ns(); t >= next_tick) {

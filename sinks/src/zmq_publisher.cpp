@@ -10,9 +10,9 @@
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/sinks/image_header_fill.hpp"
-#include "frame_buffer_pool.hpp"
 #include "eit/sinks/zap_authenticator.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"
+#include "frame_buffer_pool.hpp"
 #include "peer_guard.hpp"
 
 namespace eit::sinks {

@@ -1,6 +1,7 @@
-// ZeroMQ's I/O threads on a chosen CPU (eit/sinks/zmq_io_placement.hpp, ZmqPublisherOptions::io_cpu):
-// the kernel's view of the thread is checked, so a placement that is not applied, or applied to
-// another context's thread, fails. (The bench's report of it: tests/tools/test_bench_cpu_pinning.)
+// ZeroMQ's I/O threads on a chosen CPU (eit/sinks/zmq_io_placement.hpp,
+// ZmqPublisherOptions::io_cpu): the kernel's view of the thread is checked, so a placement that is
+// not applied, or applied to another context's thread, fails. (The bench's report of it:
+// tests/tools/test_bench_cpu_pinning.)
 #include <doctest/doctest.h>
 
 #include <sched.h>

@@ -155,12 +155,14 @@ TEST_CASE("the bench reports a placed I/O thread as pinned, a missing one as not
   CHECK(found.pinned());
 
   // Another tag: no such thread in this process.
-  const eit::bench::ThreadCpu missing = eit::bench::io_thread_placement("zmq io (none)", 0, tag + 1, cpu);
+  const eit::bench::ThreadCpu missing =
+      eit::bench::io_thread_placement("zmq io (none)", 0, tag + 1, cpu);
   CHECK(missing.error == ESRCH);
   CHECK_FALSE(missing.pinned());
 
   // The thread is there but on another CPU than asked: EINVAL.
   const int other = eit::bench::allowed_cpus().front();
-  const eit::bench::ThreadCpu elsewhere = eit::bench::io_thread_placement("zmq io (test)", 0, tag, other);
+  const eit::bench::ThreadCpu elsewhere =
+      eit::bench::io_thread_placement("zmq io (test)", 0, tag, other);
   CHECK(elsewhere.error == EINVAL);
 }

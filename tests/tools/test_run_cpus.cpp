@@ -29,13 +29,15 @@ int first_allowed_cpu() {
 
 }  // namespace
 
-TEST_CASE("run --latency-mode spin --cpus puts the publisher's I/O thread on its sink's CPU and says so") {
+TEST_CASE(
+    "run --latency-mode spin --cpus puts the publisher's I/O thread on its sink's CPU and says "
+    "so") {
   const int cpu = first_allowed_cpu();
   REQUIRE(cpu >= 0);
   const auto socket_file = cli_temp_path("eit_run_cpus", "spin.ipc");
   const std::string ipc = "ipc://" + socket_file.string();
-  const auto r = run_eitstream(fmt::format(
-      "run --latency-mode spin --cpus {} --frames 200 --endpoint {}", cpu, ipc));
+  const auto r = run_eitstream(
+      fmt::format("run --latency-mode spin --cpus {} --frames 200 --endpoint {}", cpu, ipc));
   std::filesystem::remove(socket_file);
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -48,8 +50,7 @@ TEST_CASE("run --cpus in balanced mode pins the stage threads and leaves the I/O
   REQUIRE(cpu >= 0);
   const auto socket_file = cli_temp_path("eit_run_cpus", "balanced.ipc");
   const std::string ipc = "ipc://" + socket_file.string();
-  const auto r =
-      run_eitstream(fmt::format("run --cpus {} --frames 200 --endpoint {}", cpu, ipc));
+  const auto r = run_eitstream(fmt::format("run --cpus {} --frames 200 --endpoint {}", cpu, ipc));
   std::filesystem::remove(socket_file);
   INFO(r.output);
   REQUIRE(r.code == 0);

@@ -31,7 +31,7 @@ struct BenchArgs {
   std::string stages = "auto";
   std::string latency_modes = "balanced";
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
-  std::string zmq_io_cpu = "sink";  // --zmq-io-cpu: sink or any (RunConfig::zmq_io_on_sink_cpu)
+  std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink or any (RunConfig::zmq_io_on_sink_cpu)
   std::string cpus;  // --cpus: LIST or auto (eit/bench/cpu_pinning.hpp); empty: nothing pinned
   size_t frames = 1000;
   size_t warmup = 100;

@@ -53,10 +53,9 @@ void write_outputs(const BenchArgs& a, const eit::bench::BenchReport& report,
 
 void run_bench(const BenchArgs& a) {
   if (!a.subscriber_only.empty()) {
-    const int code =
-        eit::bench::run_subscriber_child(a.subscriber_only, a.subscriber_capacity,
-                                         {a.subscriber_pull, a.subscriber_spin, a.subscriber_cpu,
-                                          a.subscriber_io_cpu});
+    const int code = eit::bench::run_subscriber_child(
+        a.subscriber_only, a.subscriber_capacity,
+        {a.subscriber_pull, a.subscriber_spin, a.subscriber_cpu, a.subscriber_io_cpu});
     if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
     return;
   }

@@ -32,16 +32,18 @@ extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
 std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
   std::vector<std::string> parts;
   for (const auto& t : st.thread_cpus)
-    parts.push_back(fmt::format("{} → CPU {} {}", t.thread, t.cpu,
-                                t.error == 0 ? "pinned"
-                                             : fmt::format("not pinned: {}", std::strerror(t.error))));
+    parts.push_back(fmt::format(
+        "{} → CPU {} {}", t.thread, t.cpu,
+        t.error == 0 ? "pinned" : fmt::format("not pinned: {}", std::strerror(t.error))));
   const auto io_part = [&](const char* name, const sinks::ZmqPublisher* p, int cpu) {
     if (!p || p->io_tag() < 0) return;
     const std::vector<int> seen = sinks::io_thread_cpus(0, p->io_tag(), cpu);
-    parts.push_back(fmt::format("zmq io ({}) → CPU {} {}", name, cpu,
-                                seen == std::vector<int>{cpu} ? "pinned"
-                                : seen.empty()                ? "not found"
-                                                              : fmt::format("on CPUs {}", fmt::join(seen, ","))));
+    std::string outcome = "pinned";
+    if (seen.empty())
+      outcome = "not found";
+    else if (seen != std::vector<int>{cpu})
+      outcome = fmt::format("on CPUs {}", fmt::join(seen, ","));
+    parts.push_back(fmt::format("zmq io ({}) → CPU {} {}", name, cpu, outcome));
   };
   io_part("publisher", sinks.publisher.get(), sinks.publisher_options.io_cpu);
   io_part("monitor", sinks.monitor.get(), sinks.monitor_io_cpu);
@@ -91,7 +93,8 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
       pipe.abort();
     }
     if (!cpus_told && now >= next_status) {  // the stage threads have pinned themselves by now
-      fmt::print(stderr, "{}eitstream: CPUs: {}\n", tty ? "\r\x1b[K" : "", cpu_line(pipe.stats(), sinks));
+      fmt::print(stderr, "{}eitstream: CPUs: {}\n", tty ? "\r\x1b[K" : "",
+                 cpu_line(pipe.stats(), sinks));
       cpus_told = true;
     }
     if (!c.quiet && now >= next_status) {

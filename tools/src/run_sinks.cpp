@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "cpu_list.hpp"
+#include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/sinks/shm_layout.hpp"
 #include "eit/sinks/shm_publisher.hpp"
-#include "cpu_list.hpp"
-#include "eit/pipeline/pipeline.hpp"
 #include "run_nats.hpp"
 
 namespace eit::cli {
@@ -28,7 +28,8 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
   apply_run_security(security, c, indices.endpoint, zo);
   // Spin mode with --cpus: ZeroMQ's I/O thread joins the publisher's sink thread on its CPU,
   // whose polls yield to it: no cross-CPU wake-up per image (zmq_io_placement.hpp).
-  const std::vector<int> cpus = c.latency_mode == "spin" ? parse_cpu_list(c.cpus) : std::vector<int>{};
+  const std::vector<int> cpus =
+      c.latency_mode == "spin" ? parse_cpu_list(c.cpus) : std::vector<int>{};
   zo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(0));
   s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
   check_publisher_exposure(security, zo, s.publisher->endpoint());

@@ -26,7 +26,7 @@ struct RunSinks {
   std::unique_ptr<sinks::ZmqPublisher> publisher;
   RunView view;
   std::unique_ptr<sinks::ZmqPublisher> monitor;  // --monitor; null without
-  int monitor_io_cpu = -1;  // the monitor's ZmqPublisherOptions::io_cpu
+  int monitor_io_cpu = -1;                       // the monitor's ZmqPublisherOptions::io_cpu
   std::unique_ptr<pipeline::ImageSink> nats;     // --publish nats://…; null without
   std::unique_ptr<pipeline::ImageSink> shm;      // --publish shm://NAME; null without
   std::unique_ptr<pipeline::ImageSink> indices;  // --indices; null without

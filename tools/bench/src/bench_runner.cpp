@@ -134,9 +134,11 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   sub_mode.cpu = cpu_of(config.cpus, "subscriber");
   MeasuringSubscriber subscriber(*context, env.executable, config.endpoint, total, sub_mode);
   if (io_cpu >= 0) {
-    config.cpus.push_back(io_thread_placement("zmq io (publisher)", 0, zmq_publisher->io_tag(), io_cpu));
+    config.cpus.push_back(
+        io_thread_placement("zmq io (publisher)", 0, zmq_publisher->io_tag(), io_cpu));
     if (const pid_t child = subscriber.child_pid(); child > 0)
-      config.cpus.push_back(io_thread_placement("zmq io (subscriber)", child, sinks::kAnyTag, io_cpu));
+      config.cpus.push_back(
+          io_thread_placement("zmq io (subscriber)", child, sinks::kAnyTag, io_cpu));
   }
 
   pipeline::PipelineStats stats;

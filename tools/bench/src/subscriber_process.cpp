@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "eit/pipeline/clock.hpp"
 #include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/shm_image_receiver.hpp"
+#include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
 #include "eit/sinks/shm_layout.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"

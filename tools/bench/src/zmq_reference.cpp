@@ -228,8 +228,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     if (io_cpu >= 0) {
       ref.cpus.push_back(io_thread_placement("zmq io (sender)", 0, io_tag, io_cpu));
       if (const pid_t child = subscriber.child_pid(); child > 0)
-        ref.cpus.push_back(
-            io_thread_placement("zmq io (receiver)", child, sinks::kAnyTag, io_cpu));
+        ref.cpus.push_back(io_thread_placement("zmq io (receiver)", child, sinks::kAnyTag, io_cpu));
     }
     // Pinned after the socket (its I/O thread keeps this thread's unpinned CPUs, as the runs'
     // publisher context's does) and the child (it must not inherit the pin); undone after.

@@ -5,16 +5,16 @@
 // [--subscriber-io-cpu D]` (fork + exec of its own executable) and talks to it over two pipes:
 //   child stdout: "ready\n" once it has connected and subscribed (and pinned itself to CPU C
 //                 after its ZeroMQ context's I/O thread has started, so that thread stays free to
-//                 run elsewhere: on CPU D when given, the sender's CPU in spin mode); at the end, the binary record "EITBSUB2", seven uint64 fields
-//                 (images, overflow, malformed, series, series_end, pinning result as
-//                 ThreadCpu::error, n), then n × (uint64 seq, int64 receive time in
-//                 CLOCK_MONOTONIC ns);
+//                 run elsewhere: on CPU D when given, the sender's CPU in spin mode); at the end,
+//                 the binary record "EITBSUB2", seven uint64 fields (images, overflow, malformed,
+//                 series, series_end, pinning result as ThreadCpu::error, n), then n × (uint64 seq,
+//                 int64 receive time in CLOCK_MONOTONIC ns);
 //   child stdin:  the parent closes it when the pipeline has finished; the child then keeps
 //                 receiving until 300 ms pass without a message (or the series-end arrives)
 //                 and writes its record.
-// For an endpoint shm://NAME the child reads the shared-memory ring instead (shm_image_receiver.hpp)
-// and writes the same record. CLOCK_MONOTONIC is shared by all processes of a host, so the child's times compare directly
-// with the pipeline's stamps.
+// For an endpoint shm://NAME the child reads the shared-memory ring instead
+// (shm_image_receiver.hpp) and writes the same record. CLOCK_MONOTONIC is shared by all processes
+// of a host, so the child's times compare directly with the pipeline's stamps.
 //
 // Threads: a SubscriberProcess is used by one thread. Set-up failures (spawn, no "ready" in
 // time, a malformed record) throw std::runtime_error saying what happened.
