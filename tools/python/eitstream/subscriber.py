@@ -36,11 +36,23 @@ class Image:
 
 class Subscriber:
     def __init__(self, endpoint="tcp://127.0.0.1:5555", stream=None, conflate=True,
-                 context=None, rcvhwm=10000, curve_server_key=None, curve_secret=None):
+                 context=None, rcvhwm=10000, curve_server_key=None, curve_secret=None,
+                 io_cpu=None):
         """curve_server_key / curve_secret: certificate files (eitstream keygen) to connect to a
-        CURVE publisher (docs/security.md): the server's public one and this client's secret one."""
+        CURVE publisher (docs/security.md): the server's public one and this client's secret one.
+        io_cpu: run this subscriber's ZeroMQ I/O thread on that CPU, in a context of its own. On
+        the CPU of the publisher's sink thread (`eitstream run --latency-mode spin --cpus`, which
+        prints it), an ipc or tcp image reaches this process without waking another CPU
+        (docs/protocol.md, "Lowest latency on the same host")."""
         if (curve_server_key is None) != (curve_secret is None):
             raise ValueError("curve_server_key and curve_secret go together")
+        self._own_context = io_cpu is not None
+        if self._own_context:
+            if context is not None:
+                raise ValueError("io_cpu places the I/O thread of a context of the subscriber's "
+                                 "own: give io_cpu or context, not both")
+            context = zmq.Context()
+            context.set(zmq.THREAD_AFFINITY_CPU_ADD, int(io_cpu))  # before the first socket
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.SUB)
         self.socket.setsockopt(zmq.RCVHWM, rcvhwm)
@@ -95,3 +107,5 @@ class Subscriber:
 
     def close(self):
         self.socket.close(linger=0)
+        if self._own_context:
+            self.context.term()
