@@ -352,6 +352,51 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "spin with --cpus puts both ends' ZeroMQ I/O threads on the sink's CPU (the reference's on "
+    "its sender's), checked and listed; --zmq-io-cpu any leaves them unplaced") {
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (!CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) {
+    MESSAGE("SKIPPED: this process may not use both CPU 0 and CPU 1");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_io_{}", ::getpid());
+  fs::create_directories(dir);
+  const auto bench = [&](const std::string& placement) {
+    const int status = std::system(
+        fmt::format("'{}' bench --rate 1000 --size 64x208 --transport ipc --latency-mode spin "
+                    "--frames 300 --warmup 20 --quiet --cpus 0,1 --zmq-reference on "
+                    "--zmq-io-cpu {} --json '{}/b.json' > '{}/out.txt' 2>&1",
+                    EITSTREAM_BIN, placement, dir.string(), dir.string())
+            .c_str());
+    INFO(file_text(dir / "out.txt"));
+    REQUIRE(status == 0);
+    return nlohmann::json::parse(file_text(dir / "b.json"));
+  };
+  // thread name → (cpu, pinned) of a "cpus" list
+  const auto find = [](const nlohmann::json& list, const std::string& name) {
+    for (const auto& t : list)
+      if (t["thread"] == name) return std::make_pair(t["cpu"].get<int>(), t["pinned"].get<bool>());
+    return std::make_pair(-2, false);
+  };
+
+  const auto placed = bench("sink");
+  // CPU backend at 1 kHz runs to completion: source 0, subscriber 1, sink thread 0.
+  const auto& run_cpus = placed["runs"][0]["config"]["cpus"]["threads"];
+  CHECK(find(run_cpus, "sink 0").first == 0);
+  CHECK(find(run_cpus, "zmq io (publisher)") == std::make_pair(0, true));
+  CHECK(find(run_cpus, "zmq io (subscriber)") == std::make_pair(0, true));
+  const auto& ref_cpus = placed["zmq_reference"]["references"][0]["cpus"];
+  CHECK(find(ref_cpus, "zmq io (sender)") == std::make_pair(0, true));
+  CHECK(find(ref_cpus, "zmq io (receiver)") == std::make_pair(0, true));
+
+  const auto unplaced = bench("any");
+  CHECK(find(unplaced["runs"][0]["config"]["cpus"]["threads"], "zmq io (publisher)").first == -2);
+  CHECK(find(unplaced["zmq_reference"]["references"][0]["cpus"], "zmq io (sender)").first == -2);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("--cpus is checked like run's, and auto refuses too few CPUs with a clear message") {
   const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_cpus_{}.txt", ::getpid());
   const auto run = [&](const std::string& prefix, const std::string& args) {

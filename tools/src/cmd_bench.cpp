@@ -139,8 +139,9 @@ static const eit::cli::RegisterCommand kBench{
       cmd->add_option("--latency-mode", args->latency_modes,
                       "How stages wait: spin, balanced, idle (comma-separated); spin also "
                       "busy-polls the subscriber, makes the source poll the clock for the whole "
-                      "frame period (it never sleeps: a dedicated host; see --cpus) and keeps "
-                      "CPUs out of deep idle states where /dev/cpu_dma_latency is writable")
+                      "frame period (it never sleeps: a dedicated host; see --cpus), keeps "
+                      "CPUs out of deep idle states where /dev/cpu_dma_latency is writable and, "
+                      "with --cpus, puts ZeroMQ's I/O threads on the sink's CPU (--zmq-io-cpu)")
           ->capture_default_str();
       cmd->add_option(
              "--zmq-reference", args->zmq_reference,
