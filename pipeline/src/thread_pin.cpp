@@ -22,4 +22,18 @@ int pin_this_thread(int cpu) noexcept {
 #endif
 }
 
+std::vector<int> allowed_cpus(pid_t thread) {
+  std::vector<int> out;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(thread, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+#else
+  (void)thread;
+#endif
+  return out;
+}
+
 }  // namespace eit::pipeline

@@ -5,30 +5,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
+
+#include "eit/pipeline/thread_pin.hpp"
 
 namespace eit::sinks {
 namespace {
 
 // Thread names hold 15 characters: "9999/ZMQbg/IO/0" is the longest a tag below 10,000 makes.
 constexpr int kTagLimit = 10'000;
-
-// "0-2,5" (a Cpus_allowed_list line) → {0, 1, 2, 5}.
-std::vector<int> parse_cpu_ranges(const std::string& text) {
-  std::vector<int> cpus;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    if (part.empty()) continue;
-    const size_t dash = part.find('-');
-    const int first = std::stoi(part.substr(0, dash));
-    const int last = dash == std::string::npos ? first : std::stoi(part.substr(dash + 1));
-    for (int c = first; c <= last; ++c) cpus.push_back(c);
-  }
-  return cpus;
-}
 
 std::string first_line(const std::filesystem::path& file) {
   std::ifstream in(file);
@@ -50,11 +36,7 @@ std::vector<int> scan(pid_t pid, int tag) {
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
     if (!is_io_thread(first_line(task.path() / "comm"), tag)) continue;
-    std::ifstream status(task.path() / "status");
-    for (std::string line; std::getline(status, line);) {
-      const std::string key = "Cpus_allowed_list:";
-      if (line.rfind(key, 0) == 0) return parse_cpu_ranges(line.substr(key.size()));
-    }
+    return pipeline::allowed_cpus(static_cast<pid_t>(std::stol(task.path().filename().string())));
   }
   return {};
 }

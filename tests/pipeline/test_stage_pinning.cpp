@@ -1,7 +1,8 @@
 // PipelineOptions::cpus: each stage thread pins itself to its CPU (source 0, reconstructor 1,
 // sink i at 2 + i) and PipelineStats::thread_cpus says what it got; a CPU the process may not
 // use leaves the thread unpinned and is reported, never fatal. Checked from inside the threads
-// with sched_getaffinity; needs a machine where the process may use at least 2 CPUs.
+// with pipeline::allowed_cpus (sched_getaffinity); needs a machine where the process may use at
+// least 2 CPUs.
 #include <doctest/doctest.h>
 
 #include <sched.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "eit/pipeline/thread_pin.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace {
@@ -17,22 +19,12 @@ namespace {
 using eit::pipeline::Pipeline;
 using eit::pipeline::PipelineOptions;
 
-std::vector<int> affinity_of_this_thread() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> out;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return out;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  return out;
-}
-
 // Records the CPUs its publishing thread may run on (the sink thread's affinity).
 class AffinitySink final : public eit::pipeline::ImageSink {
  public:
   std::string_view name() const noexcept override { return "affinity"; }
   void publish(const eit::pipeline::FrameSlot&) noexcept override {
-    if (!seen_.exchange(true)) cpus_ = affinity_of_this_thread();
+    if (!seen_.exchange(true)) cpus_ = eit::pipeline::allowed_cpus();
   }
   eit::pipeline::SinkStats stats() const noexcept override { return {}; }
   const std::vector<int>& cpus() const { return cpus_; }  // after the run
@@ -50,7 +42,7 @@ class AffinitySource final : public eit::pipeline::Source {
   size_t n_values() const noexcept override { return inner_.n_values(); }
   eit::pipeline::ReadStatus read(eit::pipeline::FrameSlot& slot,
                                  std::chrono::milliseconds t) override {
-    if (cpus_.empty()) cpus_ = affinity_of_this_thread();
+    if (cpus_.empty()) cpus_ = eit::pipeline::allowed_cpus();
     return inner_.read(slot, t);
   }
   void stop() noexcept override { inner_.stop(); }
@@ -65,7 +57,7 @@ class AffinitySource final : public eit::pipeline::Source {
 }  // namespace
 
 TEST_CASE("stage threads run only on their --cpus CPU and the stats say each was pinned") {
-  const std::vector<int> allowed = affinity_of_this_thread();
+  const std::vector<int> allowed = eit::pipeline::allowed_cpus();
   if (allowed.size() < 2) {
     MESSAGE("SKIPPED: the process may use only ", allowed.size(), " CPU(s)");
     return;
@@ -91,11 +83,11 @@ TEST_CASE("stage threads run only on their --cpus CPU and the stats say each was
   CHECK(st.thread_cpus[2].cpu == sink_cpu);
   for (const auto& t : st.thread_cpus) CHECK(t.error == 0);
   // The thread that built and started the pipeline is left as it was.
-  CHECK(affinity_of_this_thread() == allowed);
+  CHECK(eit::pipeline::allowed_cpus() == allowed);
 }
 
 TEST_CASE("a CPU the process may not use leaves the stage unpinned and is reported") {
-  const std::vector<int> allowed = affinity_of_this_thread();
+  const std::vector<int> allowed = eit::pipeline::allowed_cpus();
   REQUIRE_FALSE(allowed.empty());
   const int not_allowed = CPU_SETSIZE - 1;  // 1023: not a CPU of any test machine
   REQUIRE(allowed.back() != not_allowed);

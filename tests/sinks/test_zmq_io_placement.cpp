@@ -4,13 +4,12 @@
 // tests/tools/test_bench_cpu_pinning.)
 #include <doctest/doctest.h>
 
-#include <sched.h>
-
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "../pipeline/pipeline_test_support.hpp"
+#include "eit/pipeline/thread_pin.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 #include "publisher_options.hpp"
@@ -21,13 +20,8 @@ namespace {
 
 // The last CPU this process may use; -1 when it may use only one (placement then shows nothing).
 int a_cpu_of_several() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) return -1;
-  int last = -1;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) last = c;
-  return last;
+  const std::vector<int> cpus = pipeline::allowed_cpus();
+  return cpus.size() >= 2 ? cpus.back() : -1;
 }
 
 }  // namespace

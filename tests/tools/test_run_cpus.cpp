@@ -3,14 +3,14 @@
 // kernel reports them; other modes leave the I/O thread unplaced.
 #include <doctest/doctest.h>
 
-#include <sched.h>
-
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
+#include "eit/pipeline/thread_pin.hpp"
 
 using eit::test::cli_temp_path;
 using eit::test::run_eitstream;
@@ -19,12 +19,8 @@ namespace {
 
 // The first CPU this process may use (the child inherits the same set).
 int first_allowed_cpu() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) return c;
-  return -1;
+  const std::vector<int> cpus = eit::pipeline::allowed_cpus();
+  return cpus.empty() ? -1 : cpus.front();
 }
 
 }  // namespace

@@ -46,9 +46,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
 
-  RunSinks sinks = open_run_sinks(c, indices, security, model, *in.source, ref,
-                                  o.policy == pipeline::Policy::kLossless,
-                                  o.normalize < 0 ? model.normalize : o.normalize > 0);
+  RunSinks sinks = open_run_sinks(c, indices, security, model, *in.source, ref, o);
   const sinks::ZmqPublisherOptions& zo = sinks.publisher_options;
 
   // The pipeline owns the reconstructor; this view of it is read only after pipe.wait().

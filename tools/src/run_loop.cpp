@@ -35,8 +35,9 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
     parts.push_back(fmt::format(
         "{} → CPU {} {}", t.thread, t.cpu,
         t.error == 0 ? "pinned" : fmt::format("not pinned: {}", std::strerror(t.error))));
-  const auto io_part = [&](const char* name, const sinks::ZmqPublisher* p, int cpu) {
+  const auto io_part = [&](const char* name, const sinks::ZmqPublisher* p) {
     if (!p || p->io_tag() < 0) return;
+    const int cpu = p->io_cpu();
     const std::vector<int> seen = sinks::io_thread_cpus(0, p->io_tag(), cpu);
     std::string outcome = "pinned";
     if (seen.empty())
@@ -45,8 +46,8 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
       outcome = fmt::format("on CPUs {}", fmt::join(seen, ","));
     parts.push_back(fmt::format("zmq io ({}) → CPU {} {}", name, cpu, outcome));
   };
-  io_part("publisher", sinks.publisher.get(), sinks.publisher_options.io_cpu);
-  io_part("monitor", sinks.monitor.get(), sinks.monitor_io_cpu);
+  io_part("publisher", sinks.publisher.get());
+  io_part("monitor", sinks.monitor.get());
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "cpu_list.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/sinks/shm_layout.hpp"
@@ -12,24 +11,23 @@
 
 namespace eit::cli {
 
-RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
-                        const RunSecurity& security, const recon::Model& model,
-                        const pipeline::Source& source, const ReferenceChoice& ref, bool lossless,
-                        bool normalized) {
+RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const RunSecurity& security,
+                        const recon::Model& model, const pipeline::Source& source,
+                        const ReferenceChoice& ref, const pipeline::PipelineOptions& o) {
   RunSinks s;
   sinks::ZmqPublisherOptions& zo = s.publisher_options;
   zo.endpoint = c.endpoint;
   zo.pattern = c.push ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
-  zo.lossless = lossless;
+  zo.lossless = o.policy == pipeline::Policy::kLossless;
   zo.series.stream = c.stream;
   zo.series.source = source.describe();
   zo.series.rate_hz = source.nominal_rate_hz();
-  zo.series.normalized = normalized;
+  zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   apply_run_security(security, c, indices.endpoint, zo);
   // Spin mode with --cpus: ZeroMQ's I/O thread joins the publisher's sink thread on its CPU,
   // whose polls yield to it: no cross-CPU wake-up per image (zmq_io_placement.hpp).
   const std::vector<int> cpus =
-      c.latency_mode == "spin" ? parse_cpu_list(c.cpus) : std::vector<int>{};
+      o.latency_mode == pipeline::LatencyMode::kSpin ? o.cpus : std::vector<int>{};
   zo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(0));
   s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
   check_publisher_exposure(security, zo, s.publisher->endpoint());
@@ -44,7 +42,6 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
     mo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(1));
-    s.monitor_io_cpu = mo.io_cpu;
     s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
     check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");
     s.all.push_back(s.monitor.get());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eit/pipeline/image_sink.hpp"
+#include "eit/pipeline/pipeline.hpp"
 #include "eit/pipeline/source.hpp"
 #include "eit/recon/model.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
@@ -26,7 +27,6 @@ struct RunSinks {
   std::unique_ptr<sinks::ZmqPublisher> publisher;
   RunView view;
   std::unique_ptr<sinks::ZmqPublisher> monitor;  // --monitor; null without
-  int monitor_io_cpu = -1;                       // the monitor's ZmqPublisherOptions::io_cpu
   std::unique_ptr<pipeline::ImageSink> nats;     // --publish nats://…; null without
   std::unique_ptr<pipeline::ImageSink> shm;      // --publish shm://NAME; null without
   std::unique_ptr<pipeline::ImageSink> indices;  // --indices; null without
@@ -36,11 +36,10 @@ struct RunSinks {
   size_t images_at = 0, frames_at = 0;
 };
 
-// `lossless`: the pipeline's policy; `normalized`: whether images are dv/|v_ref| (the series
-// message says so).
-RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices,
-                        const RunSecurity& security, const recon::Model& model,
-                        const pipeline::Source& source, const ReferenceChoice& ref, bool lossless,
-                        bool normalized);
+// `o`: the run's pipeline options (run_pipeline_options()): its policy, whether images are
+// dv/|v_ref| (the series message says so), its latency mode and CPUs.
+RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const RunSecurity& security,
+                        const recon::Model& model, const pipeline::Source& source,
+                        const ReferenceChoice& ref, const pipeline::PipelineOptions& o);
 
 }  // namespace eit::cli

@@ -35,16 +35,6 @@ std::string ThreadCpu::outcome() const {
   return fmt::format("not pinned: {}", std::strerror(error));
 }
 
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> out;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return out;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  return out;
-}
-
 std::vector<std::string> threads_to_pin(bool reconstructor_thread, bool sink_thread) {
   std::vector<std::string> t{"source", "subscriber"};
   if (reconstructor_thread) t.emplace_back("reconstructor");

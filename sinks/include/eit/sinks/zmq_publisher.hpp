@@ -113,8 +113,9 @@ class ZmqPublisher final : public pipeline::ImageSink {
   PublisherHealth health() const noexcept;
   // One line for the status line, e.g. "subscribers 2 (1 stalled: 1804 frames), cut 1".
   std::string health_line() const;
-  // With options.io_cpu ≥ 0: the tag in the names of the context's I/O threads, for
-  // io_thread_cpus() (zmq_io_placement.hpp); else -1.
+  // With options.io_cpu ≥ 0: that CPU, and the tag in the names of the context's I/O threads,
+  // for io_thread_cpus() (zmq_io_placement.hpp); else -1 both.
+  int io_cpu() const noexcept { return io_tag_ >= 0 ? options_.io_cpu : -1; }
   int io_tag() const noexcept { return io_tag_; }
 
  private:

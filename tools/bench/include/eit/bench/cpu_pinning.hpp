@@ -43,8 +43,8 @@ struct ThreadCpu {
   std::string outcome() const;  // "pinned", "not pinned: Invalid argument", "not reported"
 };
 
-// The CPUs the calling thread may run on (sched_getaffinity), ascending.
-std::vector<int> allowed_cpus();
+// The CPUs the calling thread may run on (sched_getaffinity), ascending: the pipeline's own.
+using pipeline::allowed_cpus;
 
 // The threads of a run in the order they take CPUs (see above).
 std::vector<std::string> threads_to_pin(bool reconstructor_thread, bool sink_thread);
