@@ -53,7 +53,10 @@ void single_frame_section(Report& rep, const Size& z, const recon::Model& model,
     const auto s = summarize(time_frames(std::ref(frame), iters));
     const auto st = cuda_stats(*r);
     rep.single_frame_row(
-        v.label + (st.persistent_enabled ? fmt::format(" [{} blocks]", st.persistent_blocks) : ""),
+        v.label + (!st.persistent_enabled ? ""
+                   : st.persistent_cluster
+                       ? fmt::format(" [one cluster of {} blocks]", st.persistent_blocks)
+                       : fmt::format(" [relay, {} blocks]", st.persistent_blocks)),
         s, naive_p50);
   }
 }

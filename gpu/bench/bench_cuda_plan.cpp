@@ -88,23 +88,32 @@ std::unique_ptr<pipeline::FramePool> backend_pool(pipeline::Reconstructor& r, si
 }
 
 std::vector<Variant> single_frame_variants(const Size& z, size_t in_flight) {
+  using Kernel = CudaOptions::PersistentKernel;
   std::vector<Variant> variants;
-  auto add = [&](std::string label, Mode mode, int blocks, Precision p) {
+  auto add = [&](std::string label, Mode mode, int blocks, Precision p,
+                 Kernel kernel = Kernel::kAuto) {
     CudaOptions o;
     o.max_batch = z.max_batch;
     o.max_in_flight = in_flight;
     o.mode = mode;
     o.persistent_blocks = std::max(blocks, 0);
+    o.persistent_kernel = kernel;
     o.fuse_single_frame = blocks < 0;
     o.precision = p;
     variants.push_back({std::move(label), o});
   };
   add("backend launch (prepare + rows kernels)", Mode::kLaunch, 0, kFloat32);
   add("backend launch, one fused kernel (every block reads v)", Mode::kLaunch, -1, kFloat32);
-  add("backend persistent (auto blocks)", Mode::kPersistent, 0, kFloat32);
+  add("backend persistent (auto)", Mode::kPersistent, 0, kFloat32);
   if (z.n_out <= 4096) {
+    add("backend persistent, one cluster (auto blocks)", Mode::kPersistent, 0, kFloat32,
+        Kernel::kCluster);
+    add("backend persistent, one cluster, 8 blocks", Mode::kPersistent, 8, kFloat32,
+        Kernel::kCluster);
+    add("backend persistent, relay (auto blocks)", Mode::kPersistent, 0, kFloat32, Kernel::kRelay);
     for (int b : {16, 64, 132})
-      add(fmt::format("backend persistent, {} blocks", b), Mode::kPersistent, b, kFloat32);
+      add(fmt::format("backend persistent, relay, {} blocks", b), Mode::kPersistent, b, kFloat32,
+          Kernel::kRelay);
   }
   add("backend auto, bf16 H", Mode::kAuto, 0, kBf16);
   return variants;

@@ -21,6 +21,8 @@ constexpr double kMiB = 1024.0 * 1024.0, kGiB = kMiB * 1024.0;
 // kAuto sends single frames to the persistent kernel when H is at most this large: beyond it
 // the product itself (HBM-bound) dwarfs the launch it saves (docs/gpu-notes.md).
 constexpr size_t kAutoPersistentMaxBytes = size_t{32} << 20;
+// kAuto takes the one-cluster persistent kernel up to this many rows: 16 blocks of 128 rows.
+constexpr int kAutoClusterMaxRows = 2048;
 // Batches of a matrix that stays in L2 go to the own kernel (H read once per frame from L2) while
 // batch × |H| ≤ 64 MiB; larger ones to cuBLAS + copy engine. Run 7 (docs/gpu-notes.md) measured
 // the cuBLAS path with a floor of ~36 µs per batch, so the own kernel wins up to 54 MB of H reads
@@ -132,16 +134,28 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
   for (Pending& p : ring_) p.frames.resize(options_.max_batch);
 
   const bool persistent =
-      options_.mode == CudaOptions::Mode::kPersistent ||
-      (options_.mode == CudaOptions::Mode::kAuto && matrix_.h_bytes() <= kAutoPersistentMaxBytes);
+      m.n_meas <= persistent_max_meas() &&
+      (options_.mode == CudaOptions::Mode::kPersistent ||
+       (options_.mode == CudaOptions::Mode::kAuto && matrix_.h_bytes() <= kAutoPersistentMaxBytes));
   if (persistent) {
-    // 32 rows per block, at most one block per SM: measured best on the H200 for 1024×208 (32
-    // blocks: p50 12.7 µs, paced p99 16 µs; 128 blocks: same p50 but paced p99 49 µs) and for
-    // 4096×208 (128 blocks: p50 13.0 µs; 32 blocks: 25 µs). docs/gpu-notes.md.
-    const int blocks =
+    // Relay: 32 rows per block, at most one block per SM: measured best on the H200 for 1024×208
+    // (32 blocks: p50 12.7 µs, paced p99 16 µs; 128 blocks: same p50 but paced p99 49 µs) and for
+    // 4096×208 (128 blocks: p50 13.0 µs; 32 blocks: 25 µs). Cluster: 64 rows per block (8 warps ×
+    // 8 rows, one L2 round trip at 208 columns), up to 16 blocks. docs/gpu-notes.md.
+    using Kernel = CudaOptions::PersistentKernel;
+    const bool cluster = options_.persistent_kernel == Kernel::kCluster ||
+                         (options_.persistent_kernel == Kernel::kAuto &&
+                          m.n_out <= kAutoClusterMaxRows);
+    const int relay_blocks =
         options_.persistent_blocks > 0 ? options_.persistent_blocks : std::min(groups, sms);
-    persistent_ = std::make_unique<PersistentEngine>(
-        options_.precision, m, std::min(blocks, groups * 8), options_.persistent_idle_exit_ms);
+    const int cluster_blocks =
+        !cluster                         ? 0
+        : options_.persistent_blocks > 0 ? std::min(options_.persistent_blocks, kMaxClusterBlocks)
+                                         : std::clamp((m.n_out + 63) / 64, 1, kMaxClusterBlocks);
+    persistent_ = std::make_unique<PersistentEngine>(options_.precision, m,
+                                                     std::min(relay_blocks, groups * 8),
+                                                     cluster_blocks,
+                                                     options_.persistent_idle_exit_ms);
   }
   if (model.v_ref.size() > 0)
     matrix_.set_reference(std::span<const double>(model.v_ref.data(), model.v_ref.size()),
@@ -216,7 +230,8 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
   const FrameDesc first = describe(*batch[0]);
   if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1 &&
       reinterpret_cast<uintptr_t>(first.image) % 16 == 0) {
-    p.seq = persistent_->post(first);
+    p.seq = persistent_->post(static_cast<const float*>(batch[0]->values), first.image,
+                              first.flags);
     p.persistent = true;
     ++persistent_pending_;
     ++stats_.persistent_frames;
@@ -286,6 +301,7 @@ CudaStats CudaReconstructor::stats() const {
   if (persistent_) {
     s.persistent_launches = persistent_->launches();
     s.persistent_blocks = persistent_->blocks();
+    s.persistent_cluster = persistent_->cluster();
     s.persistent_resident = persistent_->resident();
   }
   return s;

@@ -160,6 +160,56 @@ __device__ __forceinline__ void block_rows(const DeviceModel& m, const float* __
   }
 }
 
+// Like block_rows, for the persistent kernels, where a frame's latency is a chain of memory round
+// trips: each warp takes 8 rows at a time and each lane keeps two 16-byte loads per row (16 in
+// all) in flight, so a 208-column block of up to 64 rows costs one L2 round trip, not two to four
+// (1024×208 on 16 blocks, H200: docs/gpu-notes.md, run 13).
+template <typename T>
+__device__ __forceinline__ void block_rows_ilp(const DeviceModel& m, const float* __restrict__ dv,
+                                               int r0, int r1, float* __restrict__ out) {
+  constexpr int V = VecOf<T>::n, kRows = 8;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, n_warps = blockDim.x / 32;
+  const int n_vec = m.ld / V;
+  const T* H = static_cast<const T*>(m.H);
+  for (int g = r0 + kRows * warp; g < r1; g += kRows * n_warps) {
+    float acc[kRows] = {};
+    for (int k = lane; k < n_vec; k += 64) {
+      const bool second = k + 32 < n_vec;
+      float h[kRows][2][V];
+#pragma unroll
+      for (int j = 0; j < kRows; ++j) {
+        const T* row = H + static_cast<size_t>(min(g + j, r1 - 1)) * m.ld;
+        load16(row + k * V, h[j][0]);
+        if (second) {
+          load16(row + (k + 32) * V, h[j][1]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) h[j][1][e] = 0.f;
+        }
+      }
+      float d[2][V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        d[0][e] = dv[k * V + e];
+        d[1][e] = second ? dv[(k + 32) * V + e] : 0.f;
+      }
+#pragma unroll
+      for (int j = 0; j < kRows; ++j)
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[j] = fmaf(h[j][1][e], d[1][e], fmaf(h[j][0][e], d[0][e], acc[j]));
+    }
+#pragma unroll
+    for (int j = 0; j < kRows; ++j) acc[j] = warp_sum(acc[j]);
+    if (lane < kRows && g + lane < r1) {
+      float v = acc[0];
+#pragma unroll
+      for (int j = 1; j < kRows; ++j)
+        if (lane == j) v = acc[j];
+      out[g + lane - r0] = v;
+    }
+  }
+}
+
 // image[r0, r1) = zero ? 0 : out[0, r1 − r0), 16-byte stores when aligned. Call after a barrier.
 __device__ __forceinline__ void block_store(float* image, int r0, int r1, const float* out,
                                             bool zero) {

@@ -36,6 +36,36 @@ inline bool skip_without_cuda_gn(const char* what) {
   return true;
 }
 
+// The ways a single frame can go: launched kernels, or one of the two persistent kernels. On a
+// device of compute capability ≥ 9.0 the cluster case must really run the one-cluster kernel.
+struct SingleFramePath {
+  const char* name;
+  gpu::CudaOptions::Mode mode;
+  gpu::CudaOptions::PersistentKernel kernel;
+};
+inline constexpr SingleFramePath kSingleFramePaths[] = {
+    {"launch", gpu::CudaOptions::Mode::kLaunch, gpu::CudaOptions::PersistentKernel::kAuto},
+    {"persistent, one cluster", gpu::CudaOptions::Mode::kPersistent,
+     gpu::CudaOptions::PersistentKernel::kCluster},
+    {"persistent, relay", gpu::CudaOptions::Mode::kPersistent,
+     gpu::CudaOptions::PersistentKernel::kRelay},
+};
+inline void use_path(gpu::CudaOptions& o, const SingleFramePath& path) {
+  o.mode = path.mode;
+  o.persistent_kernel = path.kernel;
+}
+// After at least one single frame: the path asked for is the one that ran.
+inline void check_path_ran(const pipeline::Reconstructor& r, const SingleFramePath& path) {
+  const gpu::CudaStats st = gpu::cuda_stats(r);
+  INFO("path " << path.name);
+  if (path.mode == gpu::CudaOptions::Mode::kLaunch) {
+    CHECK(st.persistent_frames == 0);
+    return;
+  }
+  CHECK(st.persistent_frames > 0);
+  CHECK(st.persistent_cluster == (path.kernel == gpu::CudaOptions::PersistentKernel::kCluster));
+}
+
 // A FramePool in r's own frame memory, bound to r (destroy it before r).
 inline std::unique_ptr<pipeline::FramePool> bound_pool(pipeline::Reconstructor& r, size_t slots) {
   auto pool =

@@ -57,35 +57,40 @@ TEST_CASE("the persistent kernel starts on the first frame, exits when idle, res
   if (skip_without_cuda("persistent lifecycle")) return;
   std::mt19937_64 rng(fresh_seed());
   const recon::Model model = random_model(1024, 208, rng, false);
-  gpu::CudaOptions o;
-  o.mode = Mode::kPersistent;
-  o.persistent_idle_exit_ms = 30;
-  auto r = gpu::make_cuda_reconstructor(model, o);
-  auto pool_owner = bound_pool(*r, 8);
-  pipeline::FramePool& pool = *pool_owner;
-  CHECK(gpu::cuda_stats(*r).persistent_launches == 0);  // nothing runs before the first frame
-  CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
-  CHECK(gpu::cuda_stats(*r).persistent_launches == 1);
-  CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
-  CHECK(gpu::cuda_stats(*r).persistent_launches == 1);  // still resident: no relaunch
-  // Idle for longer than persistent_idle_exit_ms: the kernel leaves the GPU by itself.
-  bool left = false;
-  for (int i = 0; i < 200 && !left; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    left = !gpu::cuda_stats(*r).persistent_resident;
-  }
-  CHECK(left);
-  for (int k = 0; k < 5; ++k) CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
-  CHECK(gpu::cuda_stats(*r).persistent_launches == 2);
-  CHECK(gpu::cuda_stats(*r).persistent_resident);
-  // Frames right at the idle boundary: posts racing the kernel's exit are never lost.
-  for (int k = 0; k < 6; ++k) {
-    std::this_thread::sleep_for(std::chrono::microseconds(29'000 + 500 * k));
+  for (const SingleFramePath& path : kSingleFramePaths) {
+    if (path.mode != Mode::kPersistent) continue;
+    INFO("path " << path.name);
+    gpu::CudaOptions o;
+    use_path(o, path);
+    o.persistent_idle_exit_ms = 30;
+    auto r = gpu::make_cuda_reconstructor(model, o);
+    auto pool_owner = bound_pool(*r, 8);
+    pipeline::FramePool& pool = *pool_owner;
+    CHECK(gpu::cuda_stats(*r).persistent_launches == 0);  // nothing runs before the first frame
     CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
+    CHECK(gpu::cuda_stats(*r).persistent_launches == 1);
+    CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
+    CHECK(gpu::cuda_stats(*r).persistent_launches == 1);  // still resident: no relaunch
+    // Idle for longer than persistent_idle_exit_ms: the kernel leaves the GPU by itself.
+    bool left = false;
+    for (int i = 0; i < 200 && !left; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      left = !gpu::cuda_stats(*r).persistent_resident;
+    }
+    CHECK(left);
+    for (int k = 0; k < 5; ++k) CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
+    CHECK(gpu::cuda_stats(*r).persistent_launches == 2);
+    CHECK(gpu::cuda_stats(*r).persistent_resident);
+    // Frames right at the idle boundary: posts racing the kernel's exit are never lost.
+    for (int k = 0; k < 6; ++k) {
+      std::this_thread::sleep_for(std::chrono::microseconds(29'000 + 500 * k));
+      CHECK(one_frame(model, *r, pool, rng) <= 1e-5);
+    }
+    check_path_ran(*r, path);
+    pool_owner.reset();
+    r.reset();  // stops the resident kernel; must return promptly
+    CHECK(gpu::cuda_available());
   }
-  pool_owner.reset();
-  r.reset();  // stops the resident kernel; must return promptly
-  CHECK(gpu::cuda_available());
 }
 
 TEST_CASE("bf16 and fp16 matrices stay within their documented error bounds") {
@@ -95,10 +100,10 @@ TEST_CASE("bf16 and fp16 matrices stay within their documented error bounds") {
   // Documented bounds (docs/gpu-notes.md): bf16 ≤ 1e-2, fp16 ≤ 2e-3 relative to float64.
   for (auto [precision, bound, label] :
        {std::tuple{gpu::kBf16, 1e-2, "bf16"}, std::tuple{gpu::kFp16, 2e-3, "fp16"}}) {
-    for (Mode mode : {Mode::kLaunch, Mode::kPersistent}) {
+    for (const SingleFramePath& path : kSingleFramePaths) {
       gpu::CudaOptions o;
       o.precision = precision;
-      o.mode = mode;
+      use_path(o, path);
       o.max_batch = 32;
       auto r = gpu::make_cuda_reconstructor(model, o);
       auto pool_owner = bound_pool(*r, 64);
@@ -121,9 +126,9 @@ TEST_CASE("bf16 and fp16 matrices stay within their documented error bounds") {
             std::max(worst_batch, relative_error(s->image, reference_image(model, s->values)));
         pool.release(s);
       }
-      MESSAGE(fmt::format("{} {}: single frame {:.2e}, batch of 32 {:.2e}", label,
-                          mode == Mode::kLaunch ? "launch" : "persistent", worst_single,
-                          worst_batch));
+      MESSAGE(fmt::format("{} {}: single frame {:.2e}, batch of 32 {:.2e}", label, path.name,
+                          worst_single, worst_batch));
+      check_path_ran(*r, path);
       CHECK(worst_single <= bound);
       CHECK(worst_batch <= bound);
       CHECK(worst_single > 1e-6);  // really reduced: float32 would be ~1e-7
