@@ -99,7 +99,8 @@ PersistentEngine::~PersistentEngine() {
 
 void PersistentEngine::launch(uint64_t start_seq) {
   std::memset(state_init_, 0, sizeof(PersistentState));
-  state_init_->relay_seq = start_seq - 1;
+  const uint64_t tag = uint64_t{static_cast<uint32_t>(start_seq - 1)} << 32;
+  state_init_->relay[0] = state_init_->relay[1] = tag;  // frame start_seq − 1 "relayed"
   state_init_->done_seq = start_seq - 1;
   mailbox_->exiting = 0;
   mailbox_->stop = 0;
@@ -123,7 +124,7 @@ void PersistentEngine::wait_exit() {
 
 uint64_t PersistentEngine::post(const float* values, float* image, uint32_t flags) {
   const uint64_t seq = ++posted_;
-  if (!running_) launch(mailbox_->done_seq + 1);
+  if (!running_) launch(first_unfinished());
   // The entry's previous frame (seq − kRing) is finished: at most kRing − 1 are unfinished.
   uint64_t* w = ll_ + (seq % kRing) * static_cast<size_t>(ll_words_);
   const uint64_t tag = uint64_t{static_cast<uint32_t>(seq)} << 32;
@@ -143,12 +144,13 @@ uint64_t PersistentEngine::post(const float* values, float* image, uint32_t flag
     // The kernel is leaving on idle: either it saw this post and drains it, or it did not and
     // we restart it from the first unfinished frame.
     wait_exit();
-    if (mailbox_->done_seq < seq) launch(mailbox_->done_seq + 1);
+    const uint64_t first = first_unfinished();
+    if (first <= seq) launch(first);
   }
   return seq;
 }
 
-bool PersistentEngine::done(uint64_t seq, bool& bad) {
+bool PersistentEngine::finished(uint64_t seq, bool& bad) const {
   const uint64_t d = mailbox_->done[seq % kRing];
   if ((d >> 1) != seq) return false;
   if (cluster_) {
@@ -158,6 +160,21 @@ bool PersistentEngine::done(uint64_t seq, bool& bad) {
   std::atomic_thread_fence(std::memory_order_acquire);
   bad = (d & 1) != 0;
   return true;
+}
+
+bool PersistentEngine::done(uint64_t seq, bool& bad) {
+  if (!finished(seq, bad)) return false;
+  collected_ = std::max(collected_, seq);
+  return true;
+}
+
+uint64_t PersistentEngine::first_unfinished() const {
+  // The kernel finishes frames in order: the first of those after the last collected one whose
+  // done word is not there yet. Its LL entry is still intact (at most kRing − 1 unfinished).
+  uint64_t s = collected_ + 1;
+  bool bad;
+  while (s <= posted_ && finished(s, bad)) ++s;
+  return s;
 }
 
 bool PersistentEngine::wait(uint64_t seq, bool& bad) {
@@ -173,7 +190,7 @@ bool PersistentEngine::wait(uint64_t seq, bool& bad) {
       if (s == cudaSuccess) {
         running_ = false;
         if (done(seq, bad)) return true;
-        launch(mailbox_->done_seq + 1);
+        launch(first_unfinished());
       } else if (s != cudaErrorNotReady) {
         check_cuda(s, "cudaStreamQuery(persistent kernel stream)");
       }

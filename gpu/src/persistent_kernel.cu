@@ -6,22 +6,31 @@
 namespace eit::gpu {
 namespace {
 
-// Thread 0 of blocks other than 0: waits until frame `seq` (or the exit) is relayed.
+// Thread 0 of blocks other than 0: waits until frame `seq` is relayed; returns its image | bad
+// | kRelayExit.
 __device__ uint64_t wait_for_relay(const PersistentParams& p, uint64_t seq) {
-  volatile uint64_t* relay = &p.state->relay_seq;
+  const ulonglong2* relay = reinterpret_cast<const ulonglong2*>(p.state->relay);
+  const uint32_t tag = static_cast<uint32_t>(seq);
   const long long t0 = global_ns();
   unsigned sleep_ns = 0;
   for (;;) {
-    const uint64_t r = *relay;
-    if (r >= seq) return r;
+    const ulonglong2 w = __ldcv(relay);
+    if (static_cast<uint32_t>(w.x >> 32) == tag && static_cast<uint32_t>(w.y >> 32) == tag)
+      return (w.x & 0xffffffffull) | (w.y << 32);
     idle_pause(global_ns() - t0, p.hot_ns, sleep_ns);
   }
 }
 
-__device__ void wait_done(const PersistentParams& p, uint64_t seq) {
+// Block 0, thread 0: relays frame `seq` (image | bad | kRelayExit) once every block finished the
+// frame before it, so that nobody still reads the dv buffer or the relay words being replaced.
+__device__ void relay(const PersistentParams& p, uint64_t seq, uint64_t value) {
   volatile uint64_t* done = &p.state->done_seq;
-  while (*done < seq) {
+  while (*done < seq - 1) {
   }
+  __threadfence();
+  const uint64_t tag = uint64_t{static_cast<uint32_t>(seq)} << 32;
+  __stcg(reinterpret_cast<ulonglong2*>(p.state->relay),
+         make_ulonglong2(tag | (value & 0xffffffffull), tag | (value >> 32)));
 }
 
 template <typename T>
@@ -41,10 +50,7 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
     bool bad;
     if (blockIdx.x == 0) {
       if (block_wait_frame(p, seq, clock, s_dv, s_post, s_cmd, bad) == kExit) {
-        if (threadIdx.x == 0) {
-          wait_done(p, seq - 1);  // nobody may still be reading the previous relay
-          *reinterpret_cast<volatile uint64_t*>(&p.state->relay_seq) = kExitSeq;
-        }
+        if (threadIdx.x == 0) relay(p, seq, kRelayExit);
         return;
       }
       float* dv = p.dv + (seq & 1) * m.ld;
@@ -52,20 +58,15 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
         __stcg(reinterpret_cast<float4*>(dv) + i, reinterpret_cast<const float4*>(s_dv)[i]);
       __threadfence();
       __syncthreads();
-      if (threadIdx.x == 0) {
-        wait_done(p, seq - 1);
-        p.state->relay_image = s_post.image;
-        p.state->relay_bad = bad ? 1u : 0u;
-        __threadfence();
-        *reinterpret_cast<volatile uint64_t*>(&p.state->relay_seq) = seq;
-      }
+      if (threadIdx.x == 0)
+        relay(p, seq, reinterpret_cast<uintptr_t>(s_post.image) | (bad ? kBadFrame : 0u));
     } else {
       if (threadIdx.x == 0) {
         const uint64_t r = wait_for_relay(p, seq);
-        s_cmd = r == kExitSeq ? kExit : kRun;
-        __threadfence();
-        s_post.image = *reinterpret_cast<float* volatile*>(&p.state->relay_image);
-        s_bad = *reinterpret_cast<volatile uint32_t*>(&p.state->relay_bad);
+        s_cmd = (r & kRelayExit) ? kExit : kRun;
+        __threadfence();  // the dv buffer after the relay words
+        s_post.image = reinterpret_cast<float*>(r & ~kRelayExit & ~uint64_t{15});
+        s_bad = static_cast<uint32_t>(r & kBadFrame);
       }
       __syncthreads();
       if (s_cmd == kExit) return;
@@ -82,17 +83,15 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
       __syncthreads();
       block_store(s_post.image, r0, r1, s_out, bad);
     }
-    __threadfence_system();  // this thread's image stores reach the host before the done flag
+    __threadfence_system();  // this thread's image stores reach the host before the done word
     __syncthreads();
     if (threadIdx.x == 0) {
       if (atomicAdd(&p.state->arrive, 1u) == gridDim.x - 1) {
         __threadfence();
         *reinterpret_cast<volatile uint32_t*>(&p.state->arrive) = 0;
-        p.mailbox->done[seq % kRing] = 2 * seq + (bad ? 1u : 0u);
-        __threadfence_system();
-        p.mailbox->done_seq = seq;
-        __threadfence();
+        __threadfence();  // the reset before block 0 may relay the next frame
         *reinterpret_cast<volatile uint64_t*>(&p.state->done_seq) = seq;
+        p.mailbox->done[seq % kRing] = 2 * seq + (bad ? 1u : 0u);
       }
     }
     // s_post / s_bad are rewritten next round only after this barrier.
