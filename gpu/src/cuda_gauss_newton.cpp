@@ -1,6 +1,7 @@
-// CudaGaussNewton (contract: eit/gpu/cuda_gauss_newton.hpp). Self-contained: its own error checks,
-// kernels (cuda_gn_kernels.cu) and cuSOLVER/cuBLAS handles; nothing shared with the
-// difference-imaging backend. Host code only, compiled with the project's C++ flags.
+// CudaGaussNewton (contract: eit/gpu/cuda_gauss_newton.hpp). Self-contained: its own kernels
+// (cuda_gn_kernels.cu) and cuSOLVER/cuBLAS handles, error checks from the header-only
+// solver_check.hpp; nothing linked from the difference-imaging backend. Host code only, compiled
+// with the project's C++ flags.
 #include "eit/gpu/cuda_gauss_newton.hpp"
 
 #include <algorithm>
@@ -16,23 +17,10 @@
 
 #include "cuda_gn_kernels.hpp"
 #include "eit/recon/gn_homogeneous_fit.hpp"
+#include "solver_check.hpp"
 
 namespace eit::gpu {
 namespace {
-
-void ok(cudaError_t s, const char* call) {
-  if (s != cudaSuccess)
-    throw std::runtime_error(fmt::format("gn cuda: {}: {}", call, cudaGetErrorString(s)));
-}
-void ok(cublasStatus_t s, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(fmt::format("gn cuda: {}: cuBLAS status {}", call, int(s)));
-}
-void ok(cusolverStatus_t s, const char* call) {
-  if (s != CUSOLVER_STATUS_SUCCESS)
-    throw std::runtime_error(fmt::format("gn cuda: {}: cuSOLVER status {}", call, int(s)));
-}
-#define GN_CK(call) ok((call), #call)
 
 template <class T>
 struct DeviceArray {

@@ -9,19 +9,6 @@
 
 namespace eit::gpu::detail {
 
-void jac_ok(cudaError_t s, const char* call) {
-  if (s != cudaSuccess)
-    throw std::runtime_error(fmt::format("jac cuda: {}: {}", call, cudaGetErrorString(s)));
-}
-void jac_ok(cublasStatus_t s, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(fmt::format("jac cuda: {}: {}", call, cublasGetStatusString(s)));
-}
-void jac_ok(cusolverStatus_t s, const char* call) {
-  if (s != CUSOLVER_STATUS_SUCCESS)
-    throw std::runtime_error(fmt::format("jac cuda: {}: cuSOLVER status {}", call, int(s)));
-}
-
 namespace {
 
 // Everything or nothing: on a failure the parts made so far are released before the throw.

@@ -15,13 +15,9 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
-namespace eit::gpu::detail {
+#include "solver_check.hpp"  // JAC_CK(call): std::runtime_error("jac cuda: <call>: <reason>")
 
-// std::runtime_error("jac cuda: <call>: <reason>") unless the call succeeded.
-void jac_ok(cudaError_t status, const char* call);
-void jac_ok(cublasStatus_t status, const char* call);
-void jac_ok(cusolverStatus_t status, const char* call);
-#define JAC_CK(call) ::eit::gpu::detail::jac_ok((call), #call)
+namespace eit::gpu::detail {
 
 struct JacSolveContext {
   static constexpr size_t kSlots = 4;
