@@ -61,6 +61,8 @@ __global__ void __launch_bounds__(kThreads) persistent_cluster_kernel(Persistent
     if (threadIdx.x == 0) {
       if (rank == 0) {
         p.mailbox->done[seq % kRing] = 2 * seq + (bad ? 1u : 0u);
+        __threadfence_system();
+        p.mailbox->done_seq = seq;
       } else {
         p.mailbox->block_done[rank] = seq;
       }

@@ -99,8 +99,7 @@ PersistentEngine::~PersistentEngine() {
 
 void PersistentEngine::launch(uint64_t start_seq) {
   std::memset(state_init_, 0, sizeof(PersistentState));
-  const uint64_t tag = uint64_t{static_cast<uint32_t>(start_seq - 1)} << 32;
-  state_init_->relay[0] = state_init_->relay[1] = tag;  // frame start_seq − 1 "relayed"
+  state_init_->relay_seq = start_seq - 1;
   state_init_->done_seq = start_seq - 1;
   mailbox_->exiting = 0;
   mailbox_->stop = 0;
@@ -124,7 +123,7 @@ void PersistentEngine::wait_exit() {
 
 uint64_t PersistentEngine::post(const float* values, float* image, uint32_t flags) {
   const uint64_t seq = ++posted_;
-  if (!running_) launch(first_unfinished());
+  if (!running_) launch(mailbox_->done_seq + 1);
   // The entry's previous frame (seq − kRing) is finished: at most kRing − 1 are unfinished.
   uint64_t* w = ll_ + (seq % kRing) * static_cast<size_t>(ll_words_);
   const uint64_t tag = uint64_t{static_cast<uint32_t>(seq)} << 32;
@@ -144,13 +143,12 @@ uint64_t PersistentEngine::post(const float* values, float* image, uint32_t flag
     // The kernel is leaving on idle: either it saw this post and drains it, or it did not and
     // we restart it from the first unfinished frame.
     wait_exit();
-    const uint64_t first = first_unfinished();
-    if (first <= seq) launch(first);
+    if (mailbox_->done_seq < seq) launch(mailbox_->done_seq + 1);
   }
   return seq;
 }
 
-bool PersistentEngine::finished(uint64_t seq, bool& bad) const {
+bool PersistentEngine::done(uint64_t seq, bool& bad) {
   const uint64_t d = mailbox_->done[seq % kRing];
   if ((d >> 1) != seq) return false;
   if (cluster_) {
@@ -160,21 +158,6 @@ bool PersistentEngine::finished(uint64_t seq, bool& bad) const {
   std::atomic_thread_fence(std::memory_order_acquire);
   bad = (d & 1) != 0;
   return true;
-}
-
-bool PersistentEngine::done(uint64_t seq, bool& bad) {
-  if (!finished(seq, bad)) return false;
-  collected_ = std::max(collected_, seq);
-  return true;
-}
-
-uint64_t PersistentEngine::first_unfinished() const {
-  // The kernel finishes frames in order: the first of those after the last collected one whose
-  // done word is not there yet. Its LL entry is still intact (at most kRing − 1 unfinished).
-  uint64_t s = collected_ + 1;
-  bool bad;
-  while (s <= posted_ && finished(s, bad)) ++s;
-  return s;
 }
 
 bool PersistentEngine::wait(uint64_t seq, bool& bad) {
@@ -190,7 +173,7 @@ bool PersistentEngine::wait(uint64_t seq, bool& bad) {
       if (s == cudaSuccess) {
         running_ = false;
         if (done(seq, bad)) return true;
-        launch(first_unfinished());
+        launch(mailbox_->done_seq + 1);
       } else if (s != cudaErrorNotReady) {
         check_cuda(s, "cudaStreamQuery(persistent kernel stream)");
       }

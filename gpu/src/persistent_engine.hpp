@@ -45,8 +45,6 @@ class PersistentEngine {
 
  private:
   void launch(uint64_t start_seq);
-  bool finished(uint64_t seq, bool& bad) const;  // done() without the bookkeeping
-  uint64_t first_unfinished() const;             // where a relaunched kernel starts
   void wait_exit();  // after `exiting` or stop: waits for the kernel to end
 
   Precision precision_;
@@ -65,7 +63,6 @@ class PersistentEngine {
   PersistentState* state_init_ = nullptr;  // pinned host: what a launch starts from
   float* dv_ = nullptr;                    // device, 2 × ld
   uint64_t posted_ = 0;
-  uint64_t collected_ = 0;  // the last frame done() reported finished
   bool running_ = false;
   uint64_t launches_ = 0;
 };

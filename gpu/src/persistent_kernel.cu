@@ -6,31 +6,22 @@
 namespace eit::gpu {
 namespace {
 
-// Thread 0 of blocks other than 0: waits until frame `seq` is relayed; returns its image | bad
-// | kRelayExit.
+// Thread 0 of blocks other than 0: waits until frame `seq` (or the exit) is relayed.
 __device__ uint64_t wait_for_relay(const PersistentParams& p, uint64_t seq) {
-  const ulonglong2* relay = reinterpret_cast<const ulonglong2*>(p.state->relay);
-  const uint32_t tag = static_cast<uint32_t>(seq);
+  volatile uint64_t* relay = &p.state->relay_seq;
   const long long t0 = global_ns();
   unsigned sleep_ns = 0;
   for (;;) {
-    const ulonglong2 w = __ldcv(relay);
-    if (static_cast<uint32_t>(w.x >> 32) == tag && static_cast<uint32_t>(w.y >> 32) == tag)
-      return (w.x & 0xffffffffull) | (w.y << 32);
+    const uint64_t r = *relay;
+    if (r >= seq) return r;
     idle_pause(global_ns() - t0, p.hot_ns, sleep_ns);
   }
 }
 
-// Block 0, thread 0: relays frame `seq` (image | bad | kRelayExit) once every block finished the
-// frame before it, so that nobody still reads the dv buffer or the relay words being replaced.
-__device__ void relay(const PersistentParams& p, uint64_t seq, uint64_t value) {
+__device__ void wait_done(const PersistentParams& p, uint64_t seq) {
   volatile uint64_t* done = &p.state->done_seq;
-  while (*done < seq - 1) {
+  while (*done < seq) {
   }
-  __threadfence();
-  const uint64_t tag = uint64_t{static_cast<uint32_t>(seq)} << 32;
-  __stcg(reinterpret_cast<ulonglong2*>(p.state->relay),
-         make_ulonglong2(tag | (value & 0xffffffffull), tag | (value >> 32)));
 }
 
 template <typename T>
@@ -50,7 +41,10 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
     bool bad;
     if (blockIdx.x == 0) {
       if (block_wait_frame(p, seq, clock, s_dv, s_post, s_cmd, bad) == kExit) {
-        if (threadIdx.x == 0) relay(p, seq, kRelayExit);
+        if (threadIdx.x == 0) {
+          wait_done(p, seq - 1);  // nobody may still be reading the previous relay
+          *reinterpret_cast<volatile uint64_t*>(&p.state->relay_seq) = kExitSeq;
+        }
         return;
       }
       float* dv = p.dv + (seq & 1) * m.ld;
@@ -58,15 +52,20 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
         __stcg(reinterpret_cast<float4*>(dv) + i, reinterpret_cast<const float4*>(s_dv)[i]);
       __threadfence();
       __syncthreads();
-      if (threadIdx.x == 0)
-        relay(p, seq, reinterpret_cast<uintptr_t>(s_post.image) | (bad ? kBadFrame : 0u));
+      if (threadIdx.x == 0) {
+        wait_done(p, seq - 1);
+        p.state->relay_image = s_post.image;
+        p.state->relay_bad = bad ? 1u : 0u;
+        __threadfence();
+        *reinterpret_cast<volatile uint64_t*>(&p.state->relay_seq) = seq;
+      }
     } else {
       if (threadIdx.x == 0) {
         const uint64_t r = wait_for_relay(p, seq);
-        s_cmd = (r & kRelayExit) ? kExit : kRun;
-        __threadfence();  // the dv buffer after the relay words
-        s_post.image = reinterpret_cast<float*>(r & ~kRelayExit & ~uint64_t{15});
-        s_bad = static_cast<uint32_t>(r & kBadFrame);
+        s_cmd = r == kExitSeq ? kExit : kRun;
+        __threadfence();
+        s_post.image = *reinterpret_cast<float* volatile*>(&p.state->relay_image);
+        s_bad = *reinterpret_cast<volatile uint32_t*>(&p.state->relay_bad);
       }
       __syncthreads();
       if (s_cmd == kExit) return;
@@ -83,15 +82,17 @@ __global__ void __launch_bounds__(kThreads) persistent_kernel(PersistentParams p
       __syncthreads();
       block_store(s_post.image, r0, r1, s_out, bad);
     }
-    __threadfence_system();  // this thread's image stores reach the host before the done word
+    __threadfence_system();  // this thread's image stores reach the host before the done flag
     __syncthreads();
     if (threadIdx.x == 0) {
       if (atomicAdd(&p.state->arrive, 1u) == gridDim.x - 1) {
         __threadfence();
         *reinterpret_cast<volatile uint32_t*>(&p.state->arrive) = 0;
-        __threadfence();  // the reset before block 0 may relay the next frame
-        *reinterpret_cast<volatile uint64_t*>(&p.state->done_seq) = seq;
         p.mailbox->done[seq % kRing] = 2 * seq + (bad ? 1u : 0u);
+        __threadfence_system();
+        p.mailbox->done_seq = seq;
+        __threadfence();
+        *reinterpret_cast<volatile uint64_t*>(&p.state->done_seq) = seq;
       }
     }
     // s_post / s_bad are rewritten next round only after this barrier.

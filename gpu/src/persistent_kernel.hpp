@@ -16,10 +16,9 @@
 //   each block writes its image rows and then its own completion word (block 0: done[s % kRing]
 //   = 2 s + bad; block b: block_done[b] = s). For models whose rows fit a few passes of 16 SMs.
 // - Relay (any number of blocks): block 0 computes dv into device buffer dv[s & 1], waits until
-//   every block finished frame s − 1, then relays s: two tagged words in device memory, like an LL
-//   pair, carrying the image address | bad (| kRelayExit). Every block polls them, computes its
-//   rows, writes them and arrives on a device counter; the last block marks s finished for block
-//   0 (done_seq in device memory) and writes done[s % kRing] = 2 s + bad.
+//   every block finished frame s − 1, then relays s (relay_seq in device memory). Every block
+//   polls relay_seq, computes its rows, writes them and arrives on a device counter; the last
+//   block writes done[s % kRing] = 2 s + bad, then done_seq = s.
 // Idle: polls back off with __nanosleep after hot_ns, and after idle_exit_ns block 0 sets
 // `exiting`, polls the entry once more (Dekker-style with the host's post + fence + read of
 // `exiting`), drains what was posted and exits. stop = 1 exits at once (after the frames in
@@ -35,6 +34,7 @@ namespace eit::gpu {
 
 inline constexpr int kRing = 16;                // frames the host may post ahead of the kernel
 inline constexpr int kMaxClusterBlocks = 16;    // H100/H200 non-portable cluster size
+inline constexpr uint64_t kExitSeq = ~uint64_t{0};
 
 // Words of one LL entry for n_meas values: values padded to even, plus the image address.
 inline int ll_entry_words(int n_meas) { return (n_meas + 1) / 2 * 2 + 2; }
@@ -45,19 +45,19 @@ struct alignas(64) Mailbox {  // mapped host memory
   uint32_t pad0[15];
   // device → host (own cache lines)
   alignas(64) volatile uint64_t done[kRing];  // frame s finished: done[s % kRing] = 2 s + bad
+  volatile uint64_t done_seq;                 // last frame block 0 finished (after done[])
   volatile uint32_t exiting;
   // One cluster: the last frame block b (1 ≤ b < blocks) finished.
   alignas(64) volatile uint64_t block_done[kMaxClusterBlocks];
 };
 
 struct alignas(64) PersistentState {  // device memory, set by the host before each launch
-  // Last frame relayed: {tag | low half, tag | high half} of image | bad | kRelayExit, where the
-  // tag is the frame number's low 32 bits in the high 32 bits of each word.
-  uint64_t relay[2];
-  uint64_t done_seq;  // last frame every block finished
-  uint32_t arrive;    // blocks finished with the current frame
+  uint64_t relay_seq;                 // last frame relayed to every block; kExitSeq: exit
+  uint64_t done_seq;                  // last frame every block finished
+  uint32_t arrive;                    // blocks finished with the current frame
+  uint32_t relay_bad;
+  float* relay_image;
 };
-inline constexpr uint64_t kRelayExit = uint64_t{1} << 63;  // above every device address
 
 struct PersistentParams {
   DeviceModel model;
