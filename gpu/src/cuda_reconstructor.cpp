@@ -143,19 +143,18 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
     // 4096×208 (128 blocks: p50 13.0 µs; 32 blocks: 25 µs). Cluster: 64 rows per block (8 warps ×
     // 8 rows, one L2 round trip at 208 columns), up to 16 blocks. docs/gpu-notes.md.
     using Kernel = CudaOptions::PersistentKernel;
-    const bool cluster = options_.persistent_kernel == Kernel::kCluster ||
-                         (options_.persistent_kernel == Kernel::kAuto &&
-                          m.n_out <= kAutoClusterMaxRows);
+    const bool cluster =
+        options_.persistent_kernel == Kernel::kCluster ||
+        (options_.persistent_kernel == Kernel::kAuto && m.n_out <= kAutoClusterMaxRows);
     const int relay_blocks =
         options_.persistent_blocks > 0 ? options_.persistent_blocks : std::min(groups, sms);
-    const int cluster_blocks =
-        !cluster                         ? 0
-        : options_.persistent_blocks > 0 ? std::min(options_.persistent_blocks, kMaxClusterBlocks)
-                                         : std::clamp((m.n_out + 63) / 64, 1, kMaxClusterBlocks);
-    persistent_ = std::make_unique<PersistentEngine>(options_.precision, m,
-                                                     std::min(relay_blocks, groups * 8),
-                                                     cluster_blocks,
-                                                     options_.persistent_idle_exit_ms);
+    const int cluster_blocks = !cluster ? 0
+                               : options_.persistent_blocks > 0
+                                   ? std::min(options_.persistent_blocks, kMaxClusterBlocks)
+                                   : std::clamp((m.n_out + 63) / 64, 1, kMaxClusterBlocks);
+    persistent_ = std::make_unique<PersistentEngine>(
+        options_.precision, m, std::min(relay_blocks, groups * 8), cluster_blocks,
+        options_.persistent_idle_exit_ms);
   }
   if (model.v_ref.size() > 0)
     matrix_.set_reference(std::span<const double>(model.v_ref.data(), model.v_ref.size()),
@@ -230,8 +229,8 @@ bool CudaReconstructor::submit(std::span<pipeline::FrameSlot* const> batch) {
   const FrameDesc first = describe(*batch[0]);
   if (batch.size() == 1 && persistent_ && persistent_pending_ < kRing - 1 &&
       reinterpret_cast<uintptr_t>(first.image) % 16 == 0) {
-    p.seq = persistent_->post(static_cast<const float*>(batch[0]->values), first.image,
-                              first.flags);
+    p.seq =
+        persistent_->post(static_cast<const float*>(batch[0]->values), first.image, first.flags);
     p.persistent = true;
     ++persistent_pending_;
     ++stats_.persistent_frames;

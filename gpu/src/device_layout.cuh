@@ -196,7 +196,8 @@ __device__ __forceinline__ void block_rows_ilp(const DeviceModel& m, const float
 #pragma unroll
       for (int j = 0; j < kRows; ++j)
 #pragma unroll
-        for (int e = 0; e < V; ++e) acc[j] = fmaf(h[j][1][e], d[1][e], fmaf(h[j][0][e], d[0][e], acc[j]));
+        for (int e = 0; e < V; ++e)
+          acc[j] = fmaf(h[j][1][e], d[1][e], fmaf(h[j][0][e], d[0][e], acc[j]));
     }
 #pragma unroll
     for (int j = 0; j < kRows; ++j) acc[j] = warp_sum(acc[j]);

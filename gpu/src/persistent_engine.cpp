@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "cuda_check.hpp"
-#include "eit/pipeline/reconstructor.hpp"
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/reconstructor.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -59,7 +59,8 @@ PersistentEngine::PersistentEngine(Precision precision, const DeviceModel& model
   if (cluster_) {
     rows_per_block_ = rows_per_block(model.n_out, std::min(cluster_blocks, kMaxClusterBlocks));
     const int n = (model.n_out + rows_per_block_ - 1) / rows_per_block_;
-    cluster_ = prepare_persistent_cluster(precision, n, persistent_smem_bytes(model_, rows_per_block_));
+    cluster_ =
+        prepare_persistent_cluster(precision, n, persistent_smem_bytes(model_, rows_per_block_));
     if (cluster_) blocks_ = n;
   }
   if (!cluster_) {
@@ -106,8 +107,8 @@ void PersistentEngine::launch(uint64_t start_seq) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   EIT_CUDA(cudaMemcpyAsync(state_, state_init_, sizeof(PersistentState), cudaMemcpyHostToDevice,
                            stream_));
-  PersistentParams params{model_,  mailbox_dev_, ll_dev_,         ll_words_, state_,
-                          dv_,     start_seq,    rows_per_block_, kHotNs,    idle_exit_ns_};
+  PersistentParams params{model_, mailbox_dev_, ll_dev_,         ll_words_, state_,
+                          dv_,    start_seq,    rows_per_block_, kHotNs,    idle_exit_ns_};
   if (cluster_)
     launch_persistent_cluster(precision_, params, blocks_, stream_);
   else

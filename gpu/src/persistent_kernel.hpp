@@ -32,8 +32,8 @@
 
 namespace eit::gpu {
 
-inline constexpr int kRing = 16;                // frames the host may post ahead of the kernel
-inline constexpr int kMaxClusterBlocks = 16;    // H100/H200 non-portable cluster size
+inline constexpr int kRing = 16;              // frames the host may post ahead of the kernel
+inline constexpr int kMaxClusterBlocks = 16;  // H100/H200 non-portable cluster size
 inline constexpr uint64_t kExitSeq = ~uint64_t{0};
 
 // Words of one LL entry for n_meas values: values padded to even, plus the image address.

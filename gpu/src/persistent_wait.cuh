@@ -69,8 +69,8 @@ __device__ __forceinline__ float frame_dv(const DeviceModel& m, int i, uint32_t 
 // host, or a non-finite dv); or kExit on stop or idle exit. At most 32 pairs per thread
 // (persistent_max_meas()).
 __device__ __forceinline__ int block_wait_frame(const PersistentParams& p, uint64_t seq,
-                                                IdleClock& clock, float* s_dv,
-                                                PostedImage& s_post, int& s_cmd, bool& bad) {
+                                                IdleClock& clock, float* s_dv, PostedImage& s_post,
+                                                int& s_cmd, bool& bad) {
   const DeviceModel& m = p.model;
   const ulonglong2* entry =
       reinterpret_cast<const ulonglong2*>(p.ll + (seq % kRing) * static_cast<size_t>(p.ll_words));

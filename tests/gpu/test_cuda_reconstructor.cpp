@@ -114,8 +114,8 @@ TEST_CASE("float32 images match the float64 reference for every size, batch size
       auto r = gpu::make_cuda_reconstructor(model, o);
       auto pool = bound_pool(*r, 128);
       const double err = run_and_check(model, *r, *pool, batch_plan(o.max_batch), rng, 1e-5);
-      MESSAGE(fmt::format("{}×{} {}: max relative error {:.2e}", size.n_out, size.n_meas,
-                          path.name, err));
+      MESSAGE(fmt::format("{}×{} {}: max relative error {:.2e}", size.n_out, size.n_meas, path.name,
+                          err));
       check_path_ran(*r, path);
     }
   }

@@ -54,7 +54,11 @@ struct CudaOptions {
   //   p50 6.6 µs); kRelay, any number of blocks, the frame relayed through device memory (9.1
   //   µs); kAuto, kCluster for models of at most 2048 rows where the device runs it, else kRelay.
   //   kCluster falls back to kRelay where the device cannot run the cluster (stats say which ran).
-  enum class PersistentKernel { kAuto, kCluster, kRelay } persistent_kernel = PersistentKernel::kAuto;
+  enum class PersistentKernel {
+    kAuto,
+    kCluster,
+    kRelay
+  } persistent_kernel = PersistentKernel::kAuto;
   // Blocks of the persistent kernel. 0: relay, 32 rows per block, at most one block per SM;
   // cluster, 64 rows per block, at most 16 blocks.
   int persistent_blocks = 0;
