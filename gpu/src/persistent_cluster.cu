@@ -1,8 +1,8 @@
 // The one-cluster persistent kernel (protocol in persistent_kernel.hpp): block 0 waits for the
 // frame and computes dv into its shared memory; the other blocks of the cluster read it there
 // through distributed shared memory. No device-memory relay, no grid-wide counter: each block
-// reports its own rows to the host. H200, 1024×208: p50 6.6 µs against 9.1 for the relay kernel
-// with the same LL entry (docs/gpu-notes.md, run 13).
+// reports its own rows to the host. H200, 1024×208, bench_cuda: p50 7.3 µs against 12.6 for the
+// relay kernel with the same LL entry (docs/gpu-notes.md, run 13).
 #include <cooperative_groups.h>
 
 #include "cuda_check.hpp"

@@ -6,8 +6,8 @@
 // the high 32}: the n_meas values (padded with a tagged 0 to an even count), then the image's
 // address in two words (low half | kBadFrame, high half). Block 0 polls the whole entry, each
 // thread its 16-byte pairs, until every tag matches: one PCIe round trip brings the signal and the
-// values together, where a tag word followed by a read of the values took two (2.4 µs of 11.6 at
-// 1024×208 on the H200, docs/gpu-notes.md). A pair read in one load is consistent word by word
+// values together, where a tag word followed by a read of the values took two (in a probe on the
+// H200, 2.4 µs of 11.6 at 1024×208: docs/gpu-notes.md, run 12). A pair read in one load is consistent word by word
 // (8-byte halves are single copies), and a stale entry carries another tag.
 //
 // Two kernels take it from there:

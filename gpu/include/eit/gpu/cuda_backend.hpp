@@ -51,7 +51,7 @@ struct CudaOptions {
   enum class Mode { kAuto, kLaunch, kPersistent } mode = Mode::kAuto;
   // Which persistent kernel takes single frames: kCluster, one sm_90 thread-block cluster of up
   //   to 16 blocks sharing the frame through distributed shared memory (1024×208 on the H200:
-  //   p50 6.6 µs); kRelay, any number of blocks, the frame relayed through device memory (9.1
+  //   p50 7.3 µs); kRelay, any number of blocks, the frame relayed through device memory (12.6
   //   µs); kAuto, kCluster for models of at most 2048 rows where the device runs it, else kRelay.
   //   kCluster falls back to kRelay where the device cannot run the cluster (stats say which ran).
   enum class PersistentKernel {
