@@ -41,7 +41,9 @@ DenseArray read_mat_variable(const std::filesystem::path& path, const std::strin
   out.shape = {m.rows, m.cols};
   out.real.resize(m.re.size());
   if (!m.im.empty()) out.imag.resize(m.im.size());
-  // MATLAB stores column-major; DenseArray is row-major.
+  // MATLAB stores column-major; DenseArray is row-major. An empty matrix may still claim four
+  // billion rows (× 0 columns): nothing to move, and the loop must not walk them.
+  if (m.re.empty()) return out;
   for (size_t i = 0; i < m.rows; ++i)
     for (size_t j = 0; j < m.cols; ++j) {
       out.real[i * m.cols + j] = m.re[j * m.rows + i];
