@@ -2,17 +2,21 @@
 # Builds the libFuzzer targets (tests/fuzz, one per codec and one per recon file reader) with clang into ./build-fuzz and runs
 # each for N seconds (default 10) on a small seed corpus: generated here, plus pieces cut from
 # ../shared/data/recordings when present. Fails when any target finds a crash, a leak or a hang.
-#   scripts/fuzz.sh [--seconds N] [--jobs J] [target ...]
+#   scripts/fuzz.sh [--seconds N] [--jobs J] [--seed S] [target ...]
+# --seed S fixes libFuzzer's mutation sequence (CI uses it, so a failure there replays here with
+# the same seed); without it each run explores from a fresh random seed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=10
 jobs=2
+seed=0
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --seed) seed="$2"; shift 2 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -123,7 +127,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   [ -d "$seeds/$t" ] && cp -n "$seeds/$t"/* "$corpus"/ 2>/dev/null || true
   log="$build/$t.log"
-  echo "== $t: ${seconds}s"
+  echo "== $t: ${seconds}s, seed $([ "$seed" = 0 ] && echo random || echo "$seed")"
   rc=0
   # libmatio sizes its buffers from the file's header; a forged header makes it calloc terabytes,
   # which glibc answers with NULL (and matio with an error, which our reader reports). ASan would
@@ -135,7 +139,7 @@ for t in "${targets[@]}"; do
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
   ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=2048${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1048576 \
-    -print_final_stats=1 \
+    -print_final_stats=1 -seed="$seed" \
     -artifact_prefix="$build/$t-" "$corpus" >"$log" 2>&1 || rc=$?
   # libFuzzer's RSS watchdog can report out-of-memory and still exit 0: read the log too.
   if [ $rc -eq 0 ] && ! grep -qE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|^SUMMARY: ' "$log"; then
