@@ -84,6 +84,12 @@ __device__ __forceinline__ __half from_float<__half>(float x) {
   return __float2half_rn(x);
 }
 
+// One measurement's dv = ((v − v_ref) − v_ref_lo) · weight: v_ref split in two floats keeps the
+// difference of two nearly equal voltages exact to float32.
+__device__ __forceinline__ float frame_dv(const DeviceModel& m, int i, float v) {
+  return ((v - __ldcg(m.v_ref + i)) - __ldcg(m.v_ref_lo + i)) * __ldcg(m.weight + i);
+}
+
 // dv = (v − v_ref) · weight into dv[0, ld) (padding 0), reading v from `values` (host-mapped or
 // device memory, not cached: the host rewrites slots). Returns, to every thread of the block,
 // whether the frame is bad (flagged, or any dv non-finite). Contains a block barrier.
@@ -104,8 +110,7 @@ __device__ __forceinline__ bool block_prepare(const DeviceModel& m, const float*
     }
   } else {
     for (int i = threadIdx.x; i < m.n_meas; i += blockDim.x) {
-      const float d = ((__ldcv(values + i) - __ldcg(m.v_ref + i)) - __ldcg(m.v_ref_lo + i)) *
-                      __ldcg(m.weight + i);
+      const float d = frame_dv(m, i, __ldcv(values + i));
       bad |= !isfinite(d);
       dv[i] = d;
     }

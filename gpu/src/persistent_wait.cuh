@@ -58,11 +58,6 @@ __device__ __forceinline__ int idle_step(const PersistentParams& p, IdleClock& c
   return kRun;
 }
 
-__device__ __forceinline__ float frame_dv(const DeviceModel& m, int i, uint32_t bits) {
-  return ((__uint_as_float(bits) - __ldcg(m.v_ref + i)) - __ldcg(m.v_ref_lo + i)) *
-         __ldcg(m.weight + i);
-}
-
 // Whole block: polls entry `seq` (each thread its pairs threadIdx.x + j·blockDim.x, keeping those
 // already seen) until every tag matches; then dv, padded with zeros to ld, is in s_dv and the
 // image in s_post. Returns kRun and, to every thread, whether the frame is bad (flagged by the
@@ -93,10 +88,10 @@ __device__ __forceinline__ int block_wait_frame(const PersistentParams& p, uint6
         continue;
       }
       const int k = 2 * i;
-      s_dv[k] = frame_dv(m, k, static_cast<uint32_t>(w.x));
+      s_dv[k] = frame_dv(m, k, __uint_as_float(static_cast<uint32_t>(w.x)));
       non_finite |= !isfinite(s_dv[k]);
       if (k + 1 < m.n_meas) {
-        s_dv[k + 1] = frame_dv(m, k + 1, static_cast<uint32_t>(w.y));
+        s_dv[k + 1] = frame_dv(m, k + 1, __uint_as_float(static_cast<uint32_t>(w.y)));
         non_finite |= !isfinite(s_dv[k + 1]);
       }
     }
