@@ -111,6 +111,22 @@ std::string_view latency_mode_name(LatencyMode mode) noexcept {
   return "?";
 }
 
+std::string_view wake_hold_name(WakeHold hold) noexcept {
+  switch (hold) {
+    case WakeHold::kAuto:
+      return "auto";
+    case WakeHold::kOn:
+      return "on";
+    case WakeHold::kOff:
+      return "off";
+  }
+  return "?";
+}
+
+bool takes_wake_hold(LatencyMode mode, WakeHold hold) noexcept {
+  return hold == WakeHold::kOn || (hold == WakeHold::kAuto && mode == LatencyMode::kSpin);
+}
+
 int stage_cpu(const std::vector<int>& cpus, size_t thread_index) noexcept {
   return cpus.empty() ? -1 : cpus[thread_index % cpus.size()];
 }
@@ -210,7 +226,8 @@ void Pipeline::start() {
   State& s = *state_;
   if (s.started.exchange(true)) return;
   s.started_ns.store(now_ns());
-  if (s.options.latency_mode == LatencyMode::kSpin) s.wake_hold = std::make_unique<CpuWakeHold>();
+  if (takes_wake_hold(s.options.latency_mode, s.options.wake_hold))
+    s.wake_hold = std::make_unique<CpuWakeHold>();
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     SinkLane& lane = *s.lanes[i];
     if (lane.runs_inline) continue;  // the producing thread publishes it (sink_fanout.cpp)

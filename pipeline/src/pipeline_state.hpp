@@ -54,7 +54,7 @@ struct Pipeline::State {
   std::atomic<bool> started{false}, stop_requested{false}, aborted{false};
   std::atomic<bool> source_done{false}, recon_done{false};
   std::atomic<int64_t> started_ns{0};
-  std::unique_ptr<CpuWakeHold> wake_hold;  // spin mode: taken in start(), kept until destruction
+  std::unique_ptr<CpuWakeHold> wake_hold;  // takes_wake_hold(): taken in start(), until destruction
   // PipelineOptions::cpus: per thread index (source 0, reconstructor 1, sink i at 2 + i), what
   // pinning gave: kPinNotTried until the thread starts, then 0 or pthread_setaffinity_np's error.
   static constexpr int kPinNotTried = -1;

@@ -140,13 +140,14 @@ Axes parse_axes(const BenchArgs& a) {
   x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp", "shm"});
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
+  x.wake_holds = checked_list(a.wake_holds, "--cpu-wake-hold", {"auto", "on", "off"});
   x.cpus = parse_cpu_request(a.cpus);
   if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "any")
     throw CommandError(fmt::format("--zmq-io-cpu '{}': expected sink or any", a.zmq_io_cpu));
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.rates.empty() ||
-      x.transports.empty() || x.stages.empty() || x.latency_modes.empty())
+      x.transports.empty() || x.stages.empty() || x.latency_modes.empty() || x.wake_holds.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
   return x;
 }
@@ -159,18 +160,20 @@ std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
         for (const auto& transport : x.transports)
           for (const auto& stages : x.stages)
             for (const auto& mode : x.latency_modes)
-              for (double rate : x.rates) {
-                eit::bench::RunConfig c = base_config(a, m);
-                c.backend = backend;
-                c.batch = batch;
-                c.transport = transport;
-                c.stages = stages;
-                c.latency_mode = mode;
-                c.rate_hz = rate;
-                c.policy = policy_for(a, rate);
-                c.cpu_request = x.cpus;
-                plan.push_back({&m, c});
-              }
+              for (const auto& hold : x.wake_holds)
+                for (double rate : x.rates) {
+                  eit::bench::RunConfig c = base_config(a, m);
+                  c.backend = backend;
+                  c.batch = batch;
+                  c.transport = transport;
+                  c.stages = stages;
+                  c.latency_mode = mode;
+                  c.wake_hold = hold;
+                  c.rate_hz = rate;
+                  c.policy = policy_for(a, rate);
+                  c.cpu_request = x.cpus;
+                  plan.push_back({&m, c});
+                }
   return plan;
 }
 

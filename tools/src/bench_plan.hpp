@@ -30,6 +30,7 @@ struct BenchArgs {
   std::string policy = "auto";
   std::string stages = "auto";
   std::string latency_modes = "balanced";
+  std::string wake_holds = "auto";     // --cpu-wake-hold: auto, on, off (comma-separated)
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
   std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink or any (RunConfig::zmq_io_on_sink_cpu)
   std::string cpus;  // --cpus: LIST or auto (eit/bench/cpu_pinning.hpp); empty: nothing pinned
@@ -57,7 +58,7 @@ struct NamedModel {
 // The axes of the benchmark grid, parsed and checked.
 struct Axes {
   std::vector<NamedModel> models;
-  std::vector<std::string> backends, transports, stages, latency_modes;
+  std::vector<std::string> backends, transports, stages, latency_modes, wake_holds;
   std::vector<size_t> batches;
   std::vector<double> rates;
   eit::bench::CpuRequest cpus;  // the same for every run

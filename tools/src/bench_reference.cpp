@@ -25,8 +25,9 @@ ReferencePlan::ReferencePlan(const std::string& choice, const std::vector<Planne
     bool seen = false;
     for (const auto& s : setups)
       seen = seen || (s.transport == p.config.transport && s.policy == p.config.policy &&
-                      s.latency_mode == p.config.latency_mode && s.rate_hz == p.config.rate_hz &&
-                      s.n_out == p.config.n_out);
+                      s.latency_mode == p.config.latency_mode &&
+                      s.wants_wake_hold() == p.config.wants_wake_hold() &&
+                      s.rate_hz == p.config.rate_hz && s.n_out == p.config.n_out);
     if (seen) continue;
     setups.push_back(p.config);
     seconds += eit::bench::estimated_reference_seconds(p.config);

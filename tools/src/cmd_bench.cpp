@@ -143,6 +143,12 @@ static const eit::cli::RegisterCommand kBench{
                       "CPUs out of deep idle states where /dev/cpu_dma_latency is writable and, "
                       "with --cpus, puts ZeroMQ's I/O threads on the sink's CPU (--zmq-io-cpu)")
           ->capture_default_str();
+      cmd->add_option("--cpu-wake-hold", args->wake_holds,
+                      "Keep CPUs out of deep idle during each run (as `eitstream run "
+                      "--cpu-wake-hold`): auto (spin runs only), on, off (comma-separated); the "
+                      "bare ZeroMQ reference of a run takes the hold when the run does. Labels "
+                      "say 'hold' or 'nohold' where it differs from the mode's default")
+          ->capture_default_str();
       cmd->add_option(
              "--zmq-reference", args->zmq_reference,
              fmt::format("Bare ZeroMQ beside each run set-up: a plain send loop with the runs' "

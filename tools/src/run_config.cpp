@@ -49,6 +49,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("source_timeout", "--source-timeout", c.source_timeout);
   f("latency_mode", "--latency-mode", c.latency_mode);
   f("stages", "--stages", c.stages);
+  f("cpu_wake_hold", "--cpu-wake-hold", c.cpu_wake_hold);
   f("cpus", "--cpus", c.cpus);
   f("cpu_threads", "--cpu-threads", c.cpu_threads);
   f("curve_secret", "--curve-secret", c.curve_secret);

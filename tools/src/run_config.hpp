@@ -41,6 +41,7 @@ struct RunConfig {
   std::string monitor;      // also publish images PUB/live here (beside a lossless PUSH); "" = no
   std::string latency_mode = "balanced";  // spin | balanced | idle (how stages wait for work)
   std::string stages = "auto";            // auto | pipelined | run-to-completion
+  std::string cpu_wake_hold = "auto";     // auto (spin only) | on | off: keep CPUs out of deep idle
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
   uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
   // Security (run_security.hpp, docs/security.md): file names, never keys themselves.

@@ -64,6 +64,8 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
 
   const bool tty = isatty(fileno(stderr));
   pipe.start();
+  if (const std::string hold = pipe.stats().cpu_wake_hold; !hold.empty() && !c.quiet)
+    fmt::print(stderr, "eitstream: CPU wake-up hold: {}\n", hold);
   StatusLine status(pipe);
   const int64_t t0 = pipeline::now_ns();
   int64_t next_status = t0 + 500'000'000;

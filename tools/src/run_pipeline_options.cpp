@@ -11,7 +11,7 @@
 namespace eit::cli {
 namespace {
 
-// --latency-mode, --stages and --cpus onto the pipeline's options.
+// --latency-mode, --stages, --cpu-wake-hold and --cpus onto the pipeline's options.
 void apply_latency_options(const RunConfig& c, pipeline::PipelineOptions& o) {
   if (c.latency_mode == "spin")
     o.latency_mode = pipeline::LatencyMode::kSpin;
@@ -31,6 +31,15 @@ void apply_latency_options(const RunConfig& c, pipeline::PipelineOptions& o) {
   else
     throw CommandError(
         fmt::format("--stages '{}': expected auto, pipelined or run-to-completion", c.stages));
+  if (c.cpu_wake_hold == "auto")
+    o.wake_hold = pipeline::WakeHold::kAuto;
+  else if (c.cpu_wake_hold == "on")
+    o.wake_hold = pipeline::WakeHold::kOn;
+  else if (c.cpu_wake_hold == "off")
+    o.wake_hold = pipeline::WakeHold::kOff;
+  else
+    throw CommandError(
+        fmt::format("--cpu-wake-hold '{}': expected auto, on or off", c.cpu_wake_hold));
   o.cpus = parse_cpu_list(c.cpus);
 }
 

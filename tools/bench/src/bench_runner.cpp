@@ -81,6 +81,9 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   options.latency_mode = config.latency_mode == "spin"   ? pipeline::LatencyMode::kSpin
                          : config.latency_mode == "idle" ? pipeline::LatencyMode::kIdle
                                                          : pipeline::LatencyMode::kBalanced;
+  options.wake_hold = config.wake_hold == "on"    ? pipeline::WakeHold::kOn
+                      : config.wake_hold == "off" ? pipeline::WakeHold::kOff
+                                                  : pipeline::WakeHold::kAuto;
   if (model.v_ref.size() == 0) {
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;

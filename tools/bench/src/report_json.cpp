@@ -54,6 +54,7 @@ json run_json(const RunResult& r) {
               {"layout", c.layout},
               {"latency_mode", c.latency_mode},
               {"pattern", c.pattern},
+              {"wake_hold", c.wake_hold},
               {"cpu_wake_hold", c.cpu_wake_hold},
               {"cpu_threads", c.cpu_threads},
               {"cpus", std::move(cpus)}};

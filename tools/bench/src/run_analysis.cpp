@@ -32,8 +32,14 @@ std::string RunConfig::label() const {
   if (stages != "auto")
     label += " " + (stages == "run-to-completion" ? std::string("rtc") : stages);
   if (latency_mode != "balanced") label += " " + latency_mode;
+  if (wants_wake_hold() != (latency_mode == "spin"))
+    label += wants_wake_hold() ? " hold" : " nohold";
   if (backend == "cpu" && cpu_threads > 1) label += fmt::format(" {}t", cpu_threads);
   return label;
+}
+
+bool RunConfig::wants_wake_hold() const noexcept {
+  return wake_hold == "on" || (wake_hold == "auto" && latency_mode == "spin");
 }
 
 std::string_view interval_name(size_t index) noexcept {

@@ -128,7 +128,7 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
   std::vector<float> image(run.n_out, 0.5f);
   std::vector<int64_t> sent_ns(total, 0);
   std::optional<pipeline::CpuWakeHold> wake_hold;
-  if (spin) {
+  if (ref.wake_hold) {  // as the runs' pipeline takes it (system-wide: the receiver too)
     wake_hold.emplace();
     ref.cpu_wake_hold = wake_hold->describe();
   }
@@ -163,9 +163,9 @@ double estimated_reference_seconds(const RunConfig& run) noexcept {
 
 bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
   return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
-         ref.latency_mode == run.latency_mode && ref.rate_hz == run.rate_hz &&
-         ref.n_out == run.n_out && ref.frames == run.frames && ref.warmup == run.warmup &&
-         sender_cpu(ref) == cpu_of(run.cpus, "source") &&
+         ref.latency_mode == run.latency_mode && ref.wake_hold == run.wants_wake_hold() &&
+         ref.rate_hz == run.rate_hz && ref.n_out == run.n_out && ref.frames == run.frames &&
+         ref.warmup == run.warmup && sender_cpu(ref) == cpu_of(run.cpus, "source") &&
          receiver_cpu(ref) == cpu_of(run.cpus, "subscriber");
 }
 
@@ -175,6 +175,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   ref.transport = run.transport;
   ref.pattern = pattern_of(run);
   ref.latency_mode = run.latency_mode;
+  ref.wake_hold = run.wants_wake_hold();
   ref.rate_hz = run.rate_hz;
   ref.n_out = run.n_out;
   ref.frames = run.frames;
@@ -197,7 +198,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   const std::vector<float> payload(run.n_out, 0.5f);
   std::vector<int64_t> sent_ns(total, 0);
   std::optional<pipeline::CpuWakeHold> wake_hold;
-  if (spin) {
+  if (ref.wake_hold) {  // as the runs' pipeline takes it (system-wide: the receiver too)
     wake_hold.emplace();
     ref.cpu_wake_hold = wake_hold->describe();
   }

@@ -160,6 +160,7 @@ json zmq_reference_json(const BenchReport& report) {
                     {"measured", r.measured},
                     {"lost", r.lost},
                     {"delivered_fps", r.delivered_fps},
+                    {"wake_hold", r.wake_hold},
                     {"cpu_wake_hold", r.cpu_wake_hold},
                     {"cpus", thread_cpus_json(r.cpus)},
                     {"one_way", latency_summary_json(r.one_way)}});

@@ -34,8 +34,9 @@
 // (yielding) from 80 µs before to 60 µs after each next frame's expected arrival (ArrivalWindow,
 // from the enqueue stamps), so a paced frame costs no wake-up (stats().frames_met_polling).
 // kSpin also takes a CpuWakeHold (cpu_wake_hold.hpp) from start() until destruction, so threads
-// outside the pipeline that do sleep (libzmq's I/O threads) wake fast too; stats().cpu_wake_hold
-// says whether the system granted it.
+// outside the pipeline that do sleep (libzmq's I/O threads) wake fast too; PipelineOptions::
+// wake_hold takes it in the other modes as well (kOn) or never (kOff); stats().cpu_wake_hold
+// says whether it was asked for and whether the system granted it.
 //
 // Stop: request_stop() (any thread) stops the source; every frame already received is still
 // reconstructed and handed to the sinks, then the sinks end their series and the threads exit.
@@ -80,6 +81,16 @@ StageLayout resolve_layout(StageLayout asked, const Reconstructor& backend,
                            const Source& source) noexcept;
 std::string_view latency_mode_name(LatencyMode mode) noexcept;  // "spin", "balanced", "idle"
 
+// Whether the pipeline keeps every CPU out of deep idle while it runs (CpuWakeHold). kAuto: in
+// kSpin only. kOn: in any mode. Threads that sleep (stages in balanced mode, libzmq's I/O
+// threads, a subscriber on the same host) then wake without a C-state exit or, in a virtual
+// machine, without a halted vCPU's wake-up through the hypervisor: on the 2-core VM at 1 kHz,
+// end to end p50 198–221 → 126–135 µs (docs/benchmarks.md). The price: idle CPUs poll instead of
+// halting while the pipeline runs (power; a VM's vCPUs stay busy on the host). kOff: never.
+enum class WakeHold { kAuto, kOn, kOff };
+std::string_view wake_hold_name(WakeHold hold) noexcept;  // "auto", "on", "off"
+bool takes_wake_hold(LatencyMode mode, WakeHold hold) noexcept;
+
 struct PipelineOptions {
   Policy policy = Policy::kLossless;
   size_t queue_capacity = 256;     // the input queue (rounded up to a power of two)
@@ -92,6 +103,7 @@ struct PipelineOptions {
   int64_t read_timeout_ms = 50;    // longest a source read blocks before the stop flag is checked
   int64_t max_idle_sleep_us = 50;  // unused since stages wait on doorbells; kept for callers
   LatencyMode latency_mode = LatencyMode::kBalanced;
+  WakeHold wake_hold = WakeHold::kAuto;
   int64_t spin_ns = 30'000;  // kBalanced: how long a stage polls before it sleeps
   StageLayout stages = StageLayout::kAuto;
   // Pin stage threads (source 0, reconstructor 1, sink i at 2 + i) to cpus[index % size]; empty:

@@ -91,7 +91,7 @@ struct PipelineStats {
   std::vector<SinkQueueStats> sink_queues;  // one per sink, in the same order
   std::string layout;                       // "pipelined" or "run-to-completion"
   std::string latency_mode;                 // "spin", "balanced" or "idle"
-  std::string cpu_wake_hold;  // spin: whether CPUs are kept out of deep idle (CpuWakeHold)
+  std::string cpu_wake_hold;  // CpuWakeHold taken or why not; empty: not asked (takes_wake_hold)
   std::vector<StageThreadCpu> thread_cpus;  // threads that started, when cpus were given
   std::array<LatencySummary, kSpanCount> latency{};
   LatencySummary sink_call;  // time inside the first sink's publish() per frame

@@ -53,7 +53,8 @@ struct ZmqReference {
   size_t lost = 0;            // measured-window messages sent but never received
   LatencySummary one_way;     // send → receive, ns
   double delivered_fps = 0;   // measured messages over first send → last receive
-  std::string cpu_wake_hold;  // spin: the sender's CpuWakeHold, held or why not
+  bool wake_hold = false;     // the runs' RunConfig::wants_wake_hold(): the sender takes one too
+  std::string cpu_wake_hold;  // the sender's CpuWakeHold, held or why not ("": not asked)
   // --cpus: the sender on the runs' source CPU, the receiver on their subscriber's (else empty).
   std::vector<ThreadCpu> cpus;
 };
@@ -66,8 +67,8 @@ struct BenchReport {
   std::string zmq_reference_skipped;  // non-empty: why there are none (--zmq-reference)
 };
 
-// The reference with the run's set-up (transport, pattern, latency mode, rate, image size,
-// frames, warm-up), or nullptr.
+// The reference with the run's set-up (transport, pattern, latency mode, wake hold, rate, image
+// size, frames, warm-up), or nullptr.
 const ZmqReference* reference_for(const BenchReport& report, const RunConfig& run) noexcept;
 // The reference block: each reference, then each run's end to end and published→subscribed next
 // to its reference, with ratios; "" when there is nothing to show.

@@ -44,7 +44,8 @@ struct RunConfig {
   std::string latency_mode = "balanced";  // how stages wait: spin, balanced, idle
   std::string layout;                     // the layout the run actually used (auto resolved)
   std::string pattern;                    // "pub" (live) or "push" (lossless)
-  std::string cpu_wake_hold;              // spin: the pipeline's CpuWakeHold, held or why not
+  std::string wake_hold = "auto";         // --cpu-wake-hold asked: auto (spin only), on, off
+  std::string cpu_wake_hold;              // the pipeline's CpuWakeHold, held or why not ("": none)
   CpuRequest cpu_request;                 // --cpus (cpu_pinning.hpp); none: nothing pinned
   std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
   // Spin mode over ZeroMQ with --cpus: both ends' I/O threads on the sink thread's CPU (the
@@ -52,6 +53,8 @@ struct RunConfig {
   bool zmq_io_on_sink_cpu = true;
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
+  // Whether the run keeps CPUs out of deep idle (pipeline::takes_wake_hold of its mode and hold).
+  bool wants_wake_hold() const noexcept;
 };
 
 // Counters the pipeline and its stages keep themselves (whole run, warm-up included).
