@@ -45,7 +45,8 @@ struct alignas(64) Mailbox {  // mapped host memory
   uint32_t pad0[15];
   // device → host (own cache lines)
   alignas(64) volatile uint64_t done[kRing];  // frame s finished: done[s % kRing] = 2 s + bad
-  volatile uint64_t done_seq;  // last frame finished, after done[] (cluster: block 0; relay: last block)
+  // The last frame finished, written after done[] (cluster: by block 0; relay: the last block).
+  volatile uint64_t done_seq;
   volatile uint32_t exiting;
   // One cluster: the last frame block b (1 ≤ b < blocks) finished.
   alignas(64) volatile uint64_t block_done[kMaxClusterBlocks];
