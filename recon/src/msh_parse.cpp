@@ -136,8 +136,11 @@ void read_nodes(Lexer& lx, RawMsh& out) {
       lx.number<int>(s, "entityTag");
       const int parametric = lx.number<int>(s, "parametric");
       const long n = lx.number<long>(s, "numNodesInBlock");
-      std::vector<std::size_t> tags(static_cast<size_t>(n));
-      for (auto& t : tags) t = lx.number<std::size_t>(s, "node tag");
+      if (n < 0) lx.fail(s, "numNodesInBlock", fmt::format("'{}'", n), "a count ≥ 0");
+      // The count is the file's claim: the list grows with the tags actually there, so a forged
+      // count ends at the end of the file, not in a 30 GB allocation (found by fuzz_recon_msh).
+      std::vector<std::size_t> tags;
+      for (long i = 0; i < n; ++i) tags.push_back(lx.number<std::size_t>(s, "node tag"));
       for (std::size_t t : tags) {
         const double x = lx.number<double>(s, "x"), y = lx.number<double>(s, "y");
         lx.number<double>(s, "z");

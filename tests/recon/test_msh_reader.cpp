@@ -170,6 +170,15 @@ TEST_CASE(".msh errors name the file, line and field") {
             .find("element type 3") != std::string::npos);
   CHECK(error_of("trunc.msh", head + "$Nodes\n2\n1 0 0 0\n").find("end of file") !=
         std::string::npos);
+  // 4.1 node blocks: a forged count meets the end of the file (found by fuzz_recon_msh: 3.9e9
+  // nodes claimed in a 600-byte file made the reader allocate 31 GB up front).
+  const std::string head41 = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
+  CHECK(error_of("forged41.msh", head41 + "$Nodes\n1 2 1 2\n2 1 0 3879532511\n1\n2\n")
+            .find("forged41.msh:9: $Nodes: node tag end of file: expected more data") !=
+        std::string::npos);
+  CHECK(error_of("negative41.msh", head41 + "$Nodes\n1 2 1 2\n2 1 0 -5\n$EndNodes\n")
+            .find("negative41.msh:6: $Nodes: numNodesInBlock '-5': expected a count ≥ 0") !=
+        std::string::npos);
 }
 
 TEST_CASE("files Gmsh itself writes (2.2 and 4.1) read back as the generated mesh") {
