@@ -123,6 +123,12 @@ std::string_view wake_hold_name(WakeHold hold) noexcept {
   return "?";
 }
 
+std::optional<WakeHold> wake_hold_from_name(std::string_view name) noexcept {
+  for (WakeHold hold : {WakeHold::kAuto, WakeHold::kOn, WakeHold::kOff})
+    if (wake_hold_name(hold) == name) return hold;
+  return std::nullopt;
+}
+
 bool takes_wake_hold(LatencyMode mode, WakeHold hold) noexcept {
   return hold == WakeHold::kOn || (hold == WakeHold::kAuto && mode == LatencyMode::kSpin);
 }

@@ -67,7 +67,8 @@ Outcome run_with(LatencyMode mode, WakeHold hold) {
 
 }  // namespace
 
-TEST_CASE("takes_wake_hold: auto with spin only, on in every mode, off never") {
+TEST_CASE(
+    "takes_wake_hold: auto with spin only, on in every mode, off never, and the names read back") {
   using eit::pipeline::takes_wake_hold;
   for (LatencyMode mode : {LatencyMode::kSpin, LatencyMode::kBalanced, LatencyMode::kIdle}) {
     CAPTURE(eit::pipeline::latency_mode_name(mode));
@@ -76,6 +77,9 @@ TEST_CASE("takes_wake_hold: auto with spin only, on in every mode, off never") {
     CHECK_FALSE(takes_wake_hold(mode, WakeHold::kOff));
   }
   CHECK(eit::pipeline::wake_hold_name(WakeHold::kOn) == "on");
+  for (WakeHold hold : {WakeHold::kAuto, WakeHold::kOn, WakeHold::kOff})
+    CHECK(eit::pipeline::wake_hold_from_name(eit::pipeline::wake_hold_name(hold)) == hold);
+  CHECK_FALSE(eit::pipeline::wake_hold_from_name("sometimes").has_value());
 }
 
 TEST_CASE("wake_hold on keeps every CPU's wake-up latency at 0 while a balanced pipeline runs") {

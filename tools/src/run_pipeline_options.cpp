@@ -1,6 +1,7 @@
 // RunConfig → PipelineOptions (run_pipeline_options.hpp).
 #include "run_pipeline_options.hpp"
 
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -31,15 +32,11 @@ void apply_latency_options(const RunConfig& c, pipeline::PipelineOptions& o) {
   else
     throw CommandError(
         fmt::format("--stages '{}': expected auto, pipelined or run-to-completion", c.stages));
-  if (c.cpu_wake_hold == "auto")
-    o.wake_hold = pipeline::WakeHold::kAuto;
-  else if (c.cpu_wake_hold == "on")
-    o.wake_hold = pipeline::WakeHold::kOn;
-  else if (c.cpu_wake_hold == "off")
-    o.wake_hold = pipeline::WakeHold::kOff;
-  else
+  const std::optional<pipeline::WakeHold> hold = pipeline::wake_hold_from_name(c.cpu_wake_hold);
+  if (!hold)
     throw CommandError(
         fmt::format("--cpu-wake-hold '{}': expected auto, on or off", c.cpu_wake_hold));
+  o.wake_hold = *hold;
   o.cpus = parse_cpu_list(c.cpus);
 }
 

@@ -78,12 +78,8 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   options.stages = config.stages == "pipelined"           ? pipeline::StageLayout::kPipelined
                    : config.stages == "run-to-completion" ? pipeline::StageLayout::kRunToCompletion
                                                           : pipeline::StageLayout::kAuto;
-  options.latency_mode = config.latency_mode == "spin"   ? pipeline::LatencyMode::kSpin
-                         : config.latency_mode == "idle" ? pipeline::LatencyMode::kIdle
-                                                         : pipeline::LatencyMode::kBalanced;
-  options.wake_hold = config.wake_hold == "on"    ? pipeline::WakeHold::kOn
-                      : config.wake_hold == "off" ? pipeline::WakeHold::kOff
-                                                  : pipeline::WakeHold::kAuto;
+  options.latency_mode = config.pipeline_latency_mode();
+  options.wake_hold = config.pipeline_wake_hold();
   if (model.v_ref.size() == 0) {
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;

@@ -38,8 +38,18 @@ std::string RunConfig::label() const {
   return label;
 }
 
+pipeline::LatencyMode RunConfig::pipeline_latency_mode() const noexcept {
+  return latency_mode == "spin"   ? pipeline::LatencyMode::kSpin
+         : latency_mode == "idle" ? pipeline::LatencyMode::kIdle
+                                  : pipeline::LatencyMode::kBalanced;
+}
+
+pipeline::WakeHold RunConfig::pipeline_wake_hold() const noexcept {
+  return pipeline::wake_hold_from_name(wake_hold).value_or(pipeline::WakeHold::kAuto);
+}
+
 bool RunConfig::wants_wake_hold() const noexcept {
-  return wake_hold == "on" || (wake_hold == "auto" && latency_mode == "spin");
+  return pipeline::takes_wake_hold(pipeline_latency_mode(), pipeline_wake_hold());
 }
 
 std::string_view interval_name(size_t index) noexcept {

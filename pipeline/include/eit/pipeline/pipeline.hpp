@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -89,6 +90,7 @@ std::string_view latency_mode_name(LatencyMode mode) noexcept;  // "spin", "bala
 // halting while the pipeline runs (power; a VM's vCPUs stay busy on the host). kOff: never.
 enum class WakeHold { kAuto, kOn, kOff };
 std::string_view wake_hold_name(WakeHold hold) noexcept;  // "auto", "on", "off"
+std::optional<WakeHold> wake_hold_from_name(std::string_view name) noexcept;  // its inverse
 bool takes_wake_hold(LatencyMode mode, WakeHold hold) noexcept;
 
 struct PipelineOptions {

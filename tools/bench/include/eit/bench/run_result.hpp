@@ -25,6 +25,7 @@
 #include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/latency_summary.hpp"
 #include "eit/bench/stamp_recorder.hpp"
+#include "eit/pipeline/pipeline.hpp"
 
 namespace eit::bench {
 
@@ -53,7 +54,10 @@ struct RunConfig {
   bool zmq_io_on_sink_cpu = true;
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
-  // Whether the run keeps CPUs out of deep idle (pipeline::takes_wake_hold of its mode and hold).
+  // latency_mode and wake_hold as the pipeline's options (bench_plan checked the names).
+  pipeline::LatencyMode pipeline_latency_mode() const noexcept;
+  pipeline::WakeHold pipeline_wake_hold() const noexcept;
+  // Whether the run keeps CPUs out of deep idle (pipeline::takes_wake_hold).
   bool wants_wake_hold() const noexcept;
 };
 
