@@ -70,6 +70,7 @@ void deliver(Pipeline::State& s, FrameSlot* f) noexcept {
   for (auto& lane_ptr : s.lanes) {
     if (!lane_ptr->runs_inline) continue;
     hand_to_sink(*lane_ptr, SinkItem{f, 0});  // never misses a frame: nothing to carry over
+    lane_ptr->sink.flush();
     ++unused;  // the fan-out's own reference covered the call
   }
   for (auto& lane_ptr : s.lanes) {
@@ -129,9 +130,9 @@ void run_sink_lane(Pipeline::State& s, SinkLane& lane) noexcept {
     if (lane.queue.try_pop(item)) {
       lane.room.ring();
       publish_one(s, lane, item);
-    } else if (s.recon_done.load(std::memory_order_acquire) && lane.queue.empty_approx()) {
-      break;
     } else {
+      lane.sink.flush();  // nothing else is waiting: what the sink gathered goes now
+      if (s.recon_done.load(std::memory_order_acquire) && lane.queue.empty_approx()) break;
       // Yielding polls: the sink's helper threads may share this CPU (ZmqPublisher's I/O
       // thread does when placed on it), and the message just handed over waits for them.
       s.wait(

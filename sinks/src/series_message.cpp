@@ -99,7 +99,8 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
       {"source", info.source},
       {"rate_hz", info.rate_hz},
       {"policy", info.policy},
-      {"repeat_interval_s", info.interval_s}};
+      {"repeat_interval_s", info.interval_s},
+      {"publish_batch", info.publish_batch}};
   return msg.dump();
 }
 

@@ -1,6 +1,7 @@
 #include "eit/sinks/zmq_publisher.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -9,6 +10,7 @@
 
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header_fill.hpp"
 #include "eit/sinks/zap_authenticator.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"
@@ -36,8 +38,17 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
   const char* kind = push ? "PUSH" : "PUB";
   if (options_.series.series_id == 0) options_.series.series_id = random_series_id();
   options_.series.policy = options_.lossless ? "lossless" : "live";
+  if (options_.publish_batch < 1 || options_.publish_batch > kMaxImageBatch)
+    throw std::runtime_error(fmt::format("{} '{}': publish batch {}: expected 1 to {} images", kind,
+                                         options_.endpoint, options_.publish_batch,
+                                         kMaxImageBatch));
   payload_bytes_ = model.n_out() * sizeof(float);
-  const size_t slot_bytes = sizeof(ImageHeader) + payload_bytes_;
+  options_.publish_batch = std::clamp<size_t>(
+      kMaxBatchPayloadBytes / std::max<size_t>(payload_bytes_, 1), 1, options_.publish_batch);
+  options_.series.publish_batch = options_.publish_batch;
+  // A slot: publish_batch headers, then publish_batch payloads (each part of a message is one
+  // contiguous range).
+  const size_t slot_bytes = options_.publish_batch * (sizeof(ImageHeader) + payload_bytes_);
   size_t slots = options_.pool_slots;
   if (slots == 0) {
     slots = 2 * static_cast<size_t>(std::max(options_.send_hwm, 1)) + 64;
@@ -76,7 +87,8 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
     throw std::runtime_error(
         fmt::format("cannot bind {} socket to '{}': {}", kind, options_.endpoint, e.what()));
   }
-  image_topic_ = fmt::format("eit/{}/img", options_.series.stream);
+  image_topic_ = fmt::format("eit/{}{}", options_.series.stream, kImageTopicSuffix);
+  batch_topic_ = fmt::format("eit/{}{}", options_.series.stream, kImageBatchTopicSuffix);
   series_topic_ = fmt::format("eit/{}/series", options_.series.stream);
   series_json_ = series_json(model, options_.series);
   header_template_ = image_header_template(model, options_.series.series_id);
@@ -98,7 +110,7 @@ ZmqPublisher::~ZmqPublisher() {
 
 // Sends one multipart message; on any failure the parts not sent are closed (returning their
 // pool slot). Lossless: waits on EAGAIN until abort().
-bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n) noexcept {
+bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n, uint64_t images) noexcept {
   const bool wait = options_.lossless && !aborted_.load(std::memory_order_relaxed);
   const auto base = wait ? zmq::send_flags::none : zmq::send_flags::dontwait;
   pipeline::Backoff backoff(std::chrono::microseconds(1000));
@@ -115,7 +127,7 @@ bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n) noexcept {
       // EAGAIN: the peer's queue is full (or, for PUSH, there is no peer yet). Multipart
       // messages are atomic, so this only happens on the first part.
       if (!options_.lossless || aborted_.load(std::memory_order_relaxed)) {
-        bump(dropped_);
+        bump(dropped_, images);
         for (size_t j = i; j < n; ++j) parts[j].rebuild();
         return false;
       }
@@ -139,11 +151,8 @@ bool ZmqPublisher::send_series(const std::string& json, bool lend) noexcept {
     } else {
       parts[1] = zmq::message_t(json.data(), json.size());
     }
-    const auto before = dropped_.load(std::memory_order_relaxed);
-    const bool ok = send_message(parts, 2);
-    // A series message that does not go out is not an image: keep it out of the drop count.
-    dropped_.store(before, std::memory_order_relaxed);
-    return ok;
+    // A series message that does not go out is not an image: not in the drop count.
+    return send_message(parts, 2, 0);
   } catch (const zmq::error_t&) {
     bump(errors_);
     return false;
@@ -164,29 +173,53 @@ void ZmqPublisher::begin() noexcept {
 void ZmqPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
   const ImageHeader h = image_header_for(header_template_, frame);
   guard(h.t_published_ns);  // stamped by the sink thread just before this call
-  const int64_t slot = pool_->acquire();
-  bool ok;
-  if (slot >= 0) {
-    // Topic and header are constant messages (no free callback, no allocation); the payload's
-    // free callback returns the slot once every copy (one per subscriber) is sent or dropped,
-    // which libzmq does after the parts before it.
-    std::byte* buf = pool_->data(static_cast<uint32_t>(slot));
-    std::memcpy(buf, &h, sizeof h);
-    std::memcpy(buf + sizeof h, frame.image, payload_bytes_);
-    zmq::message_t parts[3] = {
-        zmq::message_t(image_topic_.data(), image_topic_.size(), nullptr, nullptr),
-        zmq::message_t(buf, sizeof h, nullptr, nullptr),
-        zmq::message_t(buf + sizeof h, payload_bytes_, &FrameBufferPool::free_callback,
-                       pool_->ticket(static_cast<uint32_t>(slot)))};
-    ok = send_message(parts, 3);
-  } else {
-    bump(copied_);
-    zmq::message_t parts[3] = {zmq::message_t(image_topic_.data(), image_topic_.size()),
-                               zmq::message_t(&h, sizeof h),
-                               zmq::message_t(frame.image, payload_bytes_)};
-    ok = send_message(parts, 3);
+  if (batch_slot_ < 0) batch_slot_ = pool_->acquire();
+  if (batch_slot_ < 0) {
+    send_copy(h, frame.image);
+    return;
   }
-  if (ok) bump(sent_);
+  std::byte* buf = pool_->data(static_cast<uint32_t>(batch_slot_));
+  std::memcpy(buf + batch_count_ * sizeof h, &h, sizeof h);
+  std::memcpy(buf + options_.publish_batch * sizeof h + batch_count_ * payload_bytes_, frame.image,
+              payload_bytes_);
+  if (++batch_count_ == options_.publish_batch) flush();
+}
+
+void ZmqPublisher::flush() noexcept {
+  if (batch_count_ == 0) return;
+  const auto slot = static_cast<uint32_t>(batch_slot_);
+  const size_t n = batch_count_;
+  batch_slot_ = -1;
+  batch_count_ = 0;
+  std::byte* buf = pool_->data(slot);
+  if (n > 1) {
+    // The batch leaves now: its images were handed to the socket at this time, not when each
+    // one joined the batch.
+    const int64_t t = pipeline::now_ns(), wall = pipeline::wall_ns();
+    for (size_t i = 0; i < n; ++i) {
+      std::byte* h = buf + i * sizeof(ImageHeader);
+      std::memcpy(h + offsetof(ImageHeader, t_published_ns), &t, sizeof t);
+      std::memcpy(h + offsetof(ImageHeader, t_published_wall_ns), &wall, sizeof wall);
+    }
+  }
+  // Topic and headers are constant messages (no free callback, no allocation); the payloads'
+  // free callback returns the slot once every copy (one per subscriber) is sent or dropped,
+  // which libzmq does after the parts before it.
+  std::string& topic = n > 1 ? batch_topic_ : image_topic_;
+  zmq::message_t parts[3] = {
+      zmq::message_t(topic.data(), topic.size(), nullptr, nullptr),
+      zmq::message_t(buf, n * sizeof(ImageHeader), nullptr, nullptr),
+      zmq::message_t(buf + options_.publish_batch * sizeof(ImageHeader), n * payload_bytes_,
+                     &FrameBufferPool::free_callback, pool_->ticket(slot))};
+  if (send_message(parts, 3, n)) bump(sent_, n);
+}
+
+// Every slot is lent out (so no batch is open): this frame goes by copy, on its own.
+void ZmqPublisher::send_copy(const ImageHeader& h, const float* image) noexcept {
+  bump(copied_);
+  zmq::message_t parts[3] = {zmq::message_t(image_topic_.data(), image_topic_.size()),
+                             zmq::message_t(&h, sizeof h), zmq::message_t(image, payload_bytes_)};
+  if (send_message(parts, 3, 1)) bump(sent_);
 }
 
 void ZmqPublisher::tick(int64_t now_ns) noexcept {
@@ -231,6 +264,7 @@ void ZmqPublisher::drain() noexcept {
 }
 
 void ZmqPublisher::end() noexcept {
+  flush();
   try {
     const auto s = stats();
     end_taken_ = send_series(series_end_json(options_.series, s.sent, s.dropped), true);

@@ -5,7 +5,7 @@
 // reference-counted, with the other sinks) and goes back to the pool once every sink is done, so
 // a sink copies what it keeps. A sink never modifies a frame.
 //
-// Threads: begin(), publish(), tick() and end() are called on this sink's own thread only;
+// Threads: begin(), publish(), flush(), tick() and end() are called on this sink's own thread only;
 // stats() and abort() from any thread. publish() must not throw, allocate or log; a sink with a
 // lossless policy may block in publish() until its consumer takes the frame or abort() is called.
 //
@@ -40,6 +40,11 @@ class ImageSink {
   // Before the first frame (e.g. announce the series).
   virtual void begin() noexcept {}
   virtual void publish(const FrameSlot& frame) noexcept = 0;
+  // No further frame is waiting for this sink (its queue ran empty, or the pipeline ends): a sink
+  // that gathers frames into one send (ZmqPublisher's publish batch) sends them now, so a frame
+  // never waits for the next one. Same rules as publish(); called after each publish() of an
+  // inline sink, and before end().
+  virtual void flush() noexcept {}
   // Called every ~100 ms by the publish stage, busy or idle (periodic announcements).
   virtual void tick(int64_t now_ns) noexcept {}
   // After the last frame (e.g. announce the end of the series).

@@ -2,6 +2,7 @@
 // The JSON messages on `eit/<stream>/series` (docs/protocol.md): what a subscriber needs to
 // interpret images — image shape and geometry (grid + mask, or mesh), electrodes, protocol,
 // model id, units — and the series-end message sent on stop. Built once, off the per-frame path.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -17,6 +18,8 @@ struct SeriesInfo {
   std::string policy;       // "live" | "lossless"
   double interval_s = 2.0;  // how often the series message is repeated
   bool normalized = false;  // images are H·(dv / |v_ref|)
+  // Most images one message may carry (image_batch.hpp); 1: every image is its own "img" message.
+  size_t publish_batch = 1;
 };
 
 // The image shape a model produces, as the binary image header carries it: {ny, nx} for a grid,

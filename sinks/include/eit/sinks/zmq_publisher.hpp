@@ -30,6 +30,12 @@
 // message internally); when every slot is lent out (several subscribers stalled at different
 // points) a frame is sent by copy instead and counted in copied_sends().
 //
+// Batches (publish_batch > 1, image_batch.hpp): a slot holds that many images; publish() adds
+// the frame to the open slot and sends it as one "imgs" message once it is full, flush() (the
+// sink's queue ran empty) sends what it holds. libzmq's cost per message, not bytes, limits how
+// many images one socket carries (~290 k messages/s over ipc on the H200 host), so a backlog
+// leaves in a few large messages; a lone image still goes at once, as the 3-part "img" message.
+//
 // Threads: construction anywhere (binds: throws std::runtime_error naming the endpoint);
 // begin/publish/tick/end on one thread at a time (whichever thread drives the sink: not
 // necessarily the same thread as the constructor); stats/health/abort/endpoint from any thread.
@@ -81,6 +87,9 @@ struct ZmqPublisherOptions {
   size_t max_peers = 64;            // simultaneous connections; more are refused
   uint64_t peer_inbound_budget = 16384;  // bytes a peer may send (+256 B/s) before it is cut
   size_t pool_slots = 0;  // zero-copy slots; 0: 2·send_hwm + 64, at most 64 MiB in all
+  // Most images per message, 1 … kMaxImageBatch (1: "img" only); fewer where that many images
+  // would exceed kMaxBatchPayloadBytes (publish_batch() says what the publisher uses).
+  size_t publish_batch = 1;
   // ≥ 0: the context's I/O threads run on this CPU (zmq_io_placement.hpp), meant to be the CPU of
   // the thread that publishes; a given context must not have made a socket yet. -1: unplaced.
   int io_cpu = -1;
@@ -99,10 +108,12 @@ class ZmqPublisher final : public pipeline::ImageSink {
   // The endpoint actually bound (the ephemeral port resolved), e.g. "tcp://127.0.0.1:40123".
   const std::string& endpoint() const noexcept { return endpoint_; }
   uint64_t series_id() const noexcept { return options_.series.series_id; }
+  size_t publish_batch() const noexcept { return options_.publish_batch; }
 
   std::string_view name() const noexcept override { return "zmq"; }
   void begin() noexcept override;
   void publish(const pipeline::FrameSlot& frame) noexcept override;
+  void flush() noexcept override;
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
@@ -119,7 +130,9 @@ class ZmqPublisher final : public pipeline::ImageSink {
   int io_tag() const noexcept { return io_tag_; }
 
  private:
-  bool send_message(zmq::message_t* parts, size_t n) noexcept;
+  // images: how many images the message carries (counted as dropped if it does not go out).
+  bool send_message(zmq::message_t* parts, size_t n, uint64_t images) noexcept;
+  void send_copy(const ImageHeader& h, const float* image) noexcept;
   bool send_series(const std::string& json, bool lend = false) noexcept;
   void guard(int64_t now_ns) noexcept;
   void drain() noexcept;
@@ -129,9 +142,11 @@ class ZmqPublisher final : public pipeline::ImageSink {
   int io_tag_ = -1;  // the I/O threads' name tag when placed
   zmq::socket_t socket_;
   std::string endpoint_;
-  std::string image_topic_, series_topic_, series_json_;
+  std::string image_topic_, batch_topic_, series_topic_, series_json_;
   ImageHeader header_template_;
   size_t payload_bytes_ = 0;
+  int64_t batch_slot_ = -1;  // the slot publish() fills (-1: none open)
+  size_t batch_count_ = 0;   // images in it
   int64_t next_series_ns_ = 0;
   int64_t next_guard_ns_ = 0;
   bool end_taken_ = false;  // libzmq took the series-end
