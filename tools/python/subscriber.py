@@ -28,9 +28,11 @@ while True:
     if topic.endswith(b"/series"):
         series = json.loads(rest[0]); continue
     if series is None: continue  # geometry arrives with the series message (every few seconds)
-    h = np.frombuffer(rest[0], HEADER, count=1)[0]
+    # "imgs" (run --publish-batch N): N headers, then N payloads; show the batch's last image.
+    n = len(rest[0]) // HEADER.itemsize if topic.endswith(b"/imgs") else 1
+    h = np.frombuffer(rest[0], HEADER, count=n)[-1]
     assert h["magic"] == 0x49544945 and h["version"] == 1, "not an eitstream image"
-    img = np.frombuffer(rest[1], "<f4").reshape(h["shape"][: h["ndim"]])
+    img = np.frombuffer(rest[1], "<f4")[-int(h["count"]):].reshape(h["shape"][: h["ndim"]])
     latency_us = (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - h["t_acquired_ns"]) / 1e3
     print(f"seq {h['seq']} shape {img.shape} latency {latency_us:.0f} us dropped {h['dropped_before']}")
     if img.ndim == 2 and series["geometry"].get("mask"):

@@ -18,11 +18,12 @@
 #include "command_registry.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/latency_histogram.hpp"
+#include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header.hpp"
-#include "run_security.hpp"
 #include "eit/sinks/shm_layout.hpp"
 #include "listen_nats.hpp"
 #include "listen_shm.hpp"
+#include "run_security.hpp"
 
 namespace eit::cli {
 namespace {
@@ -48,12 +49,12 @@ struct ListenOptions {
 };
 
 void save_image(const ListenOptions& o, const sinks::ImageHeader& h,
-                const zmq::message_t& payload) {
+                std::span<const std::byte> payload) {
   const auto dir = std::filesystem::path(o.save_dir);
   const std::string stem = fmt::format("img_{:08d}", h.seq);
   if (o.format == "raw") {
     std::ofstream(dir / (stem + ".f32"), std::ios::binary)
-        .write(static_cast<const char*>(payload.data()),
+        .write(reinterpret_cast<const char*>(payload.data()),
                static_cast<std::streamsize>(payload.size()));
     return;
   }
@@ -70,7 +71,8 @@ void save_image(const ListenOptions& o, const sinks::ImageHeader& h,
   f.write("\x93NUMPY\x01\x00", 8);
   f.write(reinterpret_cast<const char*>(&len), 2);
   f.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-  f.write(static_cast<const char*>(payload.data()), static_cast<std::streamsize>(payload.size()));
+  f.write(reinterpret_cast<const char*>(payload.data()),
+          static_cast<std::streamsize>(payload.size()));
 }
 
 int listen(const ListenOptions& o) {
@@ -104,12 +106,41 @@ int listen(const ListenOptions& o) {
   std::signal(SIGTERM, on_listen_interrupt);
 
   pipeline::LatencyHistogram latency;
-  uint64_t images = 0, gaps = 0, reordered = 0, dropped_reported = 0, bad = 0, series = 0;
+  uint64_t images = 0, gaps = 0, reordered = 0, dropped_reported = 0, bad = 0, series = 0,
+           batches = 0;
   std::optional<uint64_t> last_seq;
   int64_t first_ns = 0, last_ns = 0;
   const int64_t deadline =
       o.timeout_s > 0 ? pipeline::now_ns() + static_cast<int64_t>(o.timeout_s * 1e9) : 0;
   bool ended = false;
+  // One image, alone or from a batch: counts, latency, its line and its file.
+  const auto on_image = [&](const sinks::ImageHeader& h, std::span<const std::byte> payload,
+                            int64_t now) {
+    if (o.count > 0 && images >= o.count) return;  // the rest of a batch past --count
+    if (last_seq) {
+      if (h.seq > *last_seq + 1) gaps += h.seq - *last_seq - 1;
+      if (h.seq <= *last_seq) ++reordered;
+    }
+    last_seq = h.seq;
+    dropped_reported += h.dropped_before;
+    latency.record(now - h.t_acquired_ns);
+    if (!first_ns) first_ns = now;
+    last_ns = now;
+    ++images;
+    if (!o.summary) {
+      const auto* v = reinterpret_cast<const float*>(payload.data());
+      float lo = v[0], hi = v[0];
+      for (uint32_t i = 1; i < h.count; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
+      fmt::print(
+          "seq {:>8}  {}  latency {:>9.1f} µs  dropped_before {}  flags 0x{:x}  min {:.4g} max "
+          "{:.4g}\n",
+          h.seq,
+          h.ndim == 2 ? fmt::format("{}×{}", h.shape[0], h.shape[1])
+                      : fmt::format("{}", h.shape[0]),
+          static_cast<double>(now - h.t_acquired_ns) / 1e3, h.dropped_before, h.flags, lo, hi);
+    }
+    if (!o.save_dir.empty()) save_image(o, h, payload);
+  };
   std::vector<zmq::message_t> parts;
   while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
     if (deadline && pipeline::now_ns() > deadline) break;
@@ -128,38 +159,26 @@ int listen(const ListenOptions& o) {
       if (end && o.exit_on_end) ended = true;
       continue;
     }
-    const auto header = parts.size() == 3
-                            ? sinks::decode_image_header(
-                                  {static_cast<const std::byte*>(parts[1].data()), parts[1].size()})
-                            : std::nullopt;
+    const auto bytes = [](const zmq::message_t& m) {
+      return std::span(static_cast<const std::byte*>(m.data()), m.size());
+    };
+    if (parts.size() == 3 && topic.ends_with(sinks::kImageBatchTopicSuffix)) {
+      // A batch message: every image in it arrived now.
+      if (sinks::for_each_batched_image(
+              bytes(parts[1]), bytes(parts[2]),
+              [&](const sinks::ImageHeader& h, auto payload) { on_image(h, payload, now); }) == 0)
+        ++bad;
+      else
+        ++batches;
+      continue;
+    }
+    const auto header =
+        parts.size() == 3 ? sinks::decode_image_header(bytes(parts[1])) : std::nullopt;
     if (!header || parts[2].size() != header->count * sizeof(float)) {
       ++bad;
       continue;
     }
-    const auto& h = *header;
-    if (last_seq) {
-      if (h.seq > *last_seq + 1) gaps += h.seq - *last_seq - 1;
-      if (h.seq <= *last_seq) ++reordered;
-    }
-    last_seq = h.seq;
-    dropped_reported += h.dropped_before;
-    latency.record(now - h.t_acquired_ns);
-    if (!first_ns) first_ns = now;
-    last_ns = now;
-    ++images;
-    if (!o.summary) {
-      const float* v = static_cast<const float*>(parts[2].data());
-      float lo = v[0], hi = v[0];
-      for (uint32_t i = 1; i < h.count; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
-      fmt::print(
-          "seq {:>8}  {}  latency {:>9.1f} µs  dropped_before {}  flags 0x{:x}  min {:.4g} max "
-          "{:.4g}\n",
-          h.seq,
-          h.ndim == 2 ? fmt::format("{}×{}", h.shape[0], h.shape[1])
-                      : fmt::format("{}", h.shape[0]),
-          static_cast<double>(now - h.t_acquired_ns) / 1e3, h.dropped_before, h.flags, lo, hi);
-    }
-    if (!o.save_dir.empty()) save_image(o, h, parts[2]);
+    on_image(*header, bytes(parts[2]), now);
   }
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
@@ -167,8 +186,9 @@ int listen(const ListenOptions& o) {
   const double span = static_cast<double>(last_ns - first_ns) / 1e9;
   fmt::print(
       "images {}, missing by seq {}, reported dropped {}, out of order {}, malformed {}, "
-      "series messages {}{}\n",
-      images, gaps, dropped_reported, reordered, bad, series, ended ? ", series ended" : "");
+      "series messages {}{}{}\n",
+      images, gaps, dropped_reported, reordered, bad, series,
+      batches ? fmt::format(", batch messages {}", batches) : "", ended ? ", series ended" : "");
   if (images)
     fmt::print(
         "rate {:.1f} images/s; end-to-end latency (acquired → received) p50 {:.1f} µs, "

@@ -11,6 +11,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "eit/sinks/image_batch.hpp"
 #include "eit/view/feed_router.hpp"
 
 namespace eit::view {
@@ -174,6 +175,16 @@ void ZmqViewFeed::Impl::on_message(Endpoint& e, std::vector<zmq::message_t>& par
   if (kind == "img") {
     if (parts.size() == 3) outcome = router.image(stream, bytes(parts[1]), bytes(parts[2]));
     if (outcome == FeedRouter::Outcome::kTaken) e.images.fetch_add(1);
+  } else if (kind == "imgs") {  // a publisher's batch (image_batch.hpp): each image in order
+    if (parts.size() == 3 &&
+        sinks::for_each_batched_image(
+            bytes(parts[1]), bytes(parts[2]),
+            [&](const sinks::ImageHeader& h, std::span<const std::byte> payload) {
+              if (router.image(stream, std::as_bytes(std::span(&h, 1)), payload) ==
+                  FeedRouter::Outcome::kTaken)
+                e.images.fetch_add(1);
+            }) > 0)
+      outcome = FeedRouter::Outcome::kTaken;
   } else if (parts.size() == 2) {
     outcome = kind == "global"  // the indices stage's binary per-frame message
                   ? router.global(stream, bytes(parts[1]))
@@ -181,8 +192,12 @@ void ZmqViewFeed::Impl::on_message(Endpoint& e, std::vector<zmq::message_t>& par
   }
   if (outcome != FeedRouter::Outcome::kMalformed) return;
   e.malformed.fetch_add(1);
-  if (kind == "img" || kind == "global")
-    set_error(e, fmt::format("malformed {} message on {}", kind == "img" ? "image" : kind, topic));
+  if (kind == "img" || kind == "imgs" || kind == "global")
+    set_error(e, fmt::format("malformed {} message on {}",
+                             kind == "img"    ? "image"
+                             : kind == "imgs" ? "image batch"
+                                              : kind,
+                             topic));
 }
 
 std::string ZmqViewFeed::status_json() const {

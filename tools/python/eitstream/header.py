@@ -29,3 +29,21 @@ def decode_image(header, payload):
     if img.size != int(header["count"]):
         raise ValueError(f"payload has {img.size} values, header says {header['count']}")
     return img.reshape(shape)
+
+
+def decode_batch(headers, payloads):
+    """The images of a batch message ("eit/<stream>/imgs": every header back to back, then every
+    payload back to back) as a list of (header, image); ValueError when the parts disagree."""
+    size = HEADER.itemsize
+    if not headers or len(headers) % size:
+        raise ValueError(f"batch header part has {len(headers)} bytes, expected a multiple of {size}")
+    hs = [decode_header(headers[i:i + size]) for i in range(0, len(headers), size)]
+    counts = [int(h["count"]) for h in hs]
+    if 4 * sum(counts) != len(payloads):
+        raise ValueError(f"batch payload part has {len(payloads)} bytes, its headers say "
+                         f"{4 * sum(counts)}")
+    out, offset = [], 0
+    for h, n in zip(hs, counts):
+        out.append((h, decode_image(h, payloads[offset:offset + 4 * n])))
+        offset += 4 * n
+    return out

@@ -3,7 +3,10 @@
 Conflating (the default): each next() returns the newest image waiting and skips older ones, so a
 slow consumer (a live plot) shows the present instead of falling further behind. ZeroMQ's own
 CONFLATE option cannot be used (it breaks multipart messages); instead every waiting message is
-drained without decoding and only the last image is decoded."""
+drained without decoding and only the last image is decoded.
+
+Batch messages ("imgs", from `run --publish-batch N`) are read too: conflating takes the last
+image of the newest one; otherwise next() returns their images one by one, in order."""
 import json
 import time
 from dataclasses import dataclass, field
@@ -12,7 +15,7 @@ import numpy as np
 import zmq
 
 from .curve import apply_client
-from .header import decode_header, decode_image
+from .header import HEADER, decode_batch, decode_header, decode_image
 
 # The largest message accepted (ZMQ_MAXMSGSIZE): an image of 1024×1024 floats.
 MAX_MESSAGE_BYTES = 4 << 20
@@ -32,6 +35,13 @@ class Image:
     def latency_us(self):
         """Acquisition → now on this host's CLOCK_MONOTONIC (same host only)."""
         return (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - int(self.header["t_acquired_ns"])) / 1e3
+
+
+def _images_in(parts):
+    """How many images a message holds (a batch's header part has one header per image)."""
+    if parts[0].endswith(b"/imgs") and len(parts) == 3:
+        return max(len(parts[1]) // HEADER.itemsize, 1)
+    return 1
 
 
 class Subscriber:
@@ -63,6 +73,7 @@ class Subscriber:
         prefix = f"eit/{stream}/" if stream else "eit/"
         self.socket.setsockopt_string(zmq.SUBSCRIBE, prefix)
         self.conflate = conflate
+        self.pending = []    # not conflating: the rest of the last batch message, in order
         self.series = {}
         self.skipped = 0     # images skipped in total by conflation
         self.received = 0    # images returned
@@ -75,6 +86,10 @@ class Subscriber:
 
     def next(self, timeout_ms=1000):
         """The next (conflating: the newest) image, or None after timeout_ms without one."""
+        if self.pending:
+            h, img = self.pending.pop(0)
+            self.received += 1
+            return Image(h, img, self.series, 0)
         if not self.socket.poll(timeout_ms):
             return None
         newest = None
@@ -88,13 +103,21 @@ class Subscriber:
                 self._handle_series(parts)
             else:
                 newest = parts
-                skipped += 1
+                skipped += _images_in(parts)
             if not self.conflate and newest is not None:
                 break
         if newest is None:
             return self.next(timeout_ms) if timeout_ms > 0 else None
-        h = decode_header(newest[1])
-        img = decode_image(h, newest[2])
+        if newest[0].endswith(b"/imgs"):
+            images = decode_batch(newest[1], newest[2])
+            if self.conflate:
+                images = images[-1:]
+            (h, img), self.pending = images[0], images[1:]
+        else:
+            h = decode_header(newest[1])
+            img = decode_image(h, newest[2])
+        if not self.conflate:
+            skipped = 0
         self.skipped += max(skipped, 0)
         self.received += 1
         return Image(h, img, self.series, max(skipped, 0))

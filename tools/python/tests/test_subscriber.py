@@ -64,3 +64,49 @@ def test_subscriber_io_cpu_places_its_io_thread_on_that_cpu():
     sub.close()
     with pytest.raises(ValueError, match="io_cpu or context"):
         eitstream.Subscriber("tcp://127.0.0.1:9", io_cpu=cpu, context=sub.context)
+
+
+def _batch_parts(seqs, n=4):
+    """A batch message as `run --publish-batch` sends it: headers back to back, then payloads."""
+    import numpy as np
+    hs = np.zeros(len(seqs), eitstream.HEADER)
+    hs["magic"], hs["version"], hs["header_bytes"], hs["dtype"], hs["ndim"] = 0x49544945, 1, 112, 1, 1
+    hs["shape"] = [(n, 1)] * len(seqs)
+    hs["count"], hs["seq"] = n, seqs
+    payload = np.concatenate([np.full(n, s, "<f4") for s in seqs])
+    return [b"eit/t/imgs", hs.tobytes(), payload.tobytes()]
+
+
+def test_decode_batch_splits_images_and_refuses_parts_that_disagree():
+    import pytest
+    _, headers, payloads = _batch_parts([5, 6, 7])
+    images = eitstream.decode_batch(headers, payloads)
+    assert [int(h["seq"]) for h, _ in images] == [5, 6, 7]
+    assert [float(img[0]) for _, img in images] == [5.0, 6.0, 7.0]
+    with pytest.raises(ValueError, match="payload part"):
+        eitstream.decode_batch(headers, payloads[:-4])
+    with pytest.raises(ValueError, match="multiple of 112"):
+        eitstream.decode_batch(headers[:-1], payloads)
+
+
+def test_subscriber_reads_batch_messages_one_by_one_or_conflated():
+    import zmq
+    ctx = zmq.Context()
+    pub = ctx.socket(zmq.PUB)
+    port = pub.bind_to_random_port("tcp://127.0.0.1")
+    for conflate, expected in ((False, [10, 11, 12]), (True, [12])):
+        sub = eitstream.Subscriber(f"tcp://127.0.0.1:{port}", conflate=conflate, context=ctx)
+        got, deadline = [], time.time() + 5
+        while not got and time.time() < deadline:   # until the subscription has arrived
+            pub.send_multipart(_batch_parts([10, 11, 12]))
+            im = sub.next(timeout_ms=100)
+            if im is not None:
+                got.append(im)
+        while len(got) < len(expected):
+            got.append(sub.next(timeout_ms=0))
+        assert [im.seq for im in got] == expected
+        if conflate:
+            assert got[0].skipped >= 2                # the batch's first two images were passed over
+        sub.close()
+    pub.close(linger=0)
+    ctx.term()
