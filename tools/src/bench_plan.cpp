@@ -16,6 +16,7 @@
 #include "eit/bench/cpu_pinning.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
+#include "eit/sinks/image_batch.hpp"
 
 namespace eit::cli {
 namespace {
@@ -136,6 +137,12 @@ Axes parse_axes(const BenchArgs& a) {
   x.models = load_models(a);
   for (const auto& b : split_list(a.backends)) x.backends.push_back(resolve_bench_backend(b));
   for (const auto& b : split_list(a.batches)) x.batches.push_back(parse_count(b, "--batch"));
+  for (const auto& b : split_list(a.publish_batches)) {
+    x.publish_batches.push_back(parse_count(b, "--publish-batch"));
+    if (x.publish_batches.back() > eit::sinks::kMaxImageBatch)
+      throw CommandError(
+          fmt::format("--publish-batch '{}': expected 1 to {}", b, eit::sinks::kMaxImageBatch));
+  }
   for (const auto& r : split_list(a.rates)) x.rates.push_back(parse_rate(r));
   x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp", "shm"});
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
@@ -146,11 +153,23 @@ Axes parse_axes(const BenchArgs& a) {
     throw CommandError(fmt::format("--zmq-io-cpu '{}': expected sink or any", a.zmq_io_cpu));
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
-  if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.rates.empty() ||
-      x.transports.empty() || x.stages.empty() || x.latency_modes.empty() || x.wake_holds.empty())
+  if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.publish_batches.empty() ||
+      x.rates.empty() || x.transports.empty() || x.stages.empty() || x.latency_modes.empty() ||
+      x.wake_holds.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
   return x;
 }
+
+namespace {
+
+// The shared-memory ring has no messages to batch: it runs once, with publish batch 1.
+std::vector<size_t> publish_batches_for(const std::string& transport,
+                                        const std::vector<size_t>& asked) {
+  if (transport == "shm") return {1};
+  return asked;
+}
+
+}  // namespace
 
 std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
   std::vector<Planned> plan;
@@ -158,22 +177,24 @@ std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
     for (const auto& backend : x.backends)
       for (size_t batch : x.batches)
         for (const auto& transport : x.transports)
-          for (const auto& stages : x.stages)
-            for (const auto& mode : x.latency_modes)
-              for (const auto& hold : x.wake_holds)
-                for (double rate : x.rates) {
-                  eit::bench::RunConfig c = base_config(a, m);
-                  c.backend = backend;
-                  c.batch = batch;
-                  c.transport = transport;
-                  c.stages = stages;
-                  c.latency_mode = mode;
-                  c.wake_hold = hold;
-                  c.rate_hz = rate;
-                  c.policy = policy_for(a, rate);
-                  c.cpu_request = x.cpus;
-                  plan.push_back({&m, c});
-                }
+          for (size_t publish_batch : publish_batches_for(transport, x.publish_batches))
+            for (const auto& stages : x.stages)
+              for (const auto& mode : x.latency_modes)
+                for (const auto& hold : x.wake_holds)
+                  for (double rate : x.rates) {
+                    eit::bench::RunConfig c = base_config(a, m);
+                    c.backend = backend;
+                    c.batch = batch;
+                    c.publish_batch = publish_batch;
+                    c.transport = transport;
+                    c.stages = stages;
+                    c.latency_mode = mode;
+                    c.wake_hold = hold;
+                    c.rate_hz = rate;
+                    c.policy = policy_for(a, rate);
+                    c.cpu_request = x.cpus;
+                    plan.push_back({&m, c});
+                  }
   return plan;
 }
 

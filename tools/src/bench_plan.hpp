@@ -26,6 +26,8 @@ struct BenchArgs {
   std::string sizes;
   std::string backends = "cpu";
   std::string batches = "16";
+  std::string publish_batches =
+      "1";  // --publish-batch: images per ZeroMQ message (comma-separated)
   std::string transports = "tcp";
   std::string policy = "auto";
   std::string stages = "auto";
@@ -59,7 +61,7 @@ struct NamedModel {
 struct Axes {
   std::vector<NamedModel> models;
   std::vector<std::string> backends, transports, stages, latency_modes, wake_holds;
-  std::vector<size_t> batches;
+  std::vector<size_t> batches, publish_batches;
   std::vector<double> rates;
   eit::bench::CpuRequest cpus;  // the same for every run
 };

@@ -27,7 +27,8 @@ ReferencePlan::ReferencePlan(const std::string& choice, const std::vector<Planne
       seen = seen || (s.transport == p.config.transport && s.policy == p.config.policy &&
                       s.latency_mode == p.config.latency_mode &&
                       s.wants_wake_hold() == p.config.wants_wake_hold() &&
-                      s.rate_hz == p.config.rate_hz && s.n_out == p.config.n_out);
+                      s.rate_hz == p.config.rate_hz && s.n_out == p.config.n_out &&
+                      eit::bench::reference_batch(s) == eit::bench::reference_batch(p.config));
     if (seen) continue;
     setups.push_back(p.config);
     seconds += eit::bench::estimated_reference_seconds(p.config);

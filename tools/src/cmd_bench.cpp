@@ -126,6 +126,10 @@ static const eit::cli::RegisterCommand kBench{
           ->capture_default_str();
       cmd->add_option("--batch", args->batches, "Largest micro-batch (comma-separated)")
           ->capture_default_str();
+      cmd->add_option("--publish-batch", args->publish_batches,
+                      "Most images per ZeroMQ message, as `run --publish-batch` (comma-separated; "
+                      "not for shm)")
+          ->capture_default_str();
       cmd->add_option("--transport", args->transports, "inproc, ipc, tcp, shm (comma-separated; shm: the shared-memory ring, live)")
           ->capture_default_str();
       cmd->add_option(

@@ -15,6 +15,7 @@
 #include "backend_factory.hpp"
 #include "command_registry.hpp"
 #include "eit/pipeline/pipeline.hpp"
+#include "eit/sinks/image_batch.hpp"
 #include "gn_summary.hpp"
 #include "run_config.hpp"
 #include "run_indices.hpp"
@@ -60,6 +61,16 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
              sinks.publisher->endpoint(), c.stream, c.policy, pipeline::layout_name(pipe.layout()),
              c.latency_mode);
   fmt::print(stderr, "eitstream: reference {}\n", ref.description);
+  if (const size_t pb = sinks.publisher->publish_batch(); pb > 1 || zo.publish_batch > 1)
+    fmt::print(stderr,
+               "eitstream: publish batch {}{}: images waiting for the publisher leave together on "
+               "topic eit/{}/imgs (docs/protocol.md)\n",
+               pb,
+               pb < zo.publish_batch
+                   ? fmt::format(" (of {} asked: a batch's images stay within {} MiB)",
+                                 zo.publish_batch, sinks::kMaxBatchPayloadBytes >> 20)
+                   : "",
+               c.stream);
   if (!zo.curve_server.secret_z85.empty())
     fmt::print(stderr, "eitstream: CURVE on: server key {}, {} client keys admitted\n",
                zo.curve_server.public_z85, zo.curve_allowed.size());

@@ -29,6 +29,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("stream", "--stream", c.stream);
   f("snr_db", "--snr", c.snr_db);
   f("max_batch", "--max-batch", c.max_batch);
+  f("publish_batch", "--publish-batch", c.publish_batch);
   f("queue", "--queue", c.queue);
   f("warm_us", "--warm-us", c.warm_us);
   f("quiet", "--quiet", c.quiet);

@@ -27,6 +27,7 @@ struct RunConfig {
   std::string stream = "default";  // topic eit/<stream>/…
   double snr_db = 60;              // synthetic noise
   uint64_t max_batch = 16;
+  uint64_t publish_batch = 1;  // most images per ZeroMQ message (image_batch.hpp); 1: one each
   uint64_t queue = 256;
   uint64_t warm_us = 1000;  // idle backend re-reads H this often (0: never)
   bool quiet = false;       // no status line

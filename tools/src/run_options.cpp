@@ -38,6 +38,13 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
   cmd->add_option("--snr", cli.snr_db, "Synthetic noise, SNR in dB")->capture_default_str();
   cmd->add_option("--max-batch", cli.max_batch, "Most frames per backend call")
       ->capture_default_str();
+  cmd->add_option("--publish-batch", cli.publish_batch,
+                  "Most images per ZeroMQ message. Above 1, images that wait for the publisher "
+                  "leave together as one 'imgs' message (docs/protocol.md): libzmq's cost is per "
+                  "message, so this lifts the images/s one socket carries; a lone image still "
+                  "goes at once as 'img'. Consumers must read 'imgs' (listen, view, Python do)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--queue", cli.queue, "Capacity of each queue")->capture_default_str();
   cmd->add_option("--warm-us", cli.warm_us,
                   "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")

@@ -19,6 +19,7 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   zo.endpoint = c.endpoint;
   zo.pattern = c.push ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
   zo.lossless = o.policy == pipeline::Policy::kLossless;
+  zo.publish_batch = c.publish_batch;
   zo.series.stream = c.stream;
   zo.series.source = source.describe();
   zo.series.rate_hz = source.nominal_rate_hz();
@@ -41,6 +42,7 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
     mo.endpoint = c.monitor;
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
+    mo.publish_batch = 1;  // viewers: one image per message, whatever the main socket batches
     mo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(1));
     s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
     check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");

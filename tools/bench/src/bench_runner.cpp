@@ -52,6 +52,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   sinks::ZmqPublisherOptions pub_options;
   pub_options.endpoint = bench_endpoint(config.transport);
   pub_options.lossless = config.policy == "lossless";
+  pub_options.publish_batch = config.publish_batch;
   // Lossless runs (max) measure delivered frames: PUSH to one PULL consumer waits for it, where
   // PUB drops per subscriber once the subscriber falls behind (it must never stall the others).
   pub_options.pattern = pub_options.lossless ? sinks::ZmqPattern::kPush : sinks::ZmqPattern::kPub;
@@ -164,6 +165,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   for (const auto& r : sub_report.times) recorder->record_subscriber(r.seq, r.t_ns);
   const SubscriberCounts& sub_counts = sub_report.counts;
   counters.subscriber_received = sub_counts.images;
+  counters.subscriber_batches = sub_counts.batches;
   if (!ipc_path.empty()) std::filesystem::remove(ipc_path);
 
   RunOutput out;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header.hpp"
 
 namespace eit::bench {
@@ -45,18 +46,21 @@ bool ImageSubscriber::receive_one() {
   }
   const int64_t t = pipeline::now_ns();
   const std::string_view topic(static_cast<const char*>(topic_.data()), topic_.size());
-  if (topic.ends_with("/img") && parts == 3) {
-    const auto h = sinks::decode_image_header(
-        std::span(static_cast<const std::byte*>(header_.data()), header_.size()));
-    if (!h) {
+  const std::span headers(static_cast<const std::byte*>(header_.data()), header_.size());
+  const std::span payloads(static_cast<const std::byte*>(payload_.data()), payload_.size());
+  if (topic.ends_with(sinks::kImageTopicSuffix) && parts == 3) {
+    const auto h = sinks::decode_image_header(headers);
+    if (!h || payloads.size() != uint64_t{h->count} * sizeof(float)) {
       ++counts_.malformed;
       return true;
     }
-    ++counts_.images;
-    if (times_.size() < capacity_)
-      times_.push_back({h->seq, t});
-    else
-      ++counts_.overflow;
+    note_image(h->seq, t);
+  } else if (topic.ends_with(sinks::kImageBatchTopicSuffix) && parts == 3) {
+    // Every image of a batch arrived when the message did.
+    const size_t n = sinks::for_each_batched_image(
+        headers, payloads, [&](const sinks::ImageHeader& h, auto) { note_image(h.seq, t); });
+    if (n == 0) ++counts_.malformed;
+    ++counts_.batches;
   } else if (topic.ends_with("/series") && parts == 2) {
     ++counts_.series;
     const std::string_view body(static_cast<const char*>(header_.data()), header_.size());
@@ -65,6 +69,14 @@ bool ImageSubscriber::receive_one() {
     ++counts_.malformed;
   }
   return true;
+}
+
+void ImageSubscriber::note_image(uint64_t seq, int64_t t_ns) noexcept {
+  ++counts_.images;
+  if (times_.size() < capacity_)
+    times_.push_back({seq, t_ns});
+  else
+    ++counts_.overflow;
 }
 
 size_t ImageSubscriber::poll(int timeout_ms) {

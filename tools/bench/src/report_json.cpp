@@ -44,6 +44,7 @@ json run_json(const RunResult& r) {
               {"n_out", c.n_out},
               {"n_meas", c.n_meas},
               {"batch", c.batch},
+              {"publish_batch", c.publish_batch},
               {"transport", c.transport},
               {"endpoint", c.endpoint},
               {"rate_hz", c.rate_hz},
@@ -69,6 +70,7 @@ json run_json(const RunResult& r) {
                 {"backend_errors", r.counters.backend_errors},
                 {"met_polling", r.counters.met_polling},
                 {"subscriber_received", r.counters.subscriber_received},
+                {"subscriber_batches", r.counters.subscriber_batches},
                 {"queue_high_water", std::move(queues)}};
   json stages = json::array();
   for (const auto& iv : r.intervals) stages.push_back(interval_json(iv));

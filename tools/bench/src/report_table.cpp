@@ -52,6 +52,11 @@ std::string format_table(const BenchReport& report) {
           "  {} frames found the idle reconstructor already polling (balanced mode's "
           "expected-arrival window: no wake-up)\n",
           c.met_polling);
+    if (c.subscriber_batches > 0)
+      out += fmt::format(
+          "  publish batch {}: {} of the subscriber's messages were batches (\"imgs\"); {} images "
+          "in all\n",
+          r.config.publish_batch, c.subscriber_batches, c.subscriber_received);
     out +=
         fmt::format("  CPUs: {}\n", describe_cpus(r.config.cpus, "threads not pinned (no --cpus)"));
     if (!c.queue_high_water.empty()) {

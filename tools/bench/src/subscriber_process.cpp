@@ -26,7 +26,7 @@
 namespace eit::bench {
 namespace {
 
-constexpr std::string_view kMagic = "EITBSUB2";
+constexpr std::string_view kMagic = "EITBSUB3";
 constexpr int64_t kDrainQuietNs = 300'000'000;
 
 bool write_all(int fd, const void* data, size_t n) {
@@ -62,13 +62,14 @@ bool read_exact(int fd, void* data, size_t n, int64_t deadline_ns) {
 
 // The child's record on stdout (the format in subscriber_process.hpp).
 bool write_record(const SubscriberCounts& c, int pin_error, const std::vector<ReceiveTime>& t) {
-  const std::array<uint64_t, 7> head{c.images,
+  const std::array<uint64_t, 8> head{c.images,
                                      c.overflow,
                                      c.malformed,
                                      c.series,
                                      c.series_end ? 1u : 0u,
                                      static_cast<uint64_t>(static_cast<int64_t>(pin_error)),
-                                     t.size()};
+                                     t.size(),
+                                     c.batches};
   return write_all(STDOUT_FILENO, kMagic.data(), kMagic.size()) &&
          write_all(STDOUT_FILENO, head.data(), sizeof head) &&
          write_all(STDOUT_FILENO, t.data(), t.size() * sizeof(ReceiveTime));
@@ -151,12 +152,17 @@ SubscriberReport SubscriberProcess::finish(int timeout_ms) {
   const int64_t deadline = pipeline::now_ns() + int64_t{timeout_ms} * 1'000'000;
   SubscriberReport report;
   char magic[8];
-  std::array<uint64_t, 7> head{};
+  std::array<uint64_t, 8> head{};
   bool ok = read_exact(from_child_, magic, sizeof magic, deadline) &&
             std::string_view(magic, 8) == kMagic &&
             read_exact(from_child_, head.data(), sizeof head, deadline);
   if (ok) {
-    report.counts = {head[0], head[1], head[2], head[3], head[4] != 0};
+    report.counts.images = head[0];
+    report.counts.overflow = head[1];
+    report.counts.malformed = head[2];
+    report.counts.series = head[3];
+    report.counts.series_end = head[4] != 0;
+    report.counts.batches = head[7];
     report.pin_error = static_cast<int>(static_cast<int64_t>(head[5]));
     report.times.resize(head[6]);
     ok = read_exact(from_child_, report.times.data(), head[6] * sizeof(ReceiveTime), deadline);

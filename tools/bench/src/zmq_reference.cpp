@@ -18,6 +18,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
 #include "eit/pipeline/doorbell_wait.hpp"
+#include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/series_message.hpp"
 #include "eit/sinks/shm_publisher.hpp"
@@ -28,6 +29,7 @@ namespace eit::bench {
 namespace {
 
 constexpr std::string_view kTopic = "eit/bench/img";  // the bench publisher's image topic
+constexpr std::string_view kBatchTopic = "eit/bench/imgs";  // … and its batch topic
 constexpr double kAssumedMaxRate = 100'000;           // messages/s, for estimates at max
 constexpr double kSetUpSeconds = 0.5;                 // subscriber start, connection, drain
 
@@ -156,6 +158,12 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
 
 }  // namespace
 
+size_t reference_batch(const RunConfig& run) noexcept {
+  if (run.rate_hz > 0 || run.transport == "shm") return 1;
+  const size_t fit = sinks::kMaxBatchPayloadBytes / std::max<size_t>(run.n_out * sizeof(float), 1);
+  return std::clamp<size_t>(fit, 1, std::max<size_t>(run.publish_batch, 1));
+}
+
 double estimated_reference_seconds(const RunConfig& run) noexcept {
   const double n = static_cast<double>(run.warmup + run.frames);
   return n / (run.rate_hz > 0 ? run.rate_hz : kAssumedMaxRate) + kSetUpSeconds;
@@ -165,7 +173,8 @@ bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
   return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
          ref.latency_mode == run.latency_mode && ref.wake_hold == run.wants_wake_hold() &&
          ref.rate_hz == run.rate_hz && ref.n_out == run.n_out && ref.frames == run.frames &&
-         ref.warmup == run.warmup && sender_cpu(ref) == cpu_of(run.cpus, "source") &&
+         ref.warmup == run.warmup && ref.publish_batch == reference_batch(run) &&
+         sender_cpu(ref) == cpu_of(run.cpus, "source") &&
          receiver_cpu(ref) == cpu_of(run.cpus, "subscriber");
 }
 
@@ -180,22 +189,26 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   ref.n_out = run.n_out;
   ref.frames = run.frames;
   ref.warmup = run.warmup;
+  ref.publish_batch = reference_batch(run);
   plan_cpus(ref, run);
   if (run.transport == "shm") return run_shm_reference(std::move(ref), run, executable);
-  ref.message_bytes = kTopic.size() + sizeof(sinks::ImageHeader) + run.n_out * sizeof(float);
+  const size_t batch = ref.publish_batch;
+  ref.message_bytes = (batch > 1 ? kBatchTopic : kTopic).size() +
+                      batch * (sizeof(sinks::ImageHeader) + run.n_out * sizeof(float));
   const size_t total = run.warmup + run.frames;
   const bool push = ref.pattern == "push";
   const bool spin = run.latency_mode == "spin";
 
-  // Everything the loop touches, allocated first: one header per message (libzmq reads it
-  // after send() returns, so none is reused), one constant payload, the send times.
+  // Everything the loop touches, allocated first: one header per image (libzmq reads it after
+  // send() returns, so none is reused; a batch's headers are consecutive), one constant payload
+  // of a whole batch, the send times.
   std::vector<sinks::ImageHeader> headers(total);
   for (auto& h : headers) {
     h.shape[0] = static_cast<uint32_t>(run.n_out);
     h.count = static_cast<uint32_t>(run.n_out);
     h.series_id = 1;
   }
-  const std::vector<float> payload(run.n_out, 0.5f);
+  const std::vector<float> payload(run.n_out * batch, 0.5f);
   std::vector<int64_t> sent_ns(total, 0);
   std::optional<pipeline::CpuWakeHold> wake_hold;
   if (ref.wake_hold) {  // as the runs' pipeline takes it (system-wide: the receiver too)
@@ -237,22 +250,25 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     const int64_t period = run.rate_hz > 0 ? std::llround(1e9 / run.rate_hz) : 0;
     const auto give_up = static_cast<int64_t>(publisher.drain_timeout_s * 1e9);
     const int64_t t0 = pipeline::now_ns();
-    for (size_t i = 0; i < total; ++i) {
+    for (size_t i = 0; i < total; i += batch) {
       if (period > 0) wait_for(t0 + static_cast<int64_t>(i) * period, spin, io_cpu >= 0);
-      sinks::ImageHeader& h = headers[i];
-      h.seq = i;
+      const size_t n = std::min(batch, total - i);
       const int64_t t = pipeline::now_ns();
-      h.t_published_ns = t;
+      for (size_t k = i; k < i + n; ++k) {
+        headers[k].seq = k;
+        headers[k].t_published_ns = t;
+      }
+      const std::string_view topic = n > 1 ? kBatchTopic : kTopic;
       zmq::message_t parts[3] = {
-          zmq::message_t(const_cast<char*>(kTopic.data()), kTopic.size(), nullptr, nullptr),
-          zmq::message_t(&h, sizeof h, nullptr, nullptr),
-          zmq::message_t(const_cast<float*>(payload.data()), payload.size() * sizeof(float),
-                         nullptr, nullptr)};
+          zmq::message_t(const_cast<char*>(topic.data()), topic.size(), nullptr, nullptr),
+          zmq::message_t(&headers[i], n * sizeof(sinks::ImageHeader), nullptr, nullptr),
+          zmq::message_t(const_cast<float*>(payload.data()), n * run.n_out * sizeof(float), nullptr,
+                         nullptr)};
       if (send_parts(socket, parts, push, t + give_up)) {
-        sent_ns[i] = t;
-        ++ref.sent;
+        std::fill_n(sent_ns.begin() + static_cast<std::ptrdiff_t>(i), n, t);
+        ref.sent += n;
       } else {
-        ++ref.send_dropped;
+        ref.send_dropped += n;
       }
     }
     sinks::SeriesInfo series;

@@ -152,6 +152,7 @@ json zmq_reference_json(const BenchReport& report) {
                     {"rate_hz", r.rate_hz},
                     {"n_out", r.n_out},
                     {"message_bytes", r.message_bytes},
+                    {"publish_batch", r.publish_batch},
                     {"frames", r.frames},
                     {"warmup", r.warmup},
                     {"sent", r.sent},

@@ -46,7 +46,8 @@ struct ZmqReference {
   std::string transport, pattern, latency_mode, endpoint;
   double rate_hz = 0;        // 0: as fast as the socket takes messages
   size_t n_out = 0;          // float32 values per image, as the runs' images
-  size_t message_bytes = 0;  // topic + header + payload
+  size_t message_bytes = 0;  // topic + header + payload (× publish_batch)
+  size_t publish_batch = 1;  // images per message: the runs' publish batch at max, else 1
   size_t frames = 0, warmup = 0;
   uint64_t sent = 0, send_dropped = 0, received = 0;  // whole run, warm-up included
   size_t measured = 0;        // measured-window messages with a send and a receive time

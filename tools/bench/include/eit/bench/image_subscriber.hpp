@@ -2,7 +2,8 @@
 // ImageSubscriber: the benchmark's receiving end. A ZeroMQ SUB socket (or PULL, for a PUSH
 // publisher: the lossless `max` runs) connected to the publisher's endpoint; for every image it
 // notes (seq, now_ns() once the whole multipart message is in) into arrays reserved for `capacity`
-// images, and it notices the series-end message. The same class runs as a thread next to the
+// images — every image of a batch message ("imgs") with that message's time — and it notices the
+// series-end message. The same class runs as a thread next to the
 // pipeline (inproc, which needs the publisher's context) and inside `eitstream bench
 // --subscriber-only` in a child process (ipc, tcp).
 //
@@ -24,7 +25,8 @@ struct ReceiveTime {
 };
 
 struct SubscriberCounts {
-  uint64_t images = 0;      // image messages received
+  uint64_t images = 0;      // images received (each image of a batch message counts)
+  uint64_t batches = 0;     // batch messages ("imgs") among them
   uint64_t overflow = 0;    // images beyond capacity (not recorded)
   uint64_t malformed = 0;   // messages that were not a valid image or series message
   uint64_t series = 0;      // series messages (including the end)
@@ -53,6 +55,7 @@ class ImageSubscriber {
 
  private:
   bool receive_one();  // false when nothing was waiting
+  void note_image(uint64_t seq, int64_t t_ns) noexcept;
 
   zmq::socket_t socket_;
   size_t capacity_;

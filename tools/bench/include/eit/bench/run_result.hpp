@@ -34,6 +34,7 @@ struct RunConfig {
   std::string model;    // "random 1024x208 (seed 1)" or a model file's path and id
   size_t n_out = 0, n_meas = 0;
   size_t batch = 1;        // the reconstructor's largest batch
+  size_t publish_batch = 1;  // the publisher's most images per message (ZmqPublisherOptions)
   size_t cpu_threads = 1;  // threads of the CPU backend
   std::string transport;   // "inproc", "ipc", "tcp"
   std::string endpoint;
@@ -71,6 +72,7 @@ struct PipelineCounters {
   uint64_t backend_errors = 0;
   uint64_t met_polling = 0;  // balanced: frames the idle reconstructor was polling for already
   uint64_t subscriber_received = 0;  // images the subscriber got (any seq)
+  uint64_t subscriber_batches = 0;   // batch messages ("imgs") they came in
   // Queue name → {high-water mark, capacity}.
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> queue_high_water;
 };

@@ -2,8 +2,9 @@
 // StampSink: the ImageSink a benchmark puts around the real sink (the ZeroMQ publisher). Each sink
 // runs on its own thread, so the stamp is taken in the same call: StampSink::publish() forwards
 // the frame to the inner sink and, when that returns, stamps the moment as "sent" and copies the
-// frame's stage stamps into the StampRecorder. Everything else (begin, tick, end, stats, policy,
-// abort) is the inner sink's. Sink thread only; no allocation, lock or log (StampRecorder::record).
+// frame's stage stamps into the StampRecorder. Everything else (begin, flush, tick, end, stats,
+// policy, abort) is the inner sink's. Sink thread only; no allocation, lock or log
+// (StampRecorder::record).
 #include "eit/bench/stamp_recorder.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/image_sink.hpp"
@@ -24,6 +25,9 @@ class StampSink final : public pipeline::ImageSink {
     else
       ++dropped_;
   }
+  // A publisher with a publish batch sends what it gathered here: "sent" is then when the image
+  // joined the batch, and the wait for the rest of the batch shows in published→subscribed.
+  void flush() noexcept override { inner_.flush(); }
   void tick(int64_t now_ns) noexcept override { inner_.tick(now_ns); }
   void end() noexcept override { inner_.end(); }
   pipeline::SinkStats stats() const noexcept override { return inner_.stats(); }

@@ -6,9 +6,9 @@
 //   child stdout: "ready\n" once it has connected and subscribed (and pinned itself to CPU C
 //                 after its ZeroMQ context's I/O thread has started, so that thread stays free to
 //                 run elsewhere: on CPU D when given, the sender's CPU in spin mode); at the end,
-//                 the binary record "EITBSUB2", seven uint64 fields (images, overflow, malformed,
-//                 series, series_end, pinning result as ThreadCpu::error, n), then n × (uint64 seq,
-//                 int64 receive time in CLOCK_MONOTONIC ns);
+//                 the binary record "EITBSUB3", eight uint64 fields (images, overflow, malformed,
+//                 series, series_end, pinning result as ThreadCpu::error, n, batch messages), then
+//                 n × (uint64 seq, int64 receive time in CLOCK_MONOTONIC ns);
 //   child stdin:  the parent closes it when the pipeline has finished; the child then keeps
 //                 receiving until 300 ms pass without a message (or the series-end arrives)
 //                 and writes its record.

@@ -8,8 +8,9 @@
 //     with one I/O thread;
 //   - the messages: [topic "eit/bench/img", 112-byte ImageHeader, n_out float32], the header and
 //     payload handed to libzmq without copying (each message has its own header; one constant
-//     payload), as the publisher's zero-copy pool does; live sends never wait (EAGAIN counts a
-//     drop), lossless sends wait; a series-end closes the run;
+//     payload), as the publisher's zero-copy pool does; at max with a publish batch, full batch
+//     messages ["eit/bench/imgs", headers, payloads] (reference_batch()); live sends never wait
+//     (EAGAIN counts a drop), lossless sends wait; a series-end closes the run;
 //   - the subscriber: the same MeasuringSubscriber (thread for inproc, child process otherwise)
 //     in the same SubscriberMode (PULL/SUB; spinning with --latency-mode spin);
 //   - the schedule: message i due at t0 + i/rate (none at max); warm-up and measured counts;
@@ -36,6 +37,11 @@ namespace eit::bench {
 // `run` gives transport, policy, latency mode, rate, n_out, frames and warm-up; `executable` is
 // eitstream, for the subscriber child (ipc, tcp).
 ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executable);
+
+// Images per reference message for `run`: at max its publish batch, shrunk as its publisher
+// shrinks it for large images (a run at max batches whenever the socket falls behind, so the
+// reference sends full batches: the transport's own ceiling); paced (and shm), one per due time.
+size_t reference_batch(const RunConfig& run) noexcept;
 
 // A generous estimate of how long run_zmq_reference(run) takes, in seconds (schedule plus
 // set-up; at max an assumed 100 k messages/s), for deciding whether it is cheap enough to run
