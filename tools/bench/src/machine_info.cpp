@@ -86,7 +86,9 @@ MachineInfo collect_machine_info(int argc, const char* const* argv) {
 #else
   m.build_type = "unknown";
 #endif
-  m.gpu = "none (eitstream built without CUDA)";
+  // The CUDA plugin loads only for runs that use it (cmd_bench fills this in for them); no
+  // probe here, so that a CPU-only bench never pays for it.
+  m.gpu = "not probed (no cuda run)";
   timespec res{};
   if (clock_getres(CLOCK_MONOTONIC, &res) == 0)
     m.clock_resolution_ns = int64_t{res.tv_sec} * 1'000'000'000 + res.tv_nsec;

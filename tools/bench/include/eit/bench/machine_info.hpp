@@ -19,7 +19,7 @@ struct MachineInfo {
   std::string os;                   // /etc/os-release PRETTY_NAME
   std::string compiler;             // the compiler that built eitstream
   std::string build_type;           // "Release", …
-  std::string gpu;                  // cuda_device_description(), or "none (…)"
+  std::string gpu;                  // cuda_device_description(), or "not probed …"
   int64_t clock_resolution_ns = 0;  // clock_getres(CLOCK_MONOTONIC)
   std::string started_utc;          // ISO 8601
   std::string command_line;         // argv joined, shell-quoted where needed
