@@ -111,6 +111,18 @@ std::string_view latency_mode_name(LatencyMode mode) noexcept {
   return "?";
 }
 
+std::optional<StageLayout> layout_from_name(std::string_view name) noexcept {
+  for (StageLayout l : {StageLayout::kAuto, StageLayout::kPipelined, StageLayout::kRunToCompletion})
+    if (layout_name(l) == name) return l;
+  return std::nullopt;
+}
+
+std::optional<LatencyMode> latency_mode_from_name(std::string_view name) noexcept {
+  for (LatencyMode m : {LatencyMode::kSpin, LatencyMode::kBalanced, LatencyMode::kIdle})
+    if (latency_mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
 std::string_view wake_hold_name(WakeHold hold) noexcept {
   switch (hold) {
     case WakeHold::kAuto:

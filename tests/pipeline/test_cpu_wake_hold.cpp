@@ -68,14 +68,21 @@ Outcome run_with(LatencyMode mode, WakeHold hold) {
 }  // namespace
 
 TEST_CASE(
-    "takes_wake_hold: auto with spin only, on in every mode, off never, and the names read back") {
+    "takes_wake_hold: auto with spin only, on in every mode, off never, and the names read back "
+    "(wake hold, latency mode, stage layout)") {
   using eit::pipeline::takes_wake_hold;
   for (LatencyMode mode : {LatencyMode::kSpin, LatencyMode::kBalanced, LatencyMode::kIdle}) {
     CAPTURE(eit::pipeline::latency_mode_name(mode));
     CHECK(takes_wake_hold(mode, WakeHold::kAuto) == (mode == LatencyMode::kSpin));
     CHECK(takes_wake_hold(mode, WakeHold::kOn));
     CHECK_FALSE(takes_wake_hold(mode, WakeHold::kOff));
+    CHECK(eit::pipeline::latency_mode_from_name(eit::pipeline::latency_mode_name(mode)) == mode);
   }
+  CHECK_FALSE(eit::pipeline::latency_mode_from_name("fast").has_value());
+  using eit::pipeline::StageLayout;
+  for (StageLayout l : {StageLayout::kAuto, StageLayout::kPipelined, StageLayout::kRunToCompletion})
+    CHECK(eit::pipeline::layout_from_name(eit::pipeline::layout_name(l)) == l);
+  CHECK_FALSE(eit::pipeline::layout_from_name("rtc").has_value());
   CHECK(eit::pipeline::wake_hold_name(WakeHold::kOn) == "on");
   for (WakeHold hold : {WakeHold::kAuto, WakeHold::kOn, WakeHold::kOff})
     CHECK(eit::pipeline::wake_hold_from_name(eit::pipeline::wake_hold_name(hold)) == hold);

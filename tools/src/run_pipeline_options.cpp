@@ -14,24 +14,17 @@ namespace {
 
 // --latency-mode, --stages, --cpu-wake-hold and --cpus onto the pipeline's options.
 void apply_latency_options(const RunConfig& c, pipeline::PipelineOptions& o) {
-  if (c.latency_mode == "spin")
-    o.latency_mode = pipeline::LatencyMode::kSpin;
-  else if (c.latency_mode == "balanced")
-    o.latency_mode = pipeline::LatencyMode::kBalanced;
-  else if (c.latency_mode == "idle")
-    o.latency_mode = pipeline::LatencyMode::kIdle;
-  else
+  const std::optional<pipeline::LatencyMode> mode =
+      pipeline::latency_mode_from_name(c.latency_mode);
+  if (!mode)
     throw CommandError(
         fmt::format("--latency-mode '{}': expected spin, balanced or idle", c.latency_mode));
-  if (c.stages == "auto")
-    o.stages = pipeline::StageLayout::kAuto;
-  else if (c.stages == "pipelined")
-    o.stages = pipeline::StageLayout::kPipelined;
-  else if (c.stages == "run-to-completion")
-    o.stages = pipeline::StageLayout::kRunToCompletion;
-  else
+  o.latency_mode = *mode;
+  const std::optional<pipeline::StageLayout> layout = pipeline::layout_from_name(c.stages);
+  if (!layout)
     throw CommandError(
         fmt::format("--stages '{}': expected auto, pipelined or run-to-completion", c.stages));
+  o.stages = *layout;
   const std::optional<pipeline::WakeHold> hold = pipeline::wake_hold_from_name(c.cpu_wake_hold);
   if (!hold)
     throw CommandError(

@@ -76,9 +76,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
       config.policy == "lossless" ? pipeline::Policy::kLossless : pipeline::Policy::kLive;
   options.max_batch = config.batch;
   options.max_frames = total;
-  options.stages = config.stages == "pipelined"           ? pipeline::StageLayout::kPipelined
-                   : config.stages == "run-to-completion" ? pipeline::StageLayout::kRunToCompletion
-                                                          : pipeline::StageLayout::kAuto;
+  options.stages = config.pipeline_stages();
   options.latency_mode = config.pipeline_latency_mode();
   options.wake_hold = config.pipeline_wake_hold();
   if (model.v_ref.size() == 0) {

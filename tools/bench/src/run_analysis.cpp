@@ -40,9 +40,11 @@ std::string RunConfig::label() const {
 }
 
 pipeline::LatencyMode RunConfig::pipeline_latency_mode() const noexcept {
-  return latency_mode == "spin"   ? pipeline::LatencyMode::kSpin
-         : latency_mode == "idle" ? pipeline::LatencyMode::kIdle
-                                  : pipeline::LatencyMode::kBalanced;
+  return pipeline::latency_mode_from_name(latency_mode).value_or(pipeline::LatencyMode::kBalanced);
+}
+
+pipeline::StageLayout RunConfig::pipeline_stages() const noexcept {
+  return pipeline::layout_from_name(stages).value_or(pipeline::StageLayout::kAuto);
 }
 
 pipeline::WakeHold RunConfig::pipeline_wake_hold() const noexcept {

@@ -75,12 +75,14 @@ enum class FaultPolicy { kFallbackToCpu, kStop };
 // pipelined otherwise (slow rates: the idle reconstructor keeps H warm between frames; unpaced:
 // reading and reconstructing overlap on two cores and the live input queue counts drops).
 enum class StageLayout { kAuto, kPipelined, kRunToCompletion };
-std::string_view layout_name(StageLayout layout) noexcept;  // "pipelined", "run-to-completion"
+std::string_view layout_name(StageLayout layout) noexcept;  // "auto", "pipelined", …
+std::optional<StageLayout> layout_from_name(std::string_view name) noexcept;  // its inverse
 // The layout a pipeline of this backend and source runs in (kAuto resolved as above); callers
 // that lay out their own threads around the pipeline (the bench's CPU pinning) ask it first.
 StageLayout resolve_layout(StageLayout asked, const Reconstructor& backend,
                            const Source& source) noexcept;
 std::string_view latency_mode_name(LatencyMode mode) noexcept;  // "spin", "balanced", "idle"
+std::optional<LatencyMode> latency_mode_from_name(std::string_view name) noexcept;  // its inverse
 
 // Whether the pipeline keeps every CPU out of deep idle while it runs (CpuWakeHold). kAuto: in
 // kSpin only. kOn: in any mode. Threads that sleep (stages in balanced mode, libzmq's I/O

@@ -55,8 +55,9 @@ struct RunConfig {
   bool zmq_io_on_sink_cpu = true;
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
-  // latency_mode and wake_hold as the pipeline's options (bench_plan checked the names).
+  // latency_mode, stages and wake_hold as the pipeline's options (bench_plan checked the names).
   pipeline::LatencyMode pipeline_latency_mode() const noexcept;
+  pipeline::StageLayout pipeline_stages() const noexcept;
   pipeline::WakeHold pipeline_wake_hold() const noexcept;
   // Whether the run keeps CPUs out of deep idle (pipeline::takes_wake_hold).
   bool wants_wake_hold() const noexcept;
