@@ -111,6 +111,12 @@ tris = [f"{k + 1} 2 2 1 1 1 {k + 2} {(k + 1) % 16 + 2}" for k in range(16)]
 msh = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n17\n" + "\n".join(nodes) + \
       "\n$EndNodes\n$Elements\n16\n" + "\n".join(tris) + "\n$EndElements\n"
 put("fuzz_recon_msh", "disc.msh", msh.encode())
+# A batch of published images (sinks/image_batch.hpp): 3 headers of 4 values each, then payloads.
+def image_header(seq):
+    return struct.pack("<IHHBBH2IIQQqqqII32sq", 0x49544945, 1, 112, 1, 1, 0, 4, 1, 0, seq, 7,
+                       1000 + seq, 2000, 0, 0, 4, b"seed", 3000)
+heads = b"".join(image_header(s) for s in range(3))
+put("fuzz_image_batch", "three", struct.pack("<H", len(heads)) + heads + struct.pack("<12f", *range(12)))
 PY
 # A small Model file (HDF5) when the normal build's eitstream is there (CI builds it first).
 mkdir -p "$seeds/fuzz_recon_model"
