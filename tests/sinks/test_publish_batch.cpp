@@ -82,19 +82,54 @@ struct TestFrame {
   }
 };
 
+// A lossless PUSH publisher with this publish batch and a PULL socket connected to it.
+struct PushRig {
+  std::shared_ptr<zmq::context_t> ctx = std::make_shared<zmq::context_t>(1);
+  ZmqPublisher pub;
+  zmq::socket_t pull;
+  PushRig(const eit::recon::Model& m, size_t publish_batch)
+      : pub(m, options(publish_batch), ctx), pull(*ctx, zmq::socket_type::pull) {
+    pull.set(zmq::sockopt::rcvtimeo, 10000);
+    pull.connect(pub.endpoint());
+  }
+  static ZmqPublisherOptions options(size_t publish_batch) {
+    auto o = loopback_publisher_options(ZmqPattern::kPush, true);
+    o.publish_batch = publish_batch;
+    return o;
+  }
+  // Every image message until the series-end (series messages skipped).
+  std::vector<Received> images_until_end() {
+    std::vector<Received> got;
+    while (true) {
+      auto msg = receive(pull);
+      REQUIRE(msg);
+      if (msg->json.empty())
+        got.push_back(std::move(*msg));
+      else if (nlohmann::json::parse(msg->json)["type"] == "series-end")
+        return got;
+    }
+  }
+};
+
+// A lossless pipeline of the CPU backend from `source` into the rig's publisher.
+std::unique_ptr<Pipeline> start_lossless(const eit::recon::Model& m, Source& source, PushRig& rig) {
+  PipelineOptions po;
+  po.policy = Policy::kLossless;
+  auto p = std::make_unique<Pipeline>(m, source, eit::test::cpu_backend(m),
+                                      std::vector<ImageSink*>{&rig.pub}, po);
+  p->start();
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE(
     "a publish batch of 4 sends full batches at once, the rest on flush, a lone image as img") {
   const auto m = random_model(64);
-  auto ctx = std::make_shared<zmq::context_t>(1);
-  auto options = loopback_publisher_options(ZmqPattern::kPush, true);
-  options.publish_batch = 4;
-  ZmqPublisher pub(m, options, ctx);
+  PushRig rig(m, 4);
+  ZmqPublisher& pub = rig.pub;
+  zmq::socket_t& pull = rig.pull;
   CHECK(pub.publish_batch() == 4);
-  zmq::socket_t pull(*ctx, zmq::socket_type::pull);
-  pull.set(zmq::sockopt::rcvtimeo, 10000);
-  pull.connect(pub.endpoint());
 
   pub.begin();
   auto series = receive(pull);
@@ -154,26 +189,17 @@ TEST_CASE(
 
 TEST_CASE("end() sends an open batch before the series-end") {
   const auto m = random_model(64);
-  auto ctx = std::make_shared<zmq::context_t>(1);
-  auto options = loopback_publisher_options(ZmqPattern::kPush, true);
-  options.publish_batch = 8;
-  ZmqPublisher pub(m, options, ctx);
-  zmq::socket_t pull(*ctx, zmq::socket_type::pull);
-  pull.set(zmq::sockopt::rcvtimeo, 10000);
-  pull.connect(pub.endpoint());
-  pub.begin();
+  PushRig rig(m, 8);
+  rig.pub.begin();
   std::vector<TestFrame> frames;
   for (uint64_t seq = 0; seq < 3; ++seq) frames.emplace_back(seq, m.n_out());
-  for (auto& f : frames) pub.publish(f.slot);
-  pub.end();
-  REQUIRE(receive(pull));  // the series message
-  auto batch = receive(pull);
-  REQUIRE(batch);
-  CHECK(batch->topic == "eit/test/imgs");
-  CHECK(batch->headers.size() == 3);
-  auto end = receive(pull);
-  REQUIRE(end);
-  CHECK(nlohmann::json::parse(end->json)["frames_sent"] == 3);
+  for (auto& f : frames) rig.pub.publish(f.slot);
+  rig.pub.end();
+  const auto got = rig.images_until_end();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].topic == "eit/test/imgs");
+  CHECK(got[0].headers.size() == 3);
+  CHECK(rig.pub.stats().sent == 3);
 }
 
 TEST_CASE("a live batch that no peer takes is counted as that many dropped images") {
@@ -267,38 +293,22 @@ TEST_CASE("the pipeline flushes a sink after its last frame, before end()") {
 TEST_CASE("a lossless pipeline with publish batch 16 delivers every image once, in order") {
   const auto m = random_model(64);
   const auto frames = random_frames(m, 3000);
-  auto ctx = std::make_shared<zmq::context_t>(1);
-  auto options = loopback_publisher_options(ZmqPattern::kPush, true);
-  options.publish_batch = 16;
-  ZmqPublisher pub(m, options, ctx);
-  zmq::socket_t pull(*ctx, zmq::socket_type::pull);
-  pull.set(zmq::sockopt::rcvtimeo, 10000);
-  pull.connect(pub.endpoint());
+  PushRig rig(m, 16);
   VectorSource source(frames);
-  PipelineOptions po;
-  po.policy = Policy::kLossless;
-  Pipeline p(m, source, eit::test::cpu_backend(m), {&pub}, po);
-  p.start();
-  uint64_t next = 0, messages = 0;
+  const auto p = start_lossless(m, source, rig);
+  uint64_t next = 0;
   size_t largest = 0;
-  bool ended = false;
-  while (!ended) {
-    auto msg = receive(pull);
-    REQUIRE(msg);
-    if (!msg->json.empty()) {
-      ended = nlohmann::json::parse(msg->json)["type"] == "series-end";
-      continue;
-    }
-    ++messages;
-    largest = std::max(largest, msg->headers.size());
-    CHECK(msg->headers.size() <= 16);
-    CHECK((msg->headers.size() == 1) == msg->topic.ends_with("/img"));
-    for (const auto& h : msg->headers) REQUIRE(h.seq == next++);
+  const auto got = rig.images_until_end();
+  for (const auto& msg : got) {
+    largest = std::max(largest, msg.headers.size());
+    CHECK(msg.headers.size() <= 16);
+    CHECK((msg.headers.size() == 1) == msg.topic.ends_with("/img"));
+    for (const auto& h : msg.headers) REQUIRE(h.seq == next++);
   }
-  REQUIRE(wait_finished(p));
+  REQUIRE(wait_finished(*p));
   CHECK(next == frames.size());
-  CHECK(pub.stats().sent == frames.size());
-  MESSAGE("3000 images in ", messages, " messages, largest batch ", largest);
+  CHECK(rig.pub.stats().sent == frames.size());
+  MESSAGE("3000 images in ", got.size(), " messages, largest batch ", largest);
 }
 
 TEST_CASE("paced frames with publish batch 64 still leave one by one: nothing waits for a batch") {
@@ -306,32 +316,16 @@ TEST_CASE("paced frames with publish batch 64 still leave one by one: nothing wa
   // the flush missing, all 40 would arrive as one "imgs" message at the end.
   const auto m = random_model(64);
   const auto frames = random_frames(m, 40);
-  auto ctx = std::make_shared<zmq::context_t>(1);
-  auto options = loopback_publisher_options(ZmqPattern::kPush, true);
-  options.publish_batch = 64;
-  ZmqPublisher pub(m, options, ctx);
-  zmq::socket_t pull(*ctx, zmq::socket_type::pull);
-  pull.set(zmq::sockopt::rcvtimeo, 10000);
-  pull.connect(pub.endpoint());
+  PushRig rig(m, 64);
   VectorSource inner(frames);
   PacedSource source(inner, PacingOptions{200.0});
-  PipelineOptions po;
-  po.policy = Policy::kLossless;
-  Pipeline p(m, source, eit::test::cpu_backend(m), {&pub}, po);
-  p.start();
+  const auto p = start_lossless(m, source, rig);
   size_t images = 0, alone = 0;
-  bool ended = false;
-  while (!ended) {
-    auto msg = receive(pull);
-    REQUIRE(msg);
-    if (!msg->json.empty()) {
-      ended = nlohmann::json::parse(msg->json)["type"] == "series-end";
-      continue;
-    }
-    images += msg->headers.size();
-    if (msg->topic.ends_with("/img")) ++alone;
+  for (const auto& msg : rig.images_until_end()) {
+    images += msg.headers.size();
+    if (msg.topic.ends_with("/img")) ++alone;
   }
-  REQUIRE(wait_finished(p));
+  REQUIRE(wait_finished(*p));
   CHECK(images == frames.size());
   // A loaded machine may hold the sink thread past a period now and then: most, not all.
   CHECK(alone >= frames.size() / 2);
