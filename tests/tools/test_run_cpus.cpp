@@ -41,6 +41,24 @@ TEST_CASE(
   CHECK(r.output.find(fmt::format("zmq io (publisher) → CPU {} pinned", cpu)) != std::string::npos);
 }
 
+TEST_CASE(
+    "run --latency-mode spin --cpus --zmq-io-cpu any pins the sink and leaves the I/O thread") {
+  const int cpu = first_allowed_cpu();
+  REQUIRE(cpu >= 0);
+  const auto socket_file = cli_temp_path("eit_run_cpus", "spin_any.ipc");
+  const std::string ipc = "ipc://" + socket_file.string();
+  const auto r = run_eitstream(fmt::format(
+      "run --latency-mode spin --cpus {} --zmq-io-cpu any --frames 200 --endpoint {}", cpu, ipc));
+  std::filesystem::remove(socket_file);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find(fmt::format("sink 0 → CPU {} pinned", cpu)) != std::string::npos);
+  CHECK(r.output.find("zmq io") == std::string::npos);
+  const auto bad = run_eitstream("run --zmq-io-cpu somewhere --frames 1");
+  CHECK(bad.code != 0);
+  CHECK(bad.output.find("--zmq-io-cpu") != std::string::npos);
+}
+
 TEST_CASE("run --cpus in balanced mode pins the stage threads and leaves the I/O thread alone") {
   const int cpu = first_allowed_cpu();
   REQUIRE(cpu >= 0);

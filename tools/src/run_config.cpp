@@ -52,6 +52,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("stages", "--stages", c.stages);
   f("cpu_wake_hold", "--cpu-wake-hold", c.cpu_wake_hold);
   f("cpus", "--cpus", c.cpus);
+  f("zmq_io_cpu", "--zmq-io-cpu", c.zmq_io_cpu);
   f("cpu_threads", "--cpu-threads", c.cpu_threads);
   f("curve_secret", "--curve-secret", c.curve_secret);
   f("curve_allow", "--curve-allow", c.curve_allow);

@@ -83,6 +83,13 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   "How stages wait for work: spin (busy-poll, a core per stage), balanced (poll "
                   "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")
       ->capture_default_str();
+  cmd->add_option("--zmq-io-cpu", cli.zmq_io_cpu,
+                  "With --latency-mode spin and --cpus: sink puts each ZeroMQ publisher's I/O "
+                  "thread on its sink thread's CPU (lowest latency at a paced rate); any leaves it "
+                  "to the kernel, for unpaced runs, where one CPU running the sink and the I/O "
+                  "thread halves the frames/s (docs/benchmarks.md, \"Publish batches\")")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sink", "any"}));
   cmd->add_option("--cpu-wake-hold", cli.cpu_wake_hold,
                   "Keep every CPU out of deep idle states while running (Linux PM QoS, "
                   "/dev/cpu_dma_latency, needs write access): auto (with --latency-mode spin), "

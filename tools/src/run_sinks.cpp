@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "command_registry.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/sinks/shm_layout.hpp"
@@ -25,10 +26,14 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   zo.series.rate_hz = source.nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   apply_run_security(security, c, indices.endpoint, zo);
-  // Spin mode with --cpus: ZeroMQ's I/O thread joins the publisher's sink thread on its CPU,
-  // whose polls yield to it: no cross-CPU wake-up per image (zmq_io_placement.hpp).
+  if (c.zmq_io_cpu != "sink" && c.zmq_io_cpu != "any")
+    throw CommandError(fmt::format("--zmq-io-cpu '{}': expected sink or any", c.zmq_io_cpu));
+  // Spin mode with --cpus (and --zmq-io-cpu sink): ZeroMQ's I/O thread joins the publisher's
+  // sink thread on its CPU, whose polls yield to it: no cross-CPU wake-up per image
+  // (zmq_io_placement.hpp).
   const std::vector<int> cpus =
-      o.latency_mode == pipeline::LatencyMode::kSpin ? o.cpus : std::vector<int>{};
+      o.latency_mode == pipeline::LatencyMode::kSpin && c.zmq_io_cpu == "sink" ? o.cpus
+                                                                               : std::vector<int>{};
   zo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(0));
   s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
   check_publisher_exposure(security, zo, s.publisher->endpoint());
