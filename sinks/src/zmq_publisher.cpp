@@ -95,6 +95,9 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
 }
 
 ZmqPublisher::~ZmqPublisher() {
+  // A batch still open (publish() without a later flush() or end()) was never lent to libzmq:
+  // its slot is ours to hand back, or the wait below would take it for a message in flight.
+  if (batch_slot_ >= 0) pool_->release(static_cast<uint32_t>(batch_slot_));
   guard_.reset();
   socket_.close();  // lingers (linger_ms) in libzmq's I/O thread
   zap_.reset();

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -213,6 +214,22 @@ TEST_CASE("a live batch that no peer takes is counted as that many dropped image
   pub.flush();                                 // then one of 2
   CHECK(pub.stats().sent == 0);
   CHECK(pub.stats().dropped == 7);
+}
+
+TEST_CASE("a publisher destroyed with a batch still open neither sends it nor waits for it") {
+  const auto m = random_model(64);
+  std::vector<TestFrame> frames;
+  for (uint64_t seq = 0; seq < 3; ++seq) frames.emplace_back(seq, m.n_out());
+  auto options = loopback_publisher_options(ZmqPattern::kPub, false);
+  options.publish_batch = 8;
+  options.linger_ms = 2000;  // were the open slot taken for a message in flight: a 2.5 s wait
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    ZmqPublisher pub(m, options);
+    for (auto& f : frames) pub.publish(f.slot);
+    CHECK(pub.stats().sent == 0);  // still gathering
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2000));
 }
 
 TEST_CASE("the publish batch shrinks so that a batch's payload stays within 4 MiB") {

@@ -59,8 +59,10 @@ bool ImageSubscriber::receive_one() {
     // Every image of a batch arrived when the message did.
     const size_t n = sinks::for_each_batched_image(
         headers, payloads, [&](const sinks::ImageHeader& h, auto) { note_image(h.seq, t); });
-    if (n == 0) ++counts_.malformed;
-    ++counts_.batches;
+    if (n == 0)
+      ++counts_.malformed;
+    else
+      ++counts_.batches;
   } else if (topic.ends_with("/series") && parts == 2) {
     ++counts_.series;
     const std::string_view body(static_cast<const char*>(header_.data()), header_.size());
