@@ -107,7 +107,8 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   "round robin, e.g. 2,3,4 (with --latency-mode spin on a dedicated host). In "
                   "spin mode each ZeroMQ publisher's I/O thread then shares its sink thread's "
                   "CPU: no cross-CPU wake-up per image (a consumer gets the same by placing its "
-                  "own context's I/O thread there: ZMQ_THREAD_AFFINITY_CPU_ADD)");
+                  "own context's I/O thread there: ZMQ_THREAD_AFFINITY_CPU_ADD), unless "
+                  "--zmq-io-cpu any");
   cmd->add_option("--cpu-threads", cli.cpu_threads,
                   "CPU backend: threads each batch is split over (rows of H; ≥ 1). Each thread "
                   "takes a core while a batch runs")
