@@ -43,8 +43,7 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
                                          options_.endpoint, options_.publish_batch,
                                          kMaxImageBatch));
   payload_bytes_ = model.n_out() * sizeof(float);
-  options_.publish_batch = std::clamp<size_t>(
-      kMaxBatchPayloadBytes / std::max<size_t>(payload_bytes_, 1), 1, options_.publish_batch);
+  options_.publish_batch = fitting_publish_batch(options_.publish_batch, model.n_out());
   options_.series.publish_batch = options_.publish_batch;
   // A slot: publish_batch headers, then publish_batch payloads (each part of a message is one
   // contiguous range).

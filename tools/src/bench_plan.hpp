@@ -26,8 +26,8 @@ struct BenchArgs {
   std::string sizes;
   std::string backends = "cpu";
   std::string batches = "16";
-  std::string publish_batches =
-      "1";  // --publish-batch: images per ZeroMQ message (comma-separated)
+  // --publish-batch: images per ZeroMQ message (comma-separated)
+  std::string publish_batches = "1";
   std::string transports = "tcp";
   std::string policy = "auto";
   std::string stages = "auto";

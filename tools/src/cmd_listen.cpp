@@ -172,9 +172,10 @@ int listen(const ListenOptions& o) {
         ++batches;
       continue;
     }
-    const auto header =
-        parts.size() == 3 ? sinks::decode_image_header(bytes(parts[1])) : std::nullopt;
-    if (!header || parts[2].size() != header->count * sizeof(float)) {
+    const auto header = parts.size() == 3
+                            ? sinks::decode_image_message(bytes(parts[1]), bytes(parts[2]))
+                            : std::nullopt;
+    if (!header) {
       ++bad;
       continue;
     }

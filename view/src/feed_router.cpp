@@ -11,8 +11,7 @@ namespace eit::view {
 
 FeedRouter::Outcome FeedRouter::image(const std::string& stream, std::span<const std::byte> header,
                                       std::span<const std::byte> payload) {
-  const auto h = sinks::decode_image_header(header);
-  if (!h || payload.size() != size_t{h->count} * sizeof(float)) return Outcome::kMalformed;
+  if (!sinks::decode_image_message(header, payload)) return Outcome::kMalformed;
   const size_t bytes = header.size() + payload.size();
   auto& c = channels_[stream];
   if (!c.channel || c.capacity < bytes) {

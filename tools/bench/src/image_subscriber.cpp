@@ -49,8 +49,8 @@ bool ImageSubscriber::receive_one() {
   const std::span headers(static_cast<const std::byte*>(header_.data()), header_.size());
   const std::span payloads(static_cast<const std::byte*>(payload_.data()), payload_.size());
   if (topic.ends_with(sinks::kImageTopicSuffix) && parts == 3) {
-    const auto h = sinks::decode_image_header(headers);
-    if (!h || payloads.size() != uint64_t{h->count} * sizeof(float)) {
+    const auto h = sinks::decode_image_message(headers, payloads);
+    if (!h) {
       ++counts_.malformed;
       return true;
     }

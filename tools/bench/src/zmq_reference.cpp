@@ -160,8 +160,7 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
 
 size_t reference_batch(const RunConfig& run) noexcept {
   if (run.rate_hz > 0 || run.transport == "shm") return 1;
-  const size_t fit = sinks::kMaxBatchPayloadBytes / std::max<size_t>(run.n_out * sizeof(float), 1);
-  return std::clamp<size_t>(fit, 1, std::max<size_t>(run.publish_batch, 1));
+  return sinks::fitting_publish_batch(run.publish_batch, run.n_out);
 }
 
 double estimated_reference_seconds(const RunConfig& run) noexcept {

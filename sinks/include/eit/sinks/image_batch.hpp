@@ -4,6 +4,7 @@
 // every payload back to back in one part, in the same order. A publisher with a publish batch
 // above 1 sends one when several images wait for it, so a busy link pays libzmq's per-message
 // cost once per batch; a lone image still goes as the 3-part "img" message.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,13 @@ inline constexpr size_t kMaxImageBatch = 4096;
 // A publisher keeps a batch's payload part within this (receivers bound their messages: listen
 // and the view at 4 MiB by default), so large images go in smaller batches.
 inline constexpr size_t kMaxBatchPayloadBytes = size_t{4} << 20;
+
+// The publish batch a publisher uses for images of `image_floats` values when `asked` for one:
+// at most as many as fit in kMaxBatchPayloadBytes, at least 1.
+inline size_t fitting_publish_batch(size_t asked, size_t image_floats) noexcept {
+  const size_t fit = kMaxBatchPayloadBytes / std::max<size_t>(image_floats * sizeof(float), 1);
+  return std::clamp<size_t>(fit, 1, std::max<size_t>(asked, 1));
+}
 
 // Checks a batch's two parts and calls on_image(const ImageHeader&, std::span<const std::byte>
 // payload) for each image in order. Returns the number of images, or 0 (calling nothing) when

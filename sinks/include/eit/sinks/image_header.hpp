@@ -51,4 +51,13 @@ inline std::optional<ImageHeader> decode_image_header(std::span<const std::byte>
   return h;
 }
 
+// An image message's header and payload parts checked against each other: the header valid
+// (decode_image_header) and the payload exactly its count × 4 bytes; nullopt otherwise.
+inline std::optional<ImageHeader> decode_image_message(
+    std::span<const std::byte> header, std::span<const std::byte> payload) noexcept {
+  const auto h = decode_image_header(header);
+  if (!h || payload.size() != uint64_t{h->count} * sizeof(float)) return std::nullopt;
+  return h;
+}
+
 }  // namespace eit::sinks
