@@ -12,6 +12,7 @@
 
 #include "eit/pipeline/all_finite.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/prefetch.hpp"
 #include "reconstruct_stage.hpp"
 
 namespace eit::pipeline {
@@ -71,6 +72,8 @@ size_t ReconstructStage::drain(bool wait) noexcept {
   const int64_t t = now_ns();
   for (size_t i = 0; i < n; ++i) {
     FrameSlot* f = fifo_pop();  // completions come back in submission order
+    // emit() scans each image (all_finite): fetch the next one meanwhile.
+    if (i + 1 < n) prefetch_for_read(fifo_[fifo_head_]->image, n_out_ * sizeof(float));
     if (!f->stamp(Stage::kDone)) f->stamp(Stage::kDone, t);
     if (f->flags & kFlagBackendFallback) bump(s_.fallback_frames);
     bump(s_.reconstructed);

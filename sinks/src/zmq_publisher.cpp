@@ -10,6 +10,7 @@
 
 #include "eit/pipeline/backoff.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/prefetch.hpp"
 #include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header_fill.hpp"
 #include "eit/sinks/zap_authenticator.hpp"
@@ -184,7 +185,12 @@ void ZmqPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
   std::memcpy(buf + batch_count_ * sizeof h, &h, sizeof h);
   std::memcpy(buf + options_.publish_batch * sizeof h + batch_count_ * payload_bytes_, frame.image,
               payload_bytes_);
-  if (++batch_count_ == options_.publish_batch) flush();
+  if (++batch_count_ == options_.publish_batch) {
+    flush();
+  } else {  // the next image's place in the batch, while the sink thread does other work
+    pipeline::prefetch_for_write(
+        buf + options_.publish_batch * sizeof h + batch_count_ * payload_bytes_, payload_bytes_);
+  }
 }
 
 void ZmqPublisher::flush() noexcept {

@@ -1,7 +1,8 @@
 #pragma once
 // Bounded lock-free single-producer/single-consumer ring. Our own rather than Boost.Lockfree's
 // spsc_queue because stages need the queue's depth and high-water mark for stats, and cached
-// indices keep the producer and consumer from touching each other's cache line on most calls.
+// indices keep the producer and consumer from touching each other's cache line on most calls
+// (the high-water mark included).
 // Exactly one thread may push and one thread may pop. Never allocates after construction.
 #include <atomic>
 #include <bit>
@@ -38,11 +39,15 @@ class SpscQueue {
     }
     items_[head & mask_] = item;
     head_.store(head + 1, std::memory_order_release);
-    // The depth right after this push (a relaxed read of the consumer's index: it only feeds the
-    // high-water statistic; the cached tail can be arbitrarily stale and would overstate it).
-    const size_t depth = head + 1 - tail_.load(std::memory_order_relaxed);
-    if (depth > high_water_.load(std::memory_order_relaxed))
-      high_water_.store(depth, std::memory_order_relaxed);
+    // High-water mark: the depth right after this push. The cached tail is never ahead of the
+    // consumer's, so its depth is an upper bound; only when that bound beats the mark is the
+    // consumer's index read (a cache line the consumer writes on every pop) for the exact depth.
+    if (head + 1 - tail_cache_ > high_water_.load(std::memory_order_relaxed)) {
+      tail_cache_ = tail_.load(std::memory_order_acquire);
+      const size_t depth = head + 1 - tail_cache_;
+      if (depth > high_water_.load(std::memory_order_relaxed))
+        high_water_.store(depth, std::memory_order_relaxed);
+    }
     return true;
   }
 
