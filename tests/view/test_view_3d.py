@@ -22,7 +22,8 @@ for (let p = 0; p < view.planes; p++) {
   opaque.push(n); inside.push(m);
 }
 return {planes: view.planes, shape: st.series.image.shape, opaque, inside,
-        notice: view.notice || "", frames: st.framesReceived, values: st.latest.values.length};
+        notice: view.notice || "", frames: st.framesReceived, drawn: st.framesDrawn,
+        values: st.latest.values.length};
 """
 
 
@@ -39,9 +40,11 @@ def probe_when_drawn(driver, timeout=20):
     deadline = time.monotonic() + timeout
     while True:
         got = driver.execute_script(PROBE)
-        if got and got["frames"] >= 3:
+        # Received is not drawn: the page draws on its next animation frame, which a loaded
+        # machine delays, so wait for both.
+        if got and got["frames"] >= 3 and got["drawn"] >= 1:
             return got
-        assert time.monotonic() < deadline, f"the page shows no frames: {got}"
+        assert time.monotonic() < deadline, f"the page received or drew no frames: {got}"
         time.sleep(0.2)
 
 
