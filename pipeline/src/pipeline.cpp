@@ -36,10 +36,10 @@ size_t sink_queue_capacity(const PipelineOptions& o) {
 size_t slots_needed(const PipelineOptions& o, const Reconstructor& r, size_t n_sinks) {
   const size_t batch = std::max<size_t>(1, std::min(o.max_batch, r.max_batch()));
   // The input queue full, every batch the backend can hold plus one being gathered, every sink
-  // queue full with one more frame inside each sink, and the few slots held by the source, the
-  // fan-out and the live spare.
+  // queue full with a burst taken off it inside each sink thread (kLaneBurst), and the few slots
+  // held by the source, the fan-out and the live spare.
   return rounded_queue(o.queue_capacity) + batch * (std::max<size_t>(1, r.max_in_flight()) + 1) +
-         n_sinks * (sink_queue_capacity(o) + 1) + 4;
+         n_sinks * (sink_queue_capacity(o) + kLaneBurst) + 4;
 }
 
 void validate(const recon::Model& model, const Source& source, const Reconstructor* backend,

@@ -14,11 +14,6 @@ namespace {
 
 constexpr int64_t kTickNs = 100'000'000;  // ImageSink::tick period
 constexpr int64_t kBlockedRecheckNs = 50'000'000;
-// Most items a sink thread takes off its queue at once. A burst costs one wake-up of the fan-out
-// (room) and of the source stage (slot_freed) instead of one per image: each wake-up is a full
-// fence, which after a sink's image copy waits for every store of it. At 1 kHz a burst is one
-// image, and taking a burst off the queue costs tens of nanoseconds, not a wait.
-constexpr size_t kLaneBurst = 32;
 
 // Pushes onto a blocking lane, waiting for room until it is taken or the pipeline aborts.
 bool push_blocking(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexcept {

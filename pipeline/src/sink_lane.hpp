@@ -16,6 +16,13 @@
 
 namespace eit::pipeline {
 
+// Most items a sink thread takes off its queue at once (sink_fanout.cpp). A burst costs one
+// wake-up of the fan-out (room) and of the source stage (slot_freed) instead of one per image:
+// each wake-up is a full fence, which after a sink's image copy waits for every store of it. At
+// 1 kHz a burst is one image, and taking a burst off the queue costs nanoseconds, not a wait. A
+// sink thread holds up to this many slots besides its full queue: the pool counts them.
+inline constexpr size_t kLaneBurst = 32;
+
 // A queue entry: the shared slot and the frames this sink alone missed just before it.
 struct SinkItem {
   FrameSlot* slot = nullptr;

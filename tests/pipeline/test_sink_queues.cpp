@@ -218,3 +218,60 @@ TEST_CASE("a pipeline without sinks recycles every frame") {
   CHECK(p.stats().frames_out == frames.size());  // far more than the pool holds
   CHECK(p.pool_size() < frames.size());
 }
+
+namespace {
+
+// Slow on its first frame, so that a backlog forms and its thread's next take is a whole burst;
+// then stalled on the first frame of that burst until released.
+class StallAfterBurstSink final : public ImageSink {
+ public:
+  std::string_view name() const noexcept override { return "stall-after-burst"; }
+  void publish(const FrameSlot&) noexcept override {
+    if (calls_.fetch_add(1) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return;
+    }
+    while (stalled_.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  SinkStats stats() const noexcept override { return {calls_.load(), 0, 0}; }
+  void release() { stalled_.store(false); }
+
+ private:
+  std::atomic<uint64_t> calls_{0};
+  std::atomic<bool> stalled_{true};
+};
+
+}  // namespace
+
+TEST_CASE("a live sink stalled with a burst in hand loses frames at its own queue, not the input") {
+  const auto m = random_model(64);
+  const auto frames = random_frames(m, 500);
+  VectorSource inner(frames);
+  PacedSource source(inner, {500, 1});  // 2 ms a frame: the reconstructor keeps up easily
+  StallAfterBurstSink sink;
+  PipelineOptions o;
+  o.policy = Policy::kLive;
+  o.queue_capacity = 4;        // little room in the pool besides the sink's share
+  o.sink_queue_capacity = 64;  // more than a burst: it refills behind the burst taken
+  o.max_batch = 1;
+  o.stages = StageLayout::kPipelined;
+  Pipeline p(m, source, cpu_backend(m, 1), {&sink}, o);
+  p.start();
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (inner.delivered() < frames.size() && std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  REQUIRE(inner.delivered() == frames.size());
+  // The stalled sink's thread holds a burst and its queue is full again behind it: the pool
+  // still had a slot for every frame read, so the only losses are the sink's own.
+  const auto stalled = p.stats();
+  REQUIRE(stalled.sink_queues.size() == 1);
+  CHECK(stalled.sink_queues[0].queue.high_water == o.sink_queue_capacity);
+  CHECK(stalled.sink_queues[0].queue.dropped > 0);
+  CHECK(stalled.input.dropped == 0);
+  sink.release();
+  REQUIRE(wait_finished(p));
+  const auto st = p.stats();
+  CHECK(st.input.dropped == 0);
+  CHECK(st.frames_out == frames.size());
+  CHECK(st.sink_queues[0].delivered + st.sink_queues[0].queue.dropped == frames.size());
+}
