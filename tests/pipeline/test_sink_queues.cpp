@@ -251,7 +251,7 @@ TEST_CASE("a live sink stalled with a burst in hand loses frames at its own queu
   StallAfterBurstSink sink;
   PipelineOptions o;
   o.policy = Policy::kLive;
-  o.queue_capacity = 4;        // little room in the pool besides the sink's share
+  o.queue_capacity = 16;       // little room in the pool besides the sink's share
   o.sink_queue_capacity = 64;  // more than a burst: it refills behind the burst taken
   o.max_batch = 1;
   o.stages = StageLayout::kPipelined;
