@@ -183,13 +183,11 @@ void ZmqPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
   }
   std::byte* buf = pool_->data(static_cast<uint32_t>(batch_slot_));
   std::memcpy(buf + batch_count_ * sizeof h, &h, sizeof h);
-  std::memcpy(buf + options_.publish_batch * sizeof h + batch_count_ * payload_bytes_, frame.image,
-              payload_bytes_);
+  std::memcpy(payload_place(buf, batch_count_), frame.image, payload_bytes_);
   if (++batch_count_ == options_.publish_batch) {
     flush();
   } else {  // the next image's place in the batch, while the sink thread does other work
-    pipeline::prefetch_for_write(
-        buf + options_.publish_batch * sizeof h + batch_count_ * payload_bytes_, payload_bytes_);
+    pipeline::prefetch_for_write(payload_place(buf, batch_count_), payload_bytes_);
   }
 }
 
@@ -214,11 +212,10 @@ void ZmqPublisher::flush() noexcept {
   // free callback returns the slot once every copy (one per subscriber) is sent or dropped,
   // which libzmq does after the parts before it.
   std::string& topic = n > 1 ? batch_topic_ : image_topic_;
-  zmq::message_t parts[3] = {
-      zmq::message_t(topic.data(), topic.size(), nullptr, nullptr),
-      zmq::message_t(buf, n * sizeof(ImageHeader), nullptr, nullptr),
-      zmq::message_t(buf + options_.publish_batch * sizeof(ImageHeader), n * payload_bytes_,
-                     &FrameBufferPool::free_callback, pool_->ticket(slot))};
+  zmq::message_t parts[3] = {zmq::message_t(topic.data(), topic.size(), nullptr, nullptr),
+                             zmq::message_t(buf, n * sizeof(ImageHeader), nullptr, nullptr),
+                             zmq::message_t(payload_place(buf, 0), n * payload_bytes_,
+                                            &FrameBufferPool::free_callback, pool_->ticket(slot))};
   if (send_message(parts, 3, n)) bump(sent_, n);
 }
 

@@ -40,6 +40,7 @@
 // begin/publish/tick/end on one thread at a time (whichever thread drives the sink: not
 // necessarily the same thread as the constructor); stats/health/abort/endpoint from any thread.
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -133,6 +134,10 @@ class ZmqPublisher final : public pipeline::ImageSink {
   // images: how many images the message carries (counted as dropped if it does not go out).
   bool send_message(zmq::message_t* parts, size_t n, uint64_t images) noexcept;
   void send_copy(const ImageHeader& h, const float* image) noexcept;
+  // Where image i's payload goes in a batch slot: after the slot's publish_batch headers.
+  std::byte* payload_place(std::byte* slot, size_t i) const noexcept {
+    return slot + options_.publish_batch * sizeof(ImageHeader) + i * payload_bytes_;
+  }
   bool send_series(const std::string& json, bool lend = false) noexcept;
   void guard(int64_t now_ns) noexcept;
   void drain() noexcept;
