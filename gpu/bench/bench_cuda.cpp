@@ -53,7 +53,11 @@ void single_frame_section(Report& rep, const Size& z, const recon::Model& model,
     const auto s = summarize(time_frames(std::ref(frame), iters));
     const auto st = cuda_stats(*r);
     rep.single_frame_row(
-        v.label + (!st.persistent_enabled ? ""
+        v.label + (!st.persistent_enabled
+                       ? (v.options.launch_blocks > 0 || v.options.fuse_single_frame
+                              ? ""
+                              : fmt::format(" [{} blocks, {} rows per warp]", st.launch_blocks,
+                                            st.launch_rows_per_warp))
                    : st.persistent_cluster
                        ? fmt::format(" [one cluster of {} blocks]", st.persistent_blocks)
                        : fmt::format(" [relay, {} blocks]", st.persistent_blocks)),
@@ -150,6 +154,7 @@ void size_sections(Report& rep, const Size& z, const Bandwidth& bw, const BenchP
   pipeline::FramePool host_pool(1, z.n_meas, z.n_out);  // the naive reference's input
   fill_values(host_pool, model, 7);
   if (!plan.batch_only) single_frame_section(rep, z, model, host_pool, plan.quick);
+  if (plan.single_only) return;
   batch_section(rep, z, model, bw, plan.quick);
   if (z.paced && !plan.batch_only) paced_section(rep, z, model, host_pool, plan.quick);
 }
@@ -180,7 +185,7 @@ int main(int argc, char** argv) {
   rep.bandwidth(bw);
   try {
     for (const Size& z : plan->sizes) size_sections(rep, z, bw, *plan);
-    if (!plan->batch_only) {
+    if (!plan->batch_only && !plan->single_only) {
       rep.shared_header();
       shared_section(rep, 1000, plan->quick);
       shared_section(rep, 2500, plan->quick);

@@ -34,12 +34,14 @@ std::optional<BenchPlan> parse_plan(int argc, char** argv) {
       plan.quick = true;
     } else if (a == "--batch-only") {
       plan.batch_only = true;
+    } else if (a == "--single-only") {
+      plan.single_only = true;
     } else if (a == "--big") {
       sizes_arg += ",1000000x928";
     } else {
       std::fprintf(stderr,
-                   "usage: bench_cuda [--out FILE] [--sizes AxB,...] [--quick] [--batch-only] "
-                   "[--big]\n");
+                   "usage: bench_cuda [--out FILE] [--sizes AxB,...] [--quick] [--batch-only | "
+                   "--single-only] [--big]\n");
       return std::nullopt;
     }
   }
@@ -114,6 +116,29 @@ std::vector<Variant> single_frame_variants(const Size& z, size_t in_flight) {
     for (int b : {16, 64, 132})
       add(fmt::format("backend persistent, relay, {} blocks", b), Mode::kPersistent, b, kFloat32,
           Kernel::kRelay);
+  }
+  if (z.n_out > 4096) {
+    // The launched rows kernel's shape for matrices the automatic mode launches, beside the
+    // automatic one above: rows per block (whole passes of 32 or 64 rows, or not) and rows per
+    // warp (docs/gpu-notes.md, run 14).
+    auto add_rows = [&](int rows_per_block, int rows_per_warp, Precision p) {
+      const int blocks = static_cast<int>((z.n_out + rows_per_block - 1) / rows_per_block);
+      CudaOptions o;
+      o.max_batch = z.max_batch;
+      o.max_in_flight = in_flight;
+      o.mode = Mode::kLaunch;
+      o.precision = p;
+      o.launch_blocks = blocks;
+      o.launch_rows_per_warp = rows_per_warp;
+      variants.push_back(
+          {fmt::format("backend launch{}, {} blocks of {} rows, {} rows per warp",
+                       p == kBf16 ? ", bf16 H" : "", blocks, rows_per_block, rows_per_warp),
+           o});
+    };
+    for (int rows : {40, 64, 128}) add_rows(rows, 4, kFloat32);
+    for (int rows : {64, 80, 128}) add_rows(rows, 8, kFloat32);
+    for (int rows : {40, 64, 128}) add_rows(rows, 4, kBf16);
+    for (int rows : {64, 128}) add_rows(rows, 8, kBf16);
   }
   add("backend auto, bf16 H", Mode::kAuto, 0, kBf16);
   return variants;

@@ -26,6 +26,7 @@ struct BenchPlan {
   std::vector<Size> sizes;
   bool quick = false;
   bool batch_only = false;  // --batch-only: only the batched throughput tables
+  bool single_only = false;  // --single-only: only the single-frame tables
 };
 
 // nullopt (after printing the usage to stderr) on an unknown argument.

@@ -46,6 +46,12 @@ size_t stage_ld(size_t n_meas) { return (n_meas + 15) / 16 * 16; }
 CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
   std::string why;
   if (!cuda_available(&why)) throw std::runtime_error("CUDA backend: no usable device: " + why);
+  if (o.launch_blocks < 0 ||
+      (o.launch_rows_per_warp != 0 && o.launch_rows_per_warp != 4 && o.launch_rows_per_warp != 8))
+    throw std::invalid_argument(fmt::format(
+        "CUDA backend: launch_blocks = {} (must be >= 0), launch_rows_per_warp = {} (must be 0, "
+        "4 or 8)",
+        o.launch_blocks, o.launch_rows_per_warp));
   if (o.max_batch == 0 || o.max_in_flight == 0)
     throw std::invalid_argument(
         fmt::format("CUDA backend: max_batch = {}, max_in_flight = {}; both must be >= 1",
@@ -74,6 +80,36 @@ CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
         o.max_in_flight * lane_bytes / kGiB, need / kGiB, o.device, prop.name, free_bytes / kGiB,
         total_bytes / kGiB));
   return o;
+}
+
+// The rows kernel of launched single frames (CudaOptions::launch_blocks, launch_rows_per_warp).
+// A large H streams from HBM, and a warp must keep enough of it in flight. float32: 8 rows per
+// warp, in blocks of whole passes (8 warps × 8 rows) so that no warp idles while another does a
+// second pass; one wave of resident blocks when at most 4 passes per block achieve it, else
+// single passes (many waves: the last one's tail is short). bf16/fp16 (8 elements per 16-byte
+// load): 4 rows per warp in blocks of 64 rows. Run 14 on the H200, docs/gpu-notes.md.
+RowsShape launched_rows_shape(const DeviceModel& m, int sms, int small_blocks,
+                              const CudaOptions& o) {
+  const bool large = size_t(m.n_out) * m.ld * element_bytes(o.precision) > kAutoPersistentMaxBytes;
+  const bool wide = o.precision == kFloat32;
+  RowsShape shape{};
+  shape.rows_per_warp = o.launch_rows_per_warp != 0 ? o.launch_rows_per_warp
+                        : large && wide             ? 8
+                                                    : 4;
+  int rows = 0;  // per block; 0: small_blocks
+  if (o.launch_blocks == 0 && large && shape.rows_per_warp == 8) {
+    const int pass = kThreads / 32 * 8;
+    const int resident =
+        sms * rows_kernel_blocks_per_sm(o.precision, 8, (m.ld + 4 * pass) * sizeof(float));
+    const int passes = (m.n_out + pass * resident - 1) / (pass * resident);
+    rows = pass * (passes <= 4 ? passes : 1);
+  } else if (o.launch_blocks == 0 && large) {
+    rows = 64;
+  }
+  shape.blocks = o.launch_blocks > 0 ? std::min(o.launch_blocks, (m.n_out + 3) / 4)
+                 : rows > 0          ? (m.n_out + rows - 1) / rows
+                                     : small_blocks;
+  return shape;
 }
 
 int sm_count(int device) {
@@ -110,12 +146,17 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
                                    ? std::max<size_t>(1, kOwnKernelMaxBatchBytes / h_bytes)
                                    : 1;
 
-  const size_t smem = (m.ld + rows_per_block(m.n_out, shape.single_blocks)) * sizeof(float);
+  shape.single_rows = launched_rows_shape(m, sms, shape.single_blocks, options_);
+  stats_.launch_blocks = shape.single_rows.blocks;
+  stats_.launch_rows_per_warp = shape.single_rows.rows_per_warp;
+  const int widest_rows = std::max(rows_per_block(m.n_out, shape.single_blocks),
+                                   rows_per_block(m.n_out, shape.single_rows.blocks));
+  const size_t smem = (m.ld + widest_rows) * sizeof(float);
   if (smem > static_cast<size_t>(smem_optin))
     throw std::invalid_argument(fmt::format(
-        "CUDA backend: {} measurements need {} bytes of shared memory per block; the device "
-        "allows {}",
-        m.n_meas, smem, smem_optin));
+        "CUDA backend: {} measurements and blocks of {} rows need {} bytes of shared memory "
+        "per block; the device allows {} (fewer rows per block: a larger launch_blocks)",
+        m.n_meas, widest_rows, smem, smem_optin));
   set_frame_kernels_smem_limit(smem);  // also loads every launched-path kernel now
 
   for (size_t i = 0; i < options_.max_in_flight; ++i)

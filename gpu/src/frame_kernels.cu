@@ -2,6 +2,8 @@
 // reference, normalise, detect non-finite), rows-only GEMV, scatter to the slots, H conversion.
 #include "frame_kernels.hpp"
 
+#include <algorithm>
+
 #include "cuda_check.hpp"
 #include "device_layout.cuh"
 
@@ -74,17 +76,23 @@ __global__ void __launch_bounds__(kThreads)
   __threadfence_system();
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
+// One frame's image rows = H · dv (dv float32 in device memory), kRowsPerWarp rows per warp at
+// a time (4: block_rows; 8: block_rows_ilp, twice the loads in flight). The register caps keep
+// 4 blocks per SM (64 registers) and 2 (≤ 128) respectively.
+template <typename T, int kRowsPerWarp>
+__global__ void __launch_bounds__(kThreads, kRowsPerWarp == 8 ? 2 : 4)
     rows_kernel(DeviceModel m, const float* dv, float* image, int rpb, Completion c) {
   extern __shared__ float4 smem4[];
   float* s_dv = reinterpret_cast<float*>(smem4);
   float* s_out = s_dv + m.ld;
+  const int r0 = blockIdx.x * rpb, r1 = min(m.n_out, r0 + rpb);
   for (int i = threadIdx.x; i < m.ld / 4; i += blockDim.x)
     reinterpret_cast<float4*>(s_dv)[i] = __ldcg(reinterpret_cast<const float4*>(dv) + i);
   __syncthreads();
-  const int r0 = blockIdx.x * rpb, r1 = min(m.n_out, r0 + rpb);
-  block_rows<T>(m, s_dv, r0, r1, s_out);
+  if constexpr (kRowsPerWarp == 8)
+    block_rows_ilp<T>(m, s_dv, r0, r1, s_out);
+  else
+    block_rows<T>(m, s_dv, r0, r1, s_out);
   __syncthreads();
   block_store(image, r0, r1, s_out, false);
   arrive_and_signal(c);
@@ -177,14 +185,29 @@ void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uin
   check_launch("prepare_one_kernel");
 }
 
-void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image, int blocks,
-                 const Completion& c, cudaStream_t stream) {
-  const int rpb = rows_per_block(m.n_out, blocks);
+void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image,
+                 const RowsShape& shape, const Completion& c, cudaStream_t stream) {
+  const int rpb = rows_per_block(m.n_out, shape.blocks);
   const int grid = (m.n_out + rpb - 1) / rpb;
+  const size_t smem = smem_dv_out(m, rpb);
   dispatch_precision(p, [&](auto t) {
-    rows_kernel<decltype(t)><<<grid, kThreads, smem_dv_out(m, rpb), stream>>>(m, dv, image, rpb, c);
+    using T = decltype(t);
+    if (shape.rows_per_warp == 8)
+      rows_kernel<T, 8><<<grid, kThreads, smem, stream>>>(m, dv, image, rpb, c);
+    else
+      rows_kernel<T, 4><<<grid, kThreads, smem, stream>>>(m, dv, image, rpb, c);
   });
   check_launch("rows_kernel");
+}
+
+int rows_kernel_blocks_per_sm(Precision p, int rows_per_warp, size_t smem) {
+  int n = 0;
+  dispatch_precision(p, [&](auto t) {
+    using T = decltype(t);
+    EIT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &n, rows_per_warp == 8 ? rows_kernel<T, 8> : rows_kernel<T, 4>, kThreads, smem));
+  });
+  return std::max(n, 1);
 }
 
 void launch_batch_rows(Precision p, const DeviceModel& m, const float* dv, float* const* images,
@@ -231,7 +254,8 @@ void set_frame_kernels_smem_limit(size_t bytes) {
     using T = decltype(t);
     EIT_CUDA(cudaFuncSetAttribute(single_frame_kernel<T>, kAttr, b));
     EIT_CUDA(cudaFuncSetAttribute(prepare_kernel<T>, kAttr, b));
-    EIT_CUDA(cudaFuncSetAttribute(rows_kernel<T>, kAttr, b));
+    EIT_CUDA(cudaFuncSetAttribute(rows_kernel<T, 4>, kAttr, b));
+    EIT_CUDA(cudaFuncSetAttribute(rows_kernel<T, 8>, kAttr, b));
     EIT_CUDA(cudaFuncSetAttribute(batch_rows_kernel<T>, kAttr, b));
   };
   all(float{});

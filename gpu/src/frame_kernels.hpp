@@ -29,10 +29,21 @@ void launch_prepare(Precision p, const DeviceModel& m, const FrameDesc* descs, i
 void launch_prepare_one(const DeviceModel& m, const FrameDesc& f, float* dv, uint32_t* status,
                         cudaStream_t stream);
 
+// How a single frame's rows kernel is shaped: H's rows split evenly over `blocks` blocks; each
+// warp takes rows_per_warp (4 or 8) rows at a time.
+struct RowsShape {
+  int blocks;
+  int rows_per_warp;
+};
+
 // image rows = H · dv for one frame (dv float32, device memory), written to image (device
-// address); `blocks` blocks.
-void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image, int blocks,
-                 const Completion& c, cudaStream_t stream);
+// address).
+void launch_rows(Precision p, const DeviceModel& m, const float* dv, float* image,
+                 const RowsShape& shape, const Completion& c, cudaStream_t stream);
+
+// How many blocks of the rows kernel (rows_per_warp 4 or 8, `smem` bytes of dynamic shared
+// memory) one SM holds at once (at least 1).
+int rows_kernel_blocks_per_sm(Precision p, int rows_per_warp, size_t smem);
 
 // Batch without cuBLAS: frame b's image rows = H · dv[b] (dv float32, ld per frame), written to
 // images[b] (device array from launch_prepare); `blocks` row chunks per frame.

@@ -93,7 +93,7 @@ bool LaunchLane::run(size_t n, const FrameDesc& first, float* image_base, size_t
                           stream_);
     } else {
       launch_prepare_one(m, first, d_dv1_, status_dev_, stream_);
-      launch_rows(shape_.precision, m, d_dv1_, first.image, shape_.single_blocks, c, stream_);
+      launch_rows(shape_.precision, m, d_dv1_, first.image, shape_.single_rows, c, stream_);
     }
   } else {
     const int b = static_cast<int>(n);

@@ -12,6 +12,7 @@
 
 #include "device_types.hpp"
 #include "eit/gpu/precision.hpp"
+#include "frame_kernels.hpp"
 
 namespace eit::gpu {
 
@@ -21,8 +22,9 @@ struct LaneShape {
   size_t max_batch;
   int ld_img;                   // floats between images in the device image buffer (= pool stride)
   size_t own_kernel_max_batch;  // batches up to this size use the own kernel, not cuBLAS
-  int single_blocks;            // blocks of the single-frame kernels
+  int single_blocks;            // blocks of the fused single-frame and own batch kernels
   bool single_fused;            // one fused kernel for a single frame (else prepare + rows)
+  RowsShape single_rows;        // the rows kernel of an unfused single frame
   // Floats per frame in the device staging buffer for a cuBLAS-path batch's values (≥ n_meas);
   // 0: never stage (prepare reads the values by zero-copy loads).
   size_t stage_ld;

@@ -138,6 +138,66 @@ TEST_CASE("a large matrix (20000×928) matches the reference in batches 1 to 64"
   }
 }
 
+TEST_CASE("launched single frames are exact for every rows-kernel shape") {
+  if (skip_without_cuda("launched rows-kernel shapes")) return;
+  const uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  // Row counts that leave partial passes, partial 4-row groups and blocks with no rows; blocks
+  // from one to more than there are 4-row groups (clamped).
+  const std::vector<Size> sizes = {{37, 13}, {1001, 929}, {20000, 928}};
+  for (const Size& size : sizes) {
+    const recon::Model model = random_model(size.n_out, size.n_meas, rng, true);
+    for (int blocks : {0, 1, 7, 250, 100000})  // 0: automatic
+      for (int rows_per_warp : {0, 4, 8})
+        for (gpu::Precision p : {gpu::kFloat32, gpu::kBf16}) {
+          INFO(fmt::format("{}×{}, {} blocks, {} rows per warp, {}", size.n_out, size.n_meas,
+                           blocks, rows_per_warp, p == gpu::kFloat32 ? "float32" : "bf16"));
+          gpu::CudaOptions o;
+          o.max_batch = 4;
+          o.mode = Mode::kLaunch;
+          o.precision = p;
+          o.launch_blocks = blocks;
+          o.launch_rows_per_warp = rows_per_warp;
+          const double tolerance = p == gpu::kFloat32 ? 1e-5 : 1e-2;  // bf16: documented bound
+          auto r = gpu::make_cuda_reconstructor(model, o);
+          auto pool = bound_pool(*r, 8);
+          run_and_check(model, *r, *pool, {1, 1, 1}, rng, tolerance);
+          // A bad frame right after good ones: zeros, flagged.
+          pipeline::FrameSlot* s = pool->try_acquire();
+          REQUIRE(s);
+          random_frame(model, rng, s->values);
+          s->values[rng() % size.n_meas] = std::numeric_limits<float>::quiet_NaN();
+          poison(s->image, model.n_out());
+          std::vector<pipeline::FrameSlot*> batch{s}, out(4);
+          REQUIRE(r->submit(batch));
+          REQUIRE(r->complete(out, true) == 1);
+          CHECK((out[0]->flags & pipeline::kFlagNonFinite) != 0);
+          CHECK(all_zero(out[0]->image, model.n_out()));
+          pool->release(out[0]);
+          const gpu::CudaStats st = gpu::cuda_stats(*r);
+          CHECK(st.persistent_frames == 0);
+          // Automatic: 8 rows per warp for a float32 H above 32 MiB (20000×928), else 4.
+          const bool eight = size.n_out == 20000 && p == gpu::kFloat32;
+          CHECK(st.launch_rows_per_warp == (rows_per_warp != 0 ? rows_per_warp : eight ? 8 : 4));
+        }
+  }
+}
+
+TEST_CASE("launched-kernel options out of range are refused at set-up, naming the field") {
+  if (skip_without_cuda("launched-kernel options")) return;
+  std::mt19937_64 rng(fresh_seed());
+  const recon::Model model = random_model(64, 16, rng, true);
+  gpu::CudaOptions o;
+  o.launch_rows_per_warp = 6;
+  CHECK_THROWS_WITH_AS(gpu::make_cuda_reconstructor(model, o),
+                       doctest::Contains("launch_rows_per_warp = 6"), std::invalid_argument);
+  o.launch_rows_per_warp = 0;
+  o.launch_blocks = -2;
+  CHECK_THROWS_WITH_AS(gpu::make_cuda_reconstructor(model, o),
+                       doctest::Contains("launch_blocks = -2"), std::invalid_argument);
+}
+
 TEST_CASE("batches complete in submission order with several in flight, mixing both paths") {
   if (skip_without_cuda("ordering")) return;
   std::mt19937_64 rng(fresh_seed());

@@ -67,6 +67,15 @@ struct CudaOptions {
   // launches); true = one fused kernel in which every block reads the frame over PCIe itself
   // (measured slower on the H200: docs/gpu-notes.md).
   bool fuse_single_frame = false;
+  // The rows kernel of a launched, unfused single frame: launch_blocks, the blocks H's rows are
+  //   split over; launch_rows_per_warp, 4 or 8 rows a warp takes at once (8 keeps twice the
+  //   loads in flight). 0: automatic, i.e. for H > 32 MiB in float32 8 rows per warp in blocks
+  //   of whole 64-row passes, one wave of blocks where ≤ 4 passes per block allow it (H200:
+  //   20,000×928 p50 35.1 µs against 42.2; 200,000×928 183.6 against 208.6); in bf16/fp16 4
+  //   rows per warp, blocks of 64 rows; for smaller H 4 rows per warp, 32 rows per block, at
+  //   most 4 blocks per SM (docs/gpu-notes.md, run 14).
+  int launch_blocks = 0;
+  int launch_rows_per_warp = 0;
   // Batches of up to this many frames use the backend's own kernel (H read per frame, from L2)
   // instead of cuBLAS GEMM + copy engine. 0: automatic (64 MiB ÷ |H| when H fits in 8 MiB, i.e.
   // 78 frames at 1024×208, 19 at 4096×208; else 1). Measured crossover: docs/gpu-notes.md.
@@ -107,6 +116,8 @@ struct CudaStats {
   std::string batch_fallback;  // why batches use the own kernel instead of cuBLAS; empty if not
   uint64_t copy_engine_batches = 0;  // batches whose images came down in one DMA transfer
   uint64_t staged_batches = 0;       // batches whose values went up in one DMA transfer
+  int launch_blocks = 0;             // the launched single-frame rows kernel's shape
+  int launch_rows_per_warp = 0;
 };
 CudaStats cuda_stats(const pipeline::Reconstructor& reconstructor);
 
