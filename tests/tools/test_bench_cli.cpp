@@ -354,7 +354,8 @@ TEST_CASE(
 
 TEST_CASE(
     "spin with --cpus puts both ends' ZeroMQ I/O threads on the sink's CPU (the reference's on "
-    "its sender's), checked and listed; --zmq-io-cpu any leaves them unplaced") {
+    "its sender's), checked and listed, --zmq-io-cpu own on one more CPU, any leaves them "
+    "unplaced") {
   cpu_set_t allowed;
   REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
   if (!CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) {
@@ -390,6 +391,19 @@ TEST_CASE(
   const auto& ref_cpus = placed["zmq_reference"]["references"][0]["cpus"];
   CHECK(find(ref_cpus, "zmq io (sender)") == std::make_pair(0, true));
   CHECK(find(ref_cpus, "zmq io (receiver)") == std::make_pair(0, true));
+
+  // own: one more CPU in the list's order (round robin over 0,1: the fourth thread gets CPU 1),
+  // shared by both ends' I/O threads, and the reference's on the same; no placeholder entry.
+  const auto own = bench("own");
+  const auto& own_cpus = own["runs"][0]["config"]["cpus"]["threads"];
+  CHECK(own["runs"][0]["config"]["zmq_io_cpu"] == "own");
+  CHECK(find(own_cpus, "sink 0").first == 0);
+  CHECK(find(own_cpus, "zmq io").first == -2);
+  CHECK(find(own_cpus, "zmq io (publisher)") == std::make_pair(1, true));
+  CHECK(find(own_cpus, "zmq io (subscriber)") == std::make_pair(1, true));
+  const auto& own_ref = own["zmq_reference"]["references"][0]["cpus"];
+  CHECK(find(own_ref, "zmq io (sender)") == std::make_pair(1, true));
+  CHECK(find(own_ref, "zmq io (receiver)") == std::make_pair(1, true));
 
   const auto unplaced = bench("any");
   CHECK(find(unplaced["runs"][0]["config"]["cpus"]["threads"], "zmq io (publisher)").first == -2);

@@ -34,7 +34,7 @@ struct BenchArgs {
   std::string latency_modes = "balanced";
   std::string wake_holds = "auto";     // --cpu-wake-hold: auto, on, off (comma-separated)
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
-  std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink or any (RunConfig::zmq_io_on_sink_cpu)
+  std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink, own or any (RunConfig::zmq_io_cpu)
   std::string cpus;  // --cpus: LIST or auto (eit/bench/cpu_pinning.hpp); empty: nothing pinned
   size_t frames = 1000;
   size_t warmup = 100;

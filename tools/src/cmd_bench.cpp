@@ -176,8 +176,11 @@ static const eit::cli::RegisterCommand kBench{
              "--zmq-io-cpu", args->zmq_io_cpu,
              "Spin mode with --cpus, ZeroMQ transports: sink puts both ends' ZeroMQ I/O threads "
              "on the sink thread's CPU (the reference's on its sender's), whose polls yield to "
-             "them, as `eitstream run` does; any leaves them where the kernel puts them (to "
-             "measure the difference)")
+             "them, as `eitstream run` does; own puts them together on one more CPU that no "
+             "other thread of the run has (--cpus auto takes one more; the reference's "
+             "likewise), so the send call only hands the message over, but the I/O thread "
+             "wakes on an idle CPU (measured slower end to end: docs/benchmarks.md); any "
+             "leaves them where the kernel puts them. own and any are for measuring")
           ->capture_default_str();
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")

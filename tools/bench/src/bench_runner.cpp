@@ -90,7 +90,16 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   const bool shm = config.transport == "shm";  // ShmPublisher runs inline, ZmqPublisher not
   const bool pipelined = pipeline::resolve_layout(options.stages, *backend, source) ==
                          pipeline::StageLayout::kPipelined;
-  config.cpus = assign_cpus(config.cpu_request, threads_to_pin(pipelined, !shm), allowed_cpus());
+  // Spin mode: both ends' ZeroMQ I/O threads on the sink thread's CPU, or on one of their own
+  // (zmq_io_placement.hpp), as the bare reference places its own.
+  const bool place_io = config.latency_mode == "spin" && !shm && config.zmq_io_cpu != "any";
+  const bool own_io = place_io && config.zmq_io_cpu == "own";
+  std::vector<std::string> threads = threads_to_pin(pipelined, !shm);
+  if (own_io) threads.emplace_back("zmq io");
+  config.cpus = assign_cpus(config.cpu_request, threads, allowed_cpus());
+  const int io_cpu = place_io ? cpu_of(config.cpus, own_io ? "zmq io" : "sink 0") : -1;
+  // The placeholder gives way to the I/O threads' own entries, reported below.
+  std::erase_if(config.cpus, [](const ThreadCpu& t) { return t.thread == "zmq io"; });
   if (!config.cpus.empty()) {
     const int source_cpu = cpu_of(config.cpus, "source");
     for (const char* t : {"source", "reconstructor", "sink 0"}) {
@@ -98,10 +107,6 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
       options.cpus.push_back(cpu >= 0 ? cpu : source_cpu);  // absent threads: never used
     }
   }
-  // Spin mode: both ends' ZeroMQ I/O threads on the sink thread's CPU (zmq_io_placement.hpp),
-  // as the bare reference places its own on its sender's.
-  const bool place_io = config.latency_mode == "spin" && !shm && config.zmq_io_on_sink_cpu;
-  const int io_cpu = place_io ? cpu_of(config.cpus, "sink 0") : -1;
   pub_options.io_cpu = io_cpu;
   sub_mode.io_cpu = io_cpu;
 

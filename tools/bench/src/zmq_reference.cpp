@@ -171,8 +171,9 @@ double estimated_reference_seconds(const RunConfig& run) noexcept {
 bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
   return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
          ref.latency_mode == run.latency_mode && ref.wake_hold == run.wants_wake_hold() &&
-         ref.rate_hz == run.rate_hz && ref.n_out == run.n_out && ref.frames == run.frames &&
-         ref.warmup == run.warmup && ref.publish_batch == reference_batch(run) &&
+         ref.zmq_io_cpu == run.zmq_io_cpu && ref.rate_hz == run.rate_hz && ref.n_out == run.n_out &&
+         ref.frames == run.frames && ref.warmup == run.warmup &&
+         ref.publish_batch == reference_batch(run) &&
          sender_cpu(ref) == cpu_of(run.cpus, "source") &&
          receiver_cpu(ref) == cpu_of(run.cpus, "subscriber");
 }
@@ -184,6 +185,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   ref.pattern = pattern_of(run);
   ref.latency_mode = run.latency_mode;
   ref.wake_hold = run.wants_wake_hold();
+  ref.zmq_io_cpu = run.zmq_io_cpu;
   ref.rate_hz = run.rate_hz;
   ref.n_out = run.n_out;
   ref.frames = run.frames;
@@ -218,8 +220,12 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   const sinks::ZmqPublisherOptions publisher;  // the options the bench's publisher runs with
   zmq::context_t context(1);
   // Spin mode: both contexts' I/O threads on the sender's CPU, as a run places them on its sink
-  // thread's (bench_runner.cpp); the sender's polls then yield to them.
-  const int io_cpu = spin && run.zmq_io_on_sink_cpu ? sender_cpu(ref) : -1;
+  // thread's (bench_runner.cpp), the sender's polls then yielding to them; or on the CPU the run
+  // gave its own I/O threads.
+  const int io_cpu = !spin                      ? -1
+                     : run.zmq_io_cpu == "sink" ? sender_cpu(ref)
+                     : run.zmq_io_cpu == "own"  ? cpu_of(run.cpus, "zmq io (publisher)")
+                                                : -1;
   const int io_tag = io_cpu >= 0 ? sinks::place_io_threads(context, io_cpu) : -1;
   zmq::socket_t socket(context, push ? zmq::socket_type::push : zmq::socket_type::pub);
   std::string ipc_path;
@@ -250,7 +256,8 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     const auto give_up = static_cast<int64_t>(publisher.drain_timeout_s * 1e9);
     const int64_t t0 = pipeline::now_ns();
     for (size_t i = 0; i < total; i += batch) {
-      if (period > 0) wait_for(t0 + static_cast<int64_t>(i) * period, spin, io_cpu >= 0);
+      if (period > 0)
+        wait_for(t0 + static_cast<int64_t>(i) * period, spin, io_cpu == sender_cpu(ref));
       const size_t n = std::min(batch, total - i);
       const int64_t t = pipeline::now_ns();
       for (size_t k = i; k < i + n; ++k) {

@@ -50,9 +50,11 @@ struct RunConfig {
   std::string cpu_wake_hold;              // the pipeline's CpuWakeHold, held or why not ("": none)
   CpuRequest cpu_request;                 // --cpus (cpu_pinning.hpp); none: nothing pinned
   std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
-  // Spin mode over ZeroMQ with --cpus: both ends' I/O threads on the sink thread's CPU (the
-  // reference's: its sender's); false leaves them where the kernel puts them.
-  bool zmq_io_on_sink_cpu = true;
+  // Spin mode over ZeroMQ with --cpus, where both ends' I/O threads run (--zmq-io-cpu): "sink",
+  // on the sink thread's CPU (the reference's: its sender's); "own", together on one more CPU
+  // that no other thread of the run has (the reference's likewise); "any", where the kernel
+  // puts them.
+  std::string zmq_io_cpu = "sink";
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
   // latency_mode, stages and wake_hold as the pipeline's options (bench_plan checked the names).
