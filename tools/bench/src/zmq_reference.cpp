@@ -257,7 +257,8 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     const int64_t t0 = pipeline::now_ns();
     for (size_t i = 0; i < total; i += batch) {
       if (period > 0)
-        wait_for(t0 + static_cast<int64_t>(i) * period, spin, io_cpu == sender_cpu(ref));
+        wait_for(t0 + static_cast<int64_t>(i) * period, spin,
+                 io_cpu >= 0 && io_cpu == sender_cpu(ref));
       const size_t n = std::min(batch, total - i);
       const int64_t t = pipeline::now_ns();
       for (size_t k = i; k < i + n; ++k) {
