@@ -32,6 +32,15 @@ namespace {
 constexpr size_t kInFlight = 4;
 constexpr size_t kFrameSlots = 64;
 
+// " [...]": the kernel shape the backend chose where the variant left it automatic.
+std::string shape_chosen(const CudaOptions& asked, const CudaStats& st) {
+  if (st.persistent_enabled)
+    return st.persistent_cluster ? fmt::format(" [one cluster of {} blocks]", st.persistent_blocks)
+                                 : fmt::format(" [relay, {} blocks]", st.persistent_blocks);
+  if (asked.launch_blocks > 0 || asked.fuse_single_frame) return "";
+  return fmt::format(" [{} blocks, {} rows per warp]", st.launch_blocks, st.launch_rows_per_warp);
+}
+
 void single_frame_section(Report& rep, const Size& z, const recon::Model& model,
                           pipeline::FramePool& host_pool, bool quick) {
   const int iters = quick ? std::max(200, z.iters / 10) : z.iters;
@@ -51,17 +60,7 @@ void single_frame_section(Report& rep, const Size& z, const recon::Model& model,
     auto pool = backend_pool(*r, kFrameSlots, model, 7);
     BackendFrame frame(*r, *pool);
     const auto s = summarize(time_frames(std::ref(frame), iters));
-    const auto st = cuda_stats(*r);
-    rep.single_frame_row(
-        v.label + (!st.persistent_enabled
-                       ? (v.options.launch_blocks > 0 || v.options.fuse_single_frame
-                              ? ""
-                              : fmt::format(" [{} blocks, {} rows per warp]", st.launch_blocks,
-                                            st.launch_rows_per_warp))
-                   : st.persistent_cluster
-                       ? fmt::format(" [one cluster of {} blocks]", st.persistent_blocks)
-                       : fmt::format(" [relay, {} blocks]", st.persistent_blocks)),
-        s, naive_p50);
+    rep.single_frame_row(v.label + shape_chosen(v.options, cuda_stats(*r)), s, naive_p50);
   }
 }
 

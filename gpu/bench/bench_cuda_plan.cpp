@@ -92,16 +92,20 @@ std::unique_ptr<pipeline::FramePool> backend_pool(pipeline::Reconstructor& r, si
 std::vector<Variant> single_frame_variants(const Size& z, size_t in_flight) {
   using Kernel = CudaOptions::PersistentKernel;
   std::vector<Variant> variants;
-  auto add = [&](std::string label, Mode mode, int blocks, Precision p,
-                 Kernel kernel = Kernel::kAuto) {
+  auto options = [&](Mode mode, Precision p) {
     CudaOptions o;
     o.max_batch = z.max_batch;
     o.max_in_flight = in_flight;
     o.mode = mode;
+    o.precision = p;
+    return o;
+  };
+  auto add = [&](std::string label, Mode mode, int blocks, Precision p,
+                 Kernel kernel = Kernel::kAuto) {
+    CudaOptions o = options(mode, p);
     o.persistent_blocks = std::max(blocks, 0);
     o.persistent_kernel = kernel;
     o.fuse_single_frame = blocks < 0;
-    o.precision = p;
     variants.push_back({std::move(label), o});
   };
   add("backend launch (prepare + rows kernels)", Mode::kLaunch, 0, kFloat32);
@@ -123,11 +127,7 @@ std::vector<Variant> single_frame_variants(const Size& z, size_t in_flight) {
     // warp (docs/gpu-notes.md, run 14).
     auto add_rows = [&](int rows_per_block, int rows_per_warp, Precision p) {
       const int blocks = static_cast<int>((z.n_out + rows_per_block - 1) / rows_per_block);
-      CudaOptions o;
-      o.max_batch = z.max_batch;
-      o.max_in_flight = in_flight;
-      o.mode = Mode::kLaunch;
-      o.precision = p;
+      CudaOptions o = options(Mode::kLaunch, p);
       o.launch_blocks = blocks;
       o.launch_rows_per_warp = rows_per_warp;
       variants.push_back(

@@ -88,27 +88,30 @@ CudaOptions checked(const recon::Model& model, const CudaOptions& o) {
 // second pass; one wave of resident blocks when at most 4 passes per block achieve it, else
 // single passes (many waves: the last one's tail is short). bf16/fp16 (8 elements per 16-byte
 // load): 4 rows per warp in blocks of 64 rows. Run 14 on the H200, docs/gpu-notes.md.
-RowsShape launched_rows_shape(const DeviceModel& m, int sms, int small_blocks,
+RowsShape launched_rows_shape(const DeviceModel& m, size_t h_bytes, int sms, int small_blocks,
                               const CudaOptions& o) {
-  const bool large = size_t(m.n_out) * m.ld * element_bytes(o.precision) > kAutoPersistentMaxBytes;
-  const bool wide = o.precision == kFloat32;
+  const bool large = h_bytes > kAutoPersistentMaxBytes;  // the automatic mode launches it
   RowsShape shape{};
-  shape.rows_per_warp = o.launch_rows_per_warp != 0 ? o.launch_rows_per_warp
-                        : large && wide             ? 8
-                                                    : 4;
-  int rows = 0;  // per block; 0: small_blocks
-  if (o.launch_blocks == 0 && large && shape.rows_per_warp == 8) {
+  shape.rows_per_warp = o.launch_rows_per_warp;
+  if (shape.rows_per_warp == 0) shape.rows_per_warp = large && o.precision == kFloat32 ? 8 : 4;
+  if (o.launch_blocks > 0) {
+    shape.blocks = std::min(o.launch_blocks, (m.n_out + 3) / 4);
+    return shape;
+  }
+  if (!large) {
+    shape.blocks = small_blocks;
+    return shape;
+  }
+  int rows = 64;  // per block
+  if (shape.rows_per_warp == 8) {
     const int pass = kThreads / 32 * 8;
+    // Shared memory as for the largest block considered (4 passes).
     const int resident =
         sms * rows_kernel_blocks_per_sm(o.precision, 8, (m.ld + 4 * pass) * sizeof(float));
     const int passes = (m.n_out + pass * resident - 1) / (pass * resident);
     rows = pass * (passes <= 4 ? passes : 1);
-  } else if (o.launch_blocks == 0 && large) {
-    rows = 64;
   }
-  shape.blocks = o.launch_blocks > 0 ? std::min(o.launch_blocks, (m.n_out + 3) / 4)
-                 : rows > 0          ? (m.n_out + rows - 1) / rows
-                                     : small_blocks;
+  shape.blocks = (m.n_out + rows - 1) / rows;
   return shape;
 }
 
@@ -146,7 +149,7 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
                                    ? std::max<size_t>(1, kOwnKernelMaxBatchBytes / h_bytes)
                                    : 1;
 
-  shape.single_rows = launched_rows_shape(m, sms, shape.single_blocks, options_);
+  shape.single_rows = launched_rows_shape(m, h_bytes, sms, shape.single_blocks, options_);
   stats_.launch_blocks = shape.single_rows.blocks;
   stats_.launch_rows_per_warp = shape.single_rows.rows_per_warp;
   const int widest_rows = std::max(rows_per_block(m.n_out, shape.single_blocks),
