@@ -354,8 +354,9 @@ TEST_CASE(
 
 TEST_CASE(
     "spin with --cpus puts both ends' ZeroMQ I/O threads on the sink's CPU (the reference's on "
-    "its sender's), checked and listed, --zmq-io-cpu own on one more CPU, any leaves them "
-    "unplaced") {
+    "its sender's), checked and listed, --zmq-io-cpu own on one more CPU kept out of idle, "
+    "own-idle "
+    "there unkept, any leaves them unplaced") {
   cpu_set_t allowed;
   REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
   if (!CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) {
@@ -404,6 +405,15 @@ TEST_CASE(
   const auto& own_ref = own["zmq_reference"]["references"][0]["cpus"];
   CHECK(find(own_ref, "zmq io (sender)") == std::make_pair(1, true));
   CHECK(find(own_ref, "zmq io (receiver)") == std::make_pair(1, true));
+  // own keeps that CPU out of idle with a spinner, the reference's too; own-idle does not.
+  CHECK(own["runs"][0]["config"]["cpu_keeper"] == "keeping CPU 1 (SCHED_IDLE spinner)");
+  CHECK(own["zmq_reference"]["references"][0]["cpu_keeper"] ==
+        "keeping CPU 1 (SCHED_IDLE spinner)");
+  const auto own_idle = bench("own-idle");
+  CHECK(find(own_idle["runs"][0]["config"]["cpus"]["threads"], "zmq io (publisher)") ==
+        std::make_pair(1, true));
+  CHECK(own_idle["runs"][0]["config"]["cpu_keeper"] == "");
+  CHECK(own_idle["zmq_reference"]["references"][0]["cpu_keeper"] == "");
 
   const auto unplaced = bench("any");
   CHECK(find(unplaced["runs"][0]["config"]["cpus"]["threads"], "zmq io (publisher)").first == -2);

@@ -1,6 +1,7 @@
 // `eitstream run --cpus`: the run says where each stage thread went and, in spin mode, that its
-// ZeroMQ publisher's I/O thread shares the sink thread's CPU (sinks/zmq_io_placement.hpp), as the
-// kernel reports them; other modes leave the I/O thread unplaced.
+// ZeroMQ publisher's I/O thread shares the sink thread's CPU (sinks/zmq_io_placement.hpp) or, with
+// --zmq-io-cpu N, runs on CPU N kept out of idle (pipeline/cpu_keeper.hpp), as the kernel reports
+// them; other modes leave the I/O thread unplaced.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -57,6 +58,42 @@ TEST_CASE(
   const auto bad = run_eitstream("run --zmq-io-cpu somewhere --frames 1");
   CHECK(bad.code != 0);
   CHECK(bad.output.find("--zmq-io-cpu") != std::string::npos);
+}
+
+TEST_CASE(
+    "run --latency-mode spin --zmq-io-cpu N puts the publisher's I/O thread on CPU N, keeps that "
+    "CPU out of idle and says so") {
+  const std::vector<int> allowed = eit::pipeline::allowed_cpus();
+  REQUIRE_FALSE(allowed.empty());
+  const int stage_cpu = allowed.front(), io_cpu = allowed.back();
+  const auto socket_file = cli_temp_path("eit_run_cpus", "spin_own.ipc");
+  const std::string ipc = "ipc://" + socket_file.string();
+  const auto r = run_eitstream(
+      fmt::format("run --latency-mode spin --cpus {} --zmq-io-cpu {} --frames 200 --endpoint {}",
+                  stage_cpu, io_cpu, ipc));
+  std::filesystem::remove(socket_file);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find(fmt::format("sink 0 → CPU {} pinned", stage_cpu)) != std::string::npos);
+  CHECK(r.output.find(fmt::format("zmq io (publisher) → CPU {} pinned", io_cpu)) !=
+        std::string::npos);
+  CHECK(r.output.find(fmt::format("keeping CPU {} (SCHED_IDLE spinner)", io_cpu)) !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "run --zmq-io-cpu N is refused outside spin mode and for a CPU it may not use, naming why") {
+  const auto balanced = run_eitstream("run --zmq-io-cpu 0 --frames 1");
+  CHECK(balanced.code != 0);
+  CHECK(balanced.output.find("--zmq-io-cpu 0: a CPU of their own for the I/O threads needs "
+                             "--latency-mode spin") != std::string::npos);
+  const auto far = run_eitstream("run --latency-mode spin --zmq-io-cpu 100000 --frames 1");
+  CHECK(far.code != 0);
+  CHECK(far.output.find("--zmq-io-cpu 100000: not keeping CPU 100000: pinning: Invalid argument") !=
+        std::string::npos);
+  const auto negative = run_eitstream("run --latency-mode spin --zmq-io-cpu -1 --frames 1");
+  CHECK(negative.code != 0);
+  CHECK(negative.output.find("expected sink, any or a CPU number") != std::string::npos);
 }
 
 TEST_CASE("run --cpus in balanced mode pins the stage threads and leaves the I/O thread alone") {

@@ -149,8 +149,10 @@ Axes parse_axes(const BenchArgs& a) {
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
   x.wake_holds = checked_list(a.wake_holds, "--cpu-wake-hold", {"auto", "on", "off"});
   x.cpus = parse_cpu_request(a.cpus);
-  if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "own" && a.zmq_io_cpu != "any")
-    throw CommandError(fmt::format("--zmq-io-cpu '{}': expected sink, own or any", a.zmq_io_cpu));
+  if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "own" && a.zmq_io_cpu != "own-idle" &&
+      a.zmq_io_cpu != "any")
+    throw CommandError(
+        fmt::format("--zmq-io-cpu '{}': expected sink, own, own-idle or any", a.zmq_io_cpu));
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.publish_batches.empty() ||

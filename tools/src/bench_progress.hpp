@@ -49,6 +49,7 @@ class Progress {
                r.not_published, r.not_received);
     if (!r.config.cpu_wake_hold.empty())
       fmt::print(stderr, "  cpu wake-up hold: {}\n", r.config.cpu_wake_hold);
+    if (!r.config.cpu_keeper.empty()) fmt::print(stderr, "  zmq io cpu: {}\n", r.config.cpu_keeper);
     shown_ = false;
   }
 

@@ -178,9 +178,11 @@ static const eit::cli::RegisterCommand kBench{
              "on the sink thread's CPU (the reference's on its sender's), whose polls yield to "
              "them, as `eitstream run` does; own puts them together on one more CPU that no "
              "other thread of the run has (--cpus auto takes one more; the reference's "
-             "likewise), so the send call only hands the message over, but the I/O thread "
-             "wakes on an idle CPU (measured slower end to end: docs/benchmarks.md); any "
-             "leaves them where the kernel puts them. own and any are for measuring")
+             "likewise), so the send call only hands the message over, with a lowest-priority "
+             "spinner keeping that CPU out of idle; own-idle is own without the spinner (the "
+             "I/O threads then wake on an idle CPU: slower on virtual machines, "
+             "docs/benchmarks.md); any leaves them where the kernel puts them. own, own-idle "
+             "and any are for measuring")
           ->capture_default_str();
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")

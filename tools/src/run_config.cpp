@@ -1,6 +1,7 @@
 #include "run_config.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <stdexcept>
 
@@ -8,6 +9,16 @@
 #include <nlohmann/json.hpp>
 
 namespace eit::cli {
+
+std::optional<int> parse_zmq_io_cpu(const std::string& value) noexcept {
+  if (value == "sink" || value == "any") return -1;
+  int cpu = -1;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, cpu);
+  if (ec != std::errc() || ptr != end || cpu < 0) return std::nullopt;
+  return cpu;
+}
+
 namespace {
 
 // The one table of run options: config key, command-line option, field. It drives reading the

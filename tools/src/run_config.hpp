@@ -3,6 +3,7 @@
 // options (without the dashes), and command-line options on top (explicit options win).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,13 +45,18 @@ struct RunConfig {
   std::string stages = "auto";            // auto | pipelined | run-to-completion
   std::string cpu_wake_hold = "auto";     // auto (spin only) | on | off: keep CPUs out of deep idle
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
-  std::string zmq_io_cpu = "sink";  // spin + --cpus: ZeroMQ I/O threads on the sink's CPU, or any
+  std::string zmq_io_cpu =
+      "sink";                // spin: I/O threads on the sink's CPU (--cpus), any, or a CPU number
   uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
   // Security (run_security.hpp, docs/security.md): file names, never keys themselves.
   std::string curve_secret;  // the server's secret certificate; empty: no CURVE
   std::string curve_allow;   // the client public keys admitted (a file or a folder)
   bool insecure = false;     // bind beyond loopback without CURVE/TLS anyway
 };
+
+// --zmq-io-cpu: sink or any → -1, a CPU number → that number, anything else → nullopt.
+std::optional<int> parse_zmq_io_cpu(const std::string& value) noexcept;
+inline constexpr const char* kZmqIoCpuChoices = "sink, any or a CPU number";
 
 // Keys a config file may hold (those of RunConfig).
 const std::vector<std::string>& run_config_keys();

@@ -48,6 +48,7 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
   };
   io_part("publisher", sinks.publisher.get());
   io_part("monitor", sinks.monitor.get());
+  if (sinks.io_keeper) parts.push_back(sinks.io_keeper->describe());
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

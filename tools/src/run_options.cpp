@@ -1,6 +1,8 @@
 // The options of `eitstream run` and their config keys (run_options.hpp).
 #include "run_options.hpp"
 
+#include <fmt/format.h>
+
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_security.hpp"
@@ -84,12 +86,20 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")
       ->capture_default_str();
   cmd->add_option("--zmq-io-cpu", cli.zmq_io_cpu,
-                  "With --latency-mode spin and --cpus: sink puts each ZeroMQ publisher's I/O "
-                  "thread on its sink thread's CPU (lowest latency at a paced rate); any leaves it "
-                  "to the kernel, for unpaced runs, where one CPU running the sink and the I/O "
-                  "thread halves the frames/s (docs/benchmarks.md, \"Publish batches\")")
+                  "With --latency-mode spin: sink (with --cpus) puts each ZeroMQ publisher's I/O "
+                  "thread on its sink thread's CPU (lowest latency to the consumer at a paced "
+                  "rate); a CPU number puts them all on that CPU, kept out of idle by a "
+                  "lowest-priority spinner, so the sink thread only hands each image over (the "
+                  "shortest frame → sent; give no stage that CPU, and place the consumer's own "
+                  "I/O thread there too: ZMQ_THREAD_AFFINITY_CPU_ADD); any leaves them to the "
+                  "kernel, for unpaced runs, where one CPU running the sink and the I/O thread "
+                  "halves the frames/s (docs/benchmarks.md, \"Publish batches\" and \"A CPU kept "
+                  "awake for ZeroMQ's I/O threads\")")
       ->capture_default_str()
-      ->check(CLI::IsMember({"sink", "any"}));
+      ->check([](const std::string& v) {
+        return parse_zmq_io_cpu(v) ? std::string()
+                                   : fmt::format("'{}': expected {}", v, kZmqIoCpuChoices);
+      });
   cmd->add_option("--cpu-wake-hold", cli.cpu_wake_hold,
                   "Keep every CPU out of deep idle states while running (Linux PM QoS, "
                   "/dev/cpu_dma_latency, needs write access): auto (with --latency-mode spin), "

@@ -26,15 +26,31 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   zo.series.rate_hz = source.nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   apply_run_security(security, c, indices.endpoint, zo);
-  if (c.zmq_io_cpu != "sink" && c.zmq_io_cpu != "any")
-    throw CommandError(fmt::format("--zmq-io-cpu '{}': expected sink or any", c.zmq_io_cpu));
+  const std::optional<int> io_choice = parse_zmq_io_cpu(c.zmq_io_cpu);
+  if (!io_choice)
+    throw CommandError(
+        fmt::format("--zmq-io-cpu '{}': expected {}", c.zmq_io_cpu, kZmqIoCpuChoices));
+  const int own_io_cpu = *io_choice;
+  const bool spin = o.latency_mode == pipeline::LatencyMode::kSpin;
+  if (own_io_cpu >= 0 && !spin)
+    throw CommandError(fmt::format(
+        "--zmq-io-cpu {}: a CPU of their own for the I/O threads needs --latency-mode spin (it "
+        "keeps that CPU busy); in {} mode use sink or any",
+        own_io_cpu, pipeline::latency_mode_name(o.latency_mode)));
   // Spin mode with --cpus (and --zmq-io-cpu sink): ZeroMQ's I/O thread joins the publisher's
   // sink thread on its CPU, whose polls yield to it: no cross-CPU wake-up per image
-  // (zmq_io_placement.hpp).
-  const std::vector<int> cpus =
-      o.latency_mode == pipeline::LatencyMode::kSpin && c.zmq_io_cpu == "sink" ? o.cpus
-                                                                               : std::vector<int>{};
-  zo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(0));
+  // (zmq_io_placement.hpp). --zmq-io-cpu N: every publisher's I/O thread on CPU N, kept out of
+  // idle (cpu_keeper.hpp), so the send call only hands the image over.
+  const std::vector<int> cpus = spin && c.zmq_io_cpu == "sink" ? o.cpus : std::vector<int>{};
+  if (own_io_cpu >= 0) {
+    s.io_keeper = std::make_unique<pipeline::CpuKeeper>(own_io_cpu);
+    if (!s.io_keeper->keeping())
+      throw CommandError(fmt::format("--zmq-io-cpu {}: {}", own_io_cpu, s.io_keeper->describe()));
+  }
+  const auto io_cpu_of_sink = [&](size_t sink) {
+    return own_io_cpu >= 0 ? own_io_cpu : pipeline::stage_cpu(cpus, pipeline::sink_thread(sink));
+  };
+  zo.io_cpu = io_cpu_of_sink(0);
   s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
   check_publisher_exposure(security, zo, s.publisher->endpoint());
   sinks::SeriesInfo view_series = zo.series;
@@ -48,7 +64,7 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
     mo.publish_batch = 1;  // viewers: one image per message, whatever the main socket batches
-    mo.io_cpu = pipeline::stage_cpu(cpus, pipeline::sink_thread(1));
+    mo.io_cpu = io_cpu_of_sink(1);
     s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
     check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");
     s.all.push_back(s.monitor.get());

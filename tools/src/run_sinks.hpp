@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "eit/pipeline/cpu_keeper.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/pipeline/source.hpp"
@@ -23,6 +24,9 @@
 namespace eit::cli {
 
 struct RunSinks {
+  // --zmq-io-cpu N: keeps CPU N, where the publishers' I/O threads run, out of idle; null else.
+  // First member: it outlives the publishers whose I/O threads it serves.
+  std::unique_ptr<pipeline::CpuKeeper> io_keeper;
   sinks::ZmqPublisherOptions publisher_options;
   std::unique_ptr<sinks::ZmqPublisher> publisher;
   RunView view;

@@ -10,6 +10,7 @@
 #include "eit/bench/measuring_subscriber.hpp"
 #include "eit/bench/stamp_sink.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/cpu_keeper.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/shm_publisher.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"
@@ -93,7 +94,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   // Spin mode: both ends' ZeroMQ I/O threads on the sink thread's CPU, or on one of their own
   // (zmq_io_placement.hpp), as the bare reference places its own.
   const bool place_io = config.latency_mode == "spin" && !shm && config.zmq_io_cpu != "any";
-  const bool own_io = place_io && config.zmq_io_cpu == "own";
+  const bool own_io = place_io && config.own_io_cpu();
   std::vector<std::string> threads = threads_to_pin(pipelined, !shm);
   if (own_io) threads.emplace_back("zmq io");
   config.cpus = assign_cpus(config.cpu_request, threads, allowed_cpus());
@@ -109,6 +110,11 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   }
   pub_options.io_cpu = io_cpu;
   sub_mode.io_cpu = io_cpu;
+  std::optional<pipeline::CpuKeeper> keeper;  // "own": the I/O threads' CPU never halts
+  if (own_io && config.zmq_io_cpu == "own") {
+    keeper.emplace(io_cpu);
+    config.cpu_keeper = keeper->describe();
+  }
 
   // shm: the shared-memory ring (live whatever the policy: it never waits for its reader).
   std::unique_ptr<pipeline::ImageSink> publisher;

@@ -58,6 +58,7 @@ json run_json(const RunResult& r) {
               {"wake_hold", c.wake_hold},
               {"cpu_wake_hold", c.cpu_wake_hold},
               {"zmq_io_cpu", c.zmq_io_cpu},
+              {"cpu_keeper", c.cpu_keeper},
               {"cpu_threads", c.cpu_threads},
               {"cpus", std::move(cpus)}};
   json queues = json::object();

@@ -16,6 +16,7 @@
 #include "eit/bench/cpu_pinning.hpp"
 #include "eit/bench/measuring_subscriber.hpp"
 #include "eit/pipeline/clock.hpp"
+#include "eit/pipeline/cpu_keeper.hpp"
 #include "eit/pipeline/cpu_wake_hold.hpp"
 #include "eit/pipeline/doorbell_wait.hpp"
 #include "eit/sinks/image_batch.hpp"
@@ -224,8 +225,13 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   // gave its own I/O threads.
   const int io_cpu = !spin                      ? -1
                      : run.zmq_io_cpu == "sink" ? sender_cpu(ref)
-                     : run.zmq_io_cpu == "own"  ? cpu_of(run.cpus, "zmq io (publisher)")
+                     : run.own_io_cpu()         ? cpu_of(run.cpus, "zmq io (publisher)")
                                                 : -1;
+  std::optional<pipeline::CpuKeeper> keeper;  // as the run keeps its I/O threads' CPU
+  if (io_cpu >= 0 && run.zmq_io_cpu == "own") {
+    keeper.emplace(io_cpu);
+    ref.cpu_keeper = keeper->describe();
+  }
   const int io_tag = io_cpu >= 0 ? sinks::place_io_threads(context, io_cpu) : -1;
   zmq::socket_t socket(context, push ? zmq::socket_type::push : zmq::socket_type::pub);
   std::string ipc_path;

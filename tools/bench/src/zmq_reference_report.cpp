@@ -104,6 +104,7 @@ std::string format_zmq_reference(const BenchReport& report) {
         fps_text(r.delivered_fps));
     if (!r.cpu_wake_hold.empty())
       out += fmt::format("       sender's cpu wake-up hold: {}\n", r.cpu_wake_hold);
+    if (!r.cpu_keeper.empty()) out += fmt::format("       zmq io cpu: {}\n", r.cpu_keeper);
     if (!r.cpus.empty()) out += fmt::format("       CPUs: {}\n", describe_cpus(r.cpus, ""));
   }
   out +=
@@ -163,6 +164,7 @@ json zmq_reference_json(const BenchReport& report) {
                     {"delivered_fps", r.delivered_fps},
                     {"wake_hold", r.wake_hold},
                     {"cpu_wake_hold", r.cpu_wake_hold},
+                    {"cpu_keeper", r.cpu_keeper},
                     {"cpus", thread_cpus_json(r.cpus)},
                     {"one_way", latency_summary_json(r.one_way)}});
   json runs = json::array();

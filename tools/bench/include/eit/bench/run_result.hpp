@@ -52,9 +52,14 @@ struct RunConfig {
   std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
   // Spin mode over ZeroMQ with --cpus, where both ends' I/O threads run (--zmq-io-cpu): "sink",
   // on the sink thread's CPU (the reference's: its sender's); "own", together on one more CPU
-  // that no other thread of the run has (the reference's likewise); "any", where the kernel
+  // that no other thread of the run has (the reference's likewise), kept out of idle by a
+  // CpuKeeper; "own-idle", the same CPU left to idle between messages; "any", where the kernel
   // puts them.
   std::string zmq_io_cpu = "sink";
+  std::string cpu_keeper;  // "own": the CpuKeeper of the I/O threads' CPU, or why not ("": none)
+
+  // "own" or "own-idle": the I/O threads have a CPU of their own (in spin mode).
+  bool own_io_cpu() const noexcept { return zmq_io_cpu == "own" || zmq_io_cpu == "own-idle"; }
 
   std::string label() const;  // "cpu 1024x208 b1 tcp 50 Hz"
   // latency_mode, stages and wake_hold as the pipeline's options (bench_plan checked the names).
