@@ -121,6 +121,8 @@ void NatsLink::on_reconnected(natsConnection*, void* self) {
 
 namespace {
 
+constexpr int64_t kStreamCreateWaitMs = 20'000;
+
 void add_if_missing(jsCtx* js, const char* name, const char** subjects, int n_subjects,
                     const StreamLimits& limits) {
   jsStreamConfig cfg;
@@ -133,9 +135,14 @@ void add_if_missing(jsCtx* js, const char* name, const char** subjects, int n_su
   cfg.Storage = js_FileStorage;
   cfg.Discard = js_DiscardOld;
   cfg.Replicas = limits.replicas;
+  // A cluster that has just started, or lost a node, may take longer than libnats' default 5 s
+  // to create a replicated stream while its nodes elect leaders (seen under CI's load).
+  jsOptions api;
+  jsOptions_Init(&api);
+  api.Wait = kStreamCreateWaitMs;
   jsErrCode err = static_cast<jsErrCode>(0);
   jsStreamInfo* info = nullptr;
-  natsStatus s = js_AddStream(&info, js, &cfg, nullptr, &err);
+  natsStatus s = js_AddStream(&info, js, &cfg, &api, &err);
   // An existing stream keeps the limits its operator gave it.
   if (s != NATS_OK && err == JSStreamNameExistErr) s = NATS_OK;
   if (info) jsStreamInfo_Destroy(info);
