@@ -82,7 +82,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "run --zmq-io-cpu N is refused outside spin mode and for a CPU it may not use, naming why") {
+    "run --zmq-io-cpu N is refused outside spin mode, on a stage's CPU and for a CPU it may not "
+    "use, naming why") {
   const auto balanced = run_eitstream("run --zmq-io-cpu 0 --frames 1");
   CHECK(balanced.code != 0);
   CHECK(balanced.output.find("--zmq-io-cpu 0: a CPU of their own for the I/O threads needs "
@@ -91,6 +92,9 @@ TEST_CASE(
   CHECK(far.code != 0);
   CHECK(far.output.find("--zmq-io-cpu 100000: not keeping CPU 100000: pinning: Invalid argument") !=
         std::string::npos);
+  const auto shared = run_eitstream("run --latency-mode spin --cpus 0 --zmq-io-cpu 0 --frames 1");
+  CHECK(shared.code != 0);
+  CHECK(shared.output.find("--zmq-io-cpu 0: CPU 0 is also in --cpus") != std::string::npos);
   const auto negative = run_eitstream("run --latency-mode spin --zmq-io-cpu -1 --frames 1");
   CHECK(negative.code != 0);
   CHECK(negative.output.find("expected sink, any or a CPU number") != std::string::npos);

@@ -1,6 +1,8 @@
 // The sinks of `eitstream run` (run_sinks.hpp).
 #include "run_sinks.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
@@ -42,6 +44,11 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   // (zmq_io_placement.hpp). --zmq-io-cpu N: every publisher's I/O thread on CPU N, kept out of
   // idle (cpu_keeper.hpp), so the send call only hands the image over.
   const std::vector<int> cpus = spin && c.zmq_io_cpu == "sink" ? o.cpus : std::vector<int>{};
+  if (own_io_cpu >= 0 && std::ranges::find(o.cpus, own_io_cpu) != o.cpus.end())
+    throw CommandError(fmt::format(
+        "--zmq-io-cpu {}: CPU {} is also in --cpus; the I/O threads need a CPU where no stage "
+        "spins",
+        own_io_cpu, own_io_cpu));
   if (own_io_cpu >= 0) {
     s.io_keeper = std::make_unique<pipeline::CpuKeeper>(own_io_cpu);
     if (!s.io_keeper->keeping())
