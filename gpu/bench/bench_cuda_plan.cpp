@@ -139,6 +139,12 @@ std::vector<Variant> single_frame_variants(const Size& z, size_t in_flight) {
     for (int rows : {64, 80, 128}) add_rows(rows, 8, kFloat32);
     for (int rows : {40, 64, 128}) add_rows(rows, 4, kBf16);
     for (int rows : {64, 128}) add_rows(rows, 8, kBf16);
+    // H kept in persisting L2 (the default, CudaOptions::l2_persist) against streamed from HBM.
+    CudaOptions streamed = options(Mode::kLaunch, kFloat32);
+    streamed.l2_persist = false;
+    variants.push_back({"backend launch (prepare + rows kernels), H not kept in L2", streamed});
+    streamed.precision = kBf16;
+    variants.push_back({"backend launch, bf16 H, H not kept in L2", streamed});
   }
   add("backend auto, bf16 H", Mode::kAuto, 0, kBf16);
   return variants;

@@ -162,6 +162,16 @@ CudaReconstructor::CudaReconstructor(const recon::Model& model, const CudaOption
         m.n_meas, widest_rows, smem, smem_optin));
   set_frame_kernels_smem_limit(smem);  // also loads every launched-path kernel now
 
+  // An H that does not stay in L2 by itself: part of it kept there (l2_residency.hpp).
+  if (options_.l2_persist && h_bytes > kAutoPersistentMaxBytes) {
+    l2_ = std::make_unique<L2Residency>(options_.device, m.H, h_bytes);
+    if (l2_->active()) shape.l2 = l2_.get();
+    stats_.l2_persisting_bytes = l2_->persisting_bytes();
+    stats_.l2_window_bytes = l2_->window_bytes();
+    stats_.l2_hit_ratio = l2_->hit_ratio();
+    stats_.l2_device_max_persisting = l2_->device_max_persisting();
+    stats_.l2_device_max_window = l2_->device_max_window();
+  }
   for (size_t i = 0; i < options_.max_in_flight; ++i)
     lanes_.push_back(std::make_unique<LaunchLane>(shape));
   try {

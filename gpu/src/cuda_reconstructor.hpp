@@ -10,6 +10,7 @@
 
 #include "device_matrix.hpp"
 #include "eit/gpu/cuda_backend.hpp"
+#include "l2_residency.hpp"
 #include "launch_lane.hpp"
 #include "mapped_frame_allocator.hpp"
 #include "persistent_engine.hpp"
@@ -49,6 +50,7 @@ class CudaReconstructor final : public pipeline::Reconstructor {
   MappedFrameAllocator frames_;   // frame memory; outlives the pools made from it (caller's duty)
   MappedRange values_, images_;   // the bound pool's two blocks (empty until bind_frames)
   DeviceMatrix matrix_;
+  std::unique_ptr<L2Residency> l2_;  // before the lanes, whose streams use its window
   std::vector<std::unique_ptr<LaunchLane>> lanes_;
   std::unique_ptr<PersistentEngine> persistent_;
   std::vector<Pending> ring_;

@@ -32,6 +32,7 @@ T* host_mapped(size_t count, T** dev, unsigned extra_flags = 0) {
 LaunchLane::LaunchLane(const LaneShape& shape) : shape_(shape) {
   const size_t ld = shape.model.ld, n = shape.max_batch;
   EIT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  if (shape.l2) shape.l2->apply(stream_);  // before cuBLAS: its kernels run on this stream too
   EIT_CUBLAS(cublasCreate(&blas_));
   EIT_CUBLAS(cublasSetStream(blas_, stream_));
   // Default math: float32 GEMMs stay float32 (TF32 only with CUBLAS_TF32_TENSOR_OP_MATH).

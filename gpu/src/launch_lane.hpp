@@ -13,6 +13,7 @@
 #include "device_types.hpp"
 #include "eit/gpu/precision.hpp"
 #include "frame_kernels.hpp"
+#include "l2_residency.hpp"
 
 namespace eit::gpu {
 
@@ -29,6 +30,7 @@ struct LaneShape {
   // 0: never stage (prepare reads the values by zero-copy loads).
   size_t stage_ld;
   bool stage_descs;  // with staged values, descriptors go up by a copy-engine transfer too
+  const L2Residency* l2 = nullptr;  // H's window in persisting L2 for the lane's stream; or none
 };
 
 class LaunchLane {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -359,4 +360,55 @@ TEST_CASE("cuBLAS-path batches: values staged or zero-copy, in or out of pool or
     CHECK(gpu::cuda_stats(*r).launched_batches == 6);
     CHECK(gpu::cuda_stats(*r).staged_batches == (stage ? 3u : 0u));
   }
+}
+
+TEST_CASE(
+    "an H over 32 MiB is kept in persisting L2 where the device holds half of it, frames stay "
+    "exact, and l2_persist false or a small H keeps none") {
+  if (skip_without_cuda("L2 residency of H")) return;
+  const uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  INFO(gpu::cuda_device_description());
+  const recon::Model big = random_model(20000, 928, rng, true);  // 70.8 MiB in float32
+  const size_t h_bytes = size_t{20000} * 928 * sizeof(float);
+  for (const bool keep : {true, false}) {
+    CAPTURE(keep);
+    gpu::CudaOptions o;
+    o.max_batch = 8;
+    o.l2_persist = keep;
+    auto r = gpu::make_cuda_reconstructor(big, o);
+    auto pool = bound_pool(*r, 24);
+    run_and_check(big, *r, *pool, {1, 1, 3, 8, 1, 2}, rng, 1e-5);
+    const gpu::CudaStats st = gpu::cuda_stats(*r);
+    if (!keep) {
+      CHECK(st.l2_device_max_persisting == 0);  // not even looked at
+      CHECK(st.l2_persisting_bytes == 0);
+      CHECK(st.l2_window_bytes == 0);
+      continue;
+    }
+    // Kept where the device's set-aside holds half of H and one window covers it (the H200:
+    // 37.5 MiB and 128 MiB).
+    const size_t can_keep = std::min(h_bytes, st.l2_device_max_persisting);
+    const bool expect = h_bytes <= st.l2_device_max_window && 2 * can_keep >= h_bytes;
+    CAPTURE(st.l2_device_max_persisting);
+    CAPTURE(st.l2_device_max_window);
+    if (gpu::cuda_device_description().find("H200") != std::string::npos) CHECK(expect);
+    if (expect) {
+      CHECK(st.l2_persisting_bytes > 0);
+      CHECK(st.l2_persisting_bytes <= can_keep);
+      CHECK(st.l2_window_bytes == h_bytes);
+      CHECK(st.l2_hit_ratio > 0.0f);
+      CHECK(st.l2_hit_ratio ==
+            doctest::Approx(std::min(1.0, double(st.l2_persisting_bytes) / st.l2_window_bytes)));
+    } else {
+      CHECK(st.l2_persisting_bytes == 0);
+      CHECK(st.l2_window_bytes == 0);
+    }
+  }
+  const recon::Model small = random_model(1024, 208, rng, true);  // 0.85 MB: stays in L2 anyway
+  auto r = gpu::make_cuda_reconstructor(small, {});
+  auto pool = bound_pool(*r, 8);
+  run_and_check(small, *r, *pool, {1, 2}, rng, 1e-5);
+  CHECK(gpu::cuda_stats(*r).l2_persisting_bytes == 0);
 }
