@@ -355,8 +355,7 @@ TEST_CASE(
 TEST_CASE(
     "spin with --cpus puts both ends' ZeroMQ I/O threads on the sink's CPU (the reference's on "
     "its sender's), checked and listed, --zmq-io-cpu own on one more CPU kept out of idle, "
-    "own-idle "
-    "there unkept, any leaves them unplaced") {
+    "own-idle there unkept, any leaves them unplaced") {
   cpu_set_t allowed;
   REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
   if (!CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) {

@@ -29,7 +29,6 @@ class CpuKeeper {
   CpuKeeper(const CpuKeeper&) = delete;
   CpuKeeper& operator=(const CpuKeeper&) = delete;
 
-  int cpu() const noexcept { return cpu_; }
   pid_t thread_id() const noexcept { return tid_; }  // the spinner's kernel thread id
   // True when the thread is on `cpu` alone at SCHED_IDLE, as asked.
   bool keeping() const noexcept { return keeping_; }
