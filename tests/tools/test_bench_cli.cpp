@@ -303,9 +303,10 @@ TEST_CASE(
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_cpus_{}", ::getpid());
   fs::create_directories(dir);
   const int status = std::system(
+      // --zmq-io-cpu any, as unpaced runs want it: the stage threads alone, no I/O threads.
       fmt::format("'{}' bench --rate max --size 64x208 --transport inproc,ipc --frames 2000 "
-                  "--warmup 100 --quiet --cpus 0,1 --zmq-reference on --json '{}/b.json' > "
-                  "'{}/out.txt' 2>&1",
+                  "--warmup 100 --quiet --cpus 0,1 --zmq-io-cpu any --zmq-reference on --json "
+                  "'{}/b.json' > '{}/out.txt' 2>&1",
                   EITSTREAM_BIN, dir.string(), dir.string())
           .c_str());
   const std::string table = file_text(dir / "out.txt");
@@ -417,6 +418,51 @@ TEST_CASE(
   const auto unplaced = bench("any");
   CHECK(find(unplaced["runs"][0]["config"]["cpus"]["threads"], "zmq io (publisher)").first == -2);
   CHECK(find(unplaced["zmq_reference"]["references"][0]["cpus"], "zmq io (sender)").first == -2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "balanced with one CPU in --cpus puts every thread there, both ends' ZeroMQ I/O threads and "
+    "the reference's included") {
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (!CPU_ISSET(0, &allowed)) {
+    MESSAGE("SKIPPED: this process may not use CPU 0");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_one_{}", ::getpid());
+  fs::create_directories(dir);
+  const int status = std::system(
+      fmt::format("'{}' bench --rate 1000 --size 64x208 --transport ipc --latency-mode balanced "
+                  "--frames 300 --warmup 20 --quiet --cpus 0 --zmq-reference on --json "
+                  "'{}/b.json' > '{}/out.txt' 2>&1",
+                  EITSTREAM_BIN, dir.string(), dir.string())
+          .c_str());
+  INFO(file_text(dir / "out.txt"));
+  REQUIRE(status == 0);
+  const auto report = nlohmann::json::parse(file_text(dir / "b.json"));
+  std::vector<std::string> run_threads, ref_threads;
+  for (const auto& t : report["runs"][0]["config"]["cpus"]["threads"]) {
+    INFO(t.dump());
+    CHECK(t["cpu"] == 0);
+    CHECK(t["pinned"] == true);
+    run_threads.push_back(t["thread"]);
+  }
+  for (const auto& t : report["zmq_reference"]["references"][0]["cpus"]) {
+    INFO(t.dump());
+    CHECK(t["cpu"] == 0);
+    CHECK(t["pinned"] == true);
+    ref_threads.push_back(t["thread"]);
+  }
+  const auto has = [](const std::vector<std::string>& v, const char* name) {
+    return std::ranges::find(v, name) != v.end();
+  };
+  CHECK(has(run_threads, "source"));
+  CHECK(has(run_threads, "sink 0"));
+  CHECK(has(run_threads, "zmq io (publisher)"));
+  CHECK(has(run_threads, "zmq io (subscriber)"));
+  CHECK(has(ref_threads, "zmq io (sender)"));
+  CHECK(has(ref_threads, "zmq io (receiver)"));
   fs::remove_all(dir);
 }
 

@@ -270,7 +270,8 @@ TEST_CASE(
 
   CHECK(eit::bench::reference_for(report, report.runs[0].config) == &report.zmq_references[0]);
   CHECK(eit::bench::reference_for(report, report.runs[1].config) == nullptr);
-  // In spin mode the I/O threads' placement is part of the set-up; elsewhere nothing is placed.
+  // The I/O threads' placement is part of the set-up in every mode (with --cpus, sink places
+  // them in balanced mode too).
   auto same_but_own = other;
   same_but_own.n_out = spin.n_out;
   same_but_own.wake_hold = spin.wants_wake_hold();
@@ -280,6 +281,8 @@ TEST_CASE(
   CHECK(eit::bench::same_setup(same_but_own, spin));
   auto balanced_own = ref;
   balanced_own.zmq_io_cpu = "own";
+  CHECK_FALSE(eit::bench::same_setup(balanced_own, report.runs[0].config));
+  balanced_own.zmq_io_cpu = report.runs[0].config.zmq_io_cpu;
   CHECK(eit::bench::same_setup(balanced_own, report.runs[0].config));
   const auto j = eit::bench::to_json(report)["zmq_reference"];
   CHECK(j["skipped"] == "");

@@ -144,8 +144,9 @@ static const eit::cli::RegisterCommand kBench{
                       "How stages wait: spin, balanced, idle (comma-separated); spin also "
                       "busy-polls the subscriber, makes the source poll the clock for the whole "
                       "frame period (it never sleeps: a dedicated host; see --cpus), keeps "
-                      "CPUs out of deep idle states where /dev/cpu_dma_latency is writable and, "
-                      "with --cpus, puts ZeroMQ's I/O threads on the sink's CPU (--zmq-io-cpu)")
+                      "CPUs out of deep idle states where /dev/cpu_dma_latency is writable. With "
+                      "--cpus, every mode puts ZeroMQ's I/O threads on the sink's CPU "
+                      "(--zmq-io-cpu)")
           ->capture_default_str();
       cmd->add_option("--cpu-wake-hold", args->wake_holds,
                       "Keep CPUs out of deep idle during each run (as `eitstream run "
@@ -174,9 +175,10 @@ static const eit::cli::RegisterCommand kBench{
           "and whether pinning succeeded. Without --cpus nothing is pinned");
       cmd->add_option(
              "--zmq-io-cpu", args->zmq_io_cpu,
-             "Spin mode with --cpus, ZeroMQ transports: sink puts both ends' ZeroMQ I/O threads "
-             "on the sink thread's CPU (the reference's on its sender's), whose polls yield to "
-             "them, as `eitstream run` does; own puts them together on one more CPU that no "
+             "With --cpus, ZeroMQ transports: sink (any latency mode) puts both ends' ZeroMQ I/O "
+             "threads on the sink thread's CPU (the reference's on its sender's), whose polls "
+             "yield to them, as `eitstream run` does; spin mode only: own puts them together on "
+             "one more CPU that no "
              "other thread of the run has (--cpus auto takes one more; the reference's "
              "likewise), so the send call only hands the message over, with a lowest-priority "
              "spinner keeping that CPU out of idle; own-idle is own without the spinner (the "

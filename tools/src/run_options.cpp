@@ -86,9 +86,10 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   "30 µs, then sleep on a futex; ~0 CPU idle), idle (sleep at once)")
       ->capture_default_str();
   cmd->add_option("--zmq-io-cpu", cli.zmq_io_cpu,
-                  "With --latency-mode spin: sink (with --cpus) puts each ZeroMQ publisher's I/O "
-                  "thread on its sink thread's CPU (lowest latency to the consumer at a paced "
-                  "rate); a CPU number puts them all on that CPU, kept out of idle by a "
+                  "sink (with --cpus, any latency mode) puts each ZeroMQ publisher's I/O thread on "
+                  "its sink thread's CPU (lowest latency to the consumer at a paced rate; on a "
+                  "2-core VM, --cpus 1 keeps the whole chain on one CPU); spin mode only: a CPU "
+                  "number puts them all on that CPU, kept out of idle by a "
                   "lowest-priority spinner, so the sink thread only hands each image over (the "
                   "shortest frame → sent; give no stage that CPU, and place the consumer's own "
                   "I/O thread there too: ZMQ_THREAD_AFFINITY_CPU_ADD); any leaves them to the "

@@ -39,11 +39,12 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
         "--zmq-io-cpu {}: a CPU of their own for the I/O threads needs --latency-mode spin (it "
         "keeps that CPU busy); in {} mode use sink or any",
         own_io_cpu, pipeline::latency_mode_name(o.latency_mode)));
-  // Spin mode with --cpus (and --zmq-io-cpu sink): ZeroMQ's I/O thread joins the publisher's
+  // --cpus (and --zmq-io-cpu sink), any latency mode: ZeroMQ's I/O thread joins the publisher's
   // sink thread on its CPU, whose polls yield to it: no cross-CPU wake-up per image
-  // (zmq_io_placement.hpp). --zmq-io-cpu N: every publisher's I/O thread on CPU N, kept out of
-  // idle (cpu_keeper.hpp), so the send call only hands the image over.
-  const std::vector<int> cpus = spin && c.zmq_io_cpu == "sink" ? o.cpus : std::vector<int>{};
+  // (zmq_io_placement.hpp; on a small VM, --cpus with one CPU keeps the whole chain on it).
+  // --zmq-io-cpu N: every publisher's I/O thread on CPU N, kept out of idle (cpu_keeper.hpp),
+  // so the send call only hands the image over.
+  const std::vector<int> cpus = c.zmq_io_cpu == "sink" ? o.cpus : std::vector<int>{};
   if (own_io_cpu >= 0 && std::ranges::find(o.cpus, own_io_cpu) != o.cpus.end())
     throw CommandError(fmt::format(
         "--zmq-io-cpu {}: CPU {} is also in --cpus; the I/O threads need a CPU where no stage "

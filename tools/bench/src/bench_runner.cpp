@@ -91,9 +91,10 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   const bool shm = config.transport == "shm";  // ShmPublisher runs inline, ZmqPublisher not
   const bool pipelined = pipeline::resolve_layout(options.stages, *backend, source) ==
                          pipeline::StageLayout::kPipelined;
-  // Spin mode: both ends' ZeroMQ I/O threads on the sink thread's CPU, or on one of their own
-  // (zmq_io_placement.hpp), as the bare reference places its own.
-  const bool place_io = config.latency_mode == "spin" && !shm && config.zmq_io_cpu != "any";
+  // With --cpus: both ends' ZeroMQ I/O threads on the sink thread's CPU in every mode, or (spin
+  // mode) on one of their own (zmq_io_placement.hpp), as the bare reference places its own.
+  const bool place_io = !shm && (config.zmq_io_cpu == "sink" ||
+                                 (config.latency_mode == "spin" && config.own_io_cpu()));
   const bool own_io = place_io && config.own_io_cpu();
   std::vector<std::string> threads = threads_to_pin(pipelined, !shm);
   if (own_io) threads.emplace_back("zmq io");

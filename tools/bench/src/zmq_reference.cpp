@@ -172,9 +172,9 @@ double estimated_reference_seconds(const RunConfig& run) noexcept {
 bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
   return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
          ref.latency_mode == run.latency_mode && ref.wake_hold == run.wants_wake_hold() &&
-         (run.latency_mode != "spin" || ref.zmq_io_cpu == run.zmq_io_cpu) &&
-         ref.rate_hz == run.rate_hz && ref.n_out == run.n_out && ref.frames == run.frames &&
-         ref.warmup == run.warmup && ref.publish_batch == reference_batch(run) &&
+         ref.zmq_io_cpu == run.zmq_io_cpu && ref.rate_hz == run.rate_hz && ref.n_out == run.n_out &&
+         ref.frames == run.frames && ref.warmup == run.warmup &&
+         ref.publish_batch == reference_batch(run) &&
          sender_cpu(ref) == cpu_of(run.cpus, "source") &&
          receiver_cpu(ref) == cpu_of(run.cpus, "subscriber");
 }
@@ -220,12 +220,11 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
 
   const sinks::ZmqPublisherOptions publisher;  // the options the bench's publisher runs with
   zmq::context_t context(1);
-  // Spin mode: both contexts' I/O threads on the sender's CPU, as a run places them on its sink
-  // thread's (bench_runner.cpp), the sender's polls then yielding to them; or on the CPU the run
-  // gave its own I/O threads.
-  const int io_cpu = !spin                      ? -1
-                     : run.zmq_io_cpu == "sink" ? sender_cpu(ref)
-                     : run.own_io_cpu()         ? cpu_of(run.cpus, "zmq io (publisher)")
+  // Both contexts' I/O threads on the sender's CPU, as a run places them on its sink thread's
+  // (bench_runner.cpp), the sender's polls (spin mode) then yielding to them; or, spin mode, on
+  // the CPU the run gave its own I/O threads.
+  const int io_cpu = run.zmq_io_cpu == "sink"   ? sender_cpu(ref)
+                     : spin && run.own_io_cpu() ? cpu_of(run.cpus, "zmq io (publisher)")
                                                 : -1;
   std::optional<pipeline::CpuKeeper> keeper;  // as the run keeps its I/O threads' CPU
   if (io_cpu >= 0 && run.zmq_io_cpu == "own") {

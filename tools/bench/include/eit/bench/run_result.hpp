@@ -50,8 +50,9 @@ struct RunConfig {
   std::string cpu_wake_hold;              // the pipeline's CpuWakeHold, held or why not ("": none)
   CpuRequest cpu_request;                 // --cpus (cpu_pinning.hpp); none: nothing pinned
   std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
-  // Spin mode over ZeroMQ with --cpus, where both ends' I/O threads run (--zmq-io-cpu): "sink",
-  // on the sink thread's CPU (the reference's: its sender's); "own", together on one more CPU
+  // ZeroMQ with --cpus, where both ends' I/O threads run (--zmq-io-cpu): "sink", on the sink
+  // thread's CPU (the reference's: its sender's), in every latency mode; spin mode only: "own",
+  // together on one more CPU
   // that no other thread of the run has (the reference's likewise), kept out of idle by a
   // CpuKeeper; "own-idle", the same CPU left to idle between messages; "any", where the kernel
   // puts them.
