@@ -288,7 +288,28 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
   auto [s4, m4] = run("--zmq-reference maybe");
   CHECK(s4 != 0);
   CHECK(m4.find("--zmq-reference 'maybe': expected on, off or auto") != std::string::npos);
+  auto [s5, m5] = run("--cuda-l2 maybe");
+  CHECK(s5 != 0);
+  CHECK(m5.find("--cuda-l2 'maybe': expected one of on, off") != std::string::npos);
   fs::remove(out);
+}
+
+TEST_CASE("--cuda-l2 on,off runs a CPU backend once, with no l2off label") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_l2_{}", ::getpid());
+  fs::create_directories(dir);
+  const int status = std::system(
+      fmt::format("'{}' bench --quiet --backend cpu --cuda-l2 on,off --rate 1000 --size 64x208 "
+                  "--transport inproc --frames 50 --warmup 5 --zmq-reference off --json "
+                  "'{}/b.json' > '{}/out.txt' 2>&1",
+                  EITSTREAM_BIN, dir.string(), dir.string())
+          .c_str());
+  INFO(file_text(dir / "out.txt"));
+  REQUIRE(status == 0);
+  const auto report = nlohmann::json::parse(file_text(dir / "b.json"));
+  REQUIRE(report["runs"].size() == 1);
+  CHECK(report["runs"][0]["config"]["cuda_l2"] == true);
+  CHECK(file_text(dir / "out.txt").find("l2off") == std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE(

@@ -94,13 +94,14 @@ void check_complex_frames(const recon::Model& model, bool interleaved_frames) {
 }
 
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
-                     size_t cpu_threads, bool interleaved_frames) {
+                     size_t cpu_threads, bool interleaved_frames, bool cuda_l2_persist) {
   Backend b;
   check_complex_frames(model, interleaved_frames);
   if (model.gn) {  // absolute imaging: Gauss–Newton per frame, on the device or the host
     if (resolve_backend(which, &b.why_not_cuda) == "cuda") {
       gpu::CudaOptions options;
       options.max_batch = max_batch;
+      options.l2_persist = cuda_l2_persist;
       try {  // the CUDA solver takes point electrodes, triangles and diagonal priors
         b.reconstructor = plugin().api->make(model, options);
         b.description =
@@ -119,6 +120,7 @@ Backend make_backend(const std::string& which, const recon::Model& model, size_t
   if (resolve_backend(which, &b.why_not_cuda) == "cuda") {
     gpu::CudaOptions options;
     options.max_batch = max_batch;
+    options.l2_persist = cuda_l2_persist;
     b.reconstructor = plugin().api->make(model, options);
     b.description = fmt::format("cuda ({})", plugin().api->describe());
     return b;

@@ -39,8 +39,10 @@ std::string cuda_device_description();
 // otherwise auto falls back to "cpu-gn" with why_not_cuda saying why, cuda throws).
 // `interleaved_frames`: the frames are (re, im) pairs (--complex interleaved). A gn model with
 // complex conductivity needs them, every other model refuses them; both refusals name the option.
+// `cuda_l2_persist`: CudaOptions::l2_persist (bench --cuda-l2 off measures H streamed instead).
 Backend make_backend(const std::string& which, const recon::Model& model, size_t max_batch,
-                     size_t cpu_threads = 1, bool interleaved_frames = false);
+                     size_t cpu_threads = 1, bool interleaved_frames = false,
+                     bool cuda_l2_persist = true);
 
 // Checks the frames against the model (make_backend calls it too); throws CommandError naming
 // --complex interleaved. Commands call it before they read a reference, so that the refusal is

@@ -148,6 +148,7 @@ Axes parse_axes(const BenchArgs& a) {
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
   x.wake_holds = checked_list(a.wake_holds, "--cpu-wake-hold", {"auto", "on", "off"});
+  x.cuda_l2 = checked_list(a.cuda_l2, "--cuda-l2", {"on", "off"});
   x.cpus = parse_cpu_request(a.cpus);
   if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "own" && a.zmq_io_cpu != "own-idle" &&
       a.zmq_io_cpu != "any")
@@ -157,7 +158,7 @@ Axes parse_axes(const BenchArgs& a) {
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.publish_batches.empty() ||
       x.rates.empty() || x.transports.empty() || x.stages.empty() || x.latency_modes.empty() ||
-      x.wake_holds.empty())
+      x.wake_holds.empty() || x.cuda_l2.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
   return x;
 }
@@ -171,32 +172,42 @@ std::vector<size_t> publish_batches_for(const std::string& transport,
   return asked;
 }
 
+// Only the CUDA backend has an L2 to keep H in: other backends run once, whatever --cuda-l2 says.
+std::vector<bool> cuda_l2_for(const std::string& backend, const std::vector<std::string>& asked) {
+  if (backend != "cuda") return {true};
+  std::vector<bool> keep;
+  for (const auto& a : asked) keep.push_back(a == "on");
+  return keep;
+}
+
 }  // namespace
 
 std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
   std::vector<Planned> plan;
   for (const auto& m : x.models)
     for (const auto& backend : x.backends)
-      for (size_t batch : x.batches)
-        for (const auto& transport : x.transports)
-          for (size_t publish_batch : publish_batches_for(transport, x.publish_batches))
-            for (const auto& stages : x.stages)
-              for (const auto& mode : x.latency_modes)
-                for (const auto& hold : x.wake_holds)
-                  for (double rate : x.rates) {
-                    eit::bench::RunConfig c = base_config(a, m);
-                    c.backend = backend;
-                    c.batch = batch;
-                    c.publish_batch = publish_batch;
-                    c.transport = transport;
-                    c.stages = stages;
-                    c.latency_mode = mode;
-                    c.wake_hold = hold;
-                    c.rate_hz = rate;
-                    c.policy = policy_for(a, rate);
-                    c.cpu_request = x.cpus;
-                    plan.push_back({&m, c});
-                  }
+      for (bool keep_h_in_l2 : cuda_l2_for(backend, x.cuda_l2))
+        for (size_t batch : x.batches)
+          for (const auto& transport : x.transports)
+            for (size_t publish_batch : publish_batches_for(transport, x.publish_batches))
+              for (const auto& stages : x.stages)
+                for (const auto& mode : x.latency_modes)
+                  for (const auto& hold : x.wake_holds)
+                    for (double rate : x.rates) {
+                      eit::bench::RunConfig c = base_config(a, m);
+                      c.backend = backend;
+                      c.cuda_l2 = keep_h_in_l2;
+                      c.batch = batch;
+                      c.publish_batch = publish_batch;
+                      c.transport = transport;
+                      c.stages = stages;
+                      c.latency_mode = mode;
+                      c.wake_hold = hold;
+                      c.rate_hz = rate;
+                      c.policy = policy_for(a, rate);
+                      c.cpu_request = x.cpus;
+                      plan.push_back({&m, c});
+                    }
   return plan;
 }
 

@@ -34,7 +34,8 @@ using eit::cli::PyeitPart;
 
 std::unique_ptr<eit::pipeline::Reconstructor> make_backend(const eit::bench::RunConfig& c,
                                                            const eit::recon::Model& model) {
-  return eit::cli::make_backend(c.backend, model, c.batch, c.cpu_threads).reconstructor;
+  return eit::cli::make_backend(c.backend, model, c.batch, c.cpu_threads, false, c.cuda_l2)
+      .reconstructor;
 }
 
 void write_outputs(const BenchArgs& a, const eit::bench::BenchReport& report,
@@ -147,6 +148,12 @@ static const eit::cli::RegisterCommand kBench{
                       "CPUs out of deep idle states where /dev/cpu_dma_latency is writable. With "
                       "--cpus, every mode puts ZeroMQ's I/O threads on the sink's CPU "
                       "(--zmq-io-cpu)")
+          ->capture_default_str();
+      cmd->add_option("--cuda-l2", args->cuda_l2,
+                      "CUDA backend: on keeps as much of an H over 32 MiB in the device's "
+                      "persisting L2 as fits, where that is at least half of it (as run does); "
+                      "off streams all of H from memory for every frame; on,off runs both, for "
+                      "comparing (label 'l2off'). Other backends run once")
           ->capture_default_str();
       cmd->add_option("--cpu-wake-hold", args->wake_holds,
                       "Keep CPUs out of deep idle during each run (as `eitstream run "

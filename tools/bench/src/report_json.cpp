@@ -56,6 +56,7 @@ json run_json(const RunResult& r) {
               {"latency_mode", c.latency_mode},
               {"pattern", c.pattern},
               {"wake_hold", c.wake_hold},
+              {"cuda_l2", c.cuda_l2},
               {"cpu_wake_hold", c.cpu_wake_hold},
               {"zmq_io_cpu", c.zmq_io_cpu},
               {"cpu_keeper", c.cpu_keeper},

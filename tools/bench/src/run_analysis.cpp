@@ -35,6 +35,7 @@ std::string RunConfig::label() const {
   if (wants_wake_hold() != (latency_mode == "spin"))
     label += wants_wake_hold() ? " hold" : " nohold";
   if (backend == "cpu" && cpu_threads > 1) label += fmt::format(" {}t", cpu_threads);
+  if (backend == "cuda" && !cuda_l2) label += " l2off";
   if (publish_batch > 1) label += fmt::format(" pb{}", publish_batch);
   return label;
 }
