@@ -189,7 +189,12 @@ bool CpuReconstructor::submit(std::span<FrameSlot* const> batch) {
   return true;
 }
 
+bool CpuReconstructor::warms() const noexcept {
+  return static_cast<size_t>(H_.size()) * sizeof(float) <= kWarmMaxBytes;
+}
+
 void CpuReconstructor::warm() noexcept {
+  if (!warms()) return;
   const float* p = H_.data();
   const size_t n = static_cast<size_t>(H_.size());
   float sum = 0;

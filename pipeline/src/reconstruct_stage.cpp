@@ -164,7 +164,7 @@ void ReconstructStage::note_work(int64_t now) noexcept {
 }
 
 int64_t ReconstructStage::idle(int64_t now) noexcept {
-  if (warm_ns_ <= 0 || failed_) return now + 100'000'000;
+  if (warm_ns_ <= 0 || failed_ || !active_->warms()) return now + 100'000'000;
   // Frames far apart (50 Hz: 20 ms): warm from kWarmLead warm intervals before the next one is
   // due, not all the way through the gap (a 0.85 MB H re-read every 1 ms cost ~6 % of a core at
   // 50 Hz on the 2-core machine). The lead covers a late timed wake-up on a loaded machine (with
@@ -174,6 +174,17 @@ int64_t ReconstructStage::idle(int64_t now) noexcept {
   if (period_ > 2 * kWarmLead * warm_ns_) {
     const int64_t from = last_work_ + period_ - kWarmLead * warm_ns_;
     if (now < from) return from;
+  } else if (period_ >= warm_ns_ / 2) {
+    // Frames close together (1 kHz): once per gap, a quarter of it before the next frame is
+    // due, so that the warm-up is over when the frame comes (every warm interval from the last
+    // work would fall on the frame itself at 1 kHz); then every interval if the frame is late.
+    // Closer still (unpaced bursts): only after a pause of a warm interval, below.
+    const int64_t from = last_work_ + period_ - period_ / 4;
+    if (now < from) return from;
+    if (last_warm_ < from) {
+      active_->warm();
+      last_warm_ = now_ns();
+    }
   }
   if (now - last_warm_ >= warm_ns_) {
     active_->warm();

@@ -23,19 +23,24 @@ class CountingWarm final : public eit::test::ForwardingCpuBackend {
     warms_.fetch_add(1, std::memory_order_relaxed);
     inner().warm();
   }
+  bool warms() const noexcept override { return warms_enabled; }
+  bool warms_enabled = true;
 
  private:
   std::atomic<uint64_t>& warms_;
 };
 
-// Warm() calls while `frames` frames stream at `rate` Hz through the pipelined layout.
-uint64_t warms_at(double rate, size_t frames) {
+// Warm() calls while `frames` frames stream at `rate` Hz through the pipelined layout; a backend
+// with warms() false (`enabled`) has nothing to keep warm.
+uint64_t warms_at(double rate, size_t frames, bool enabled = true) {
   const auto m = random_model(256);
   std::atomic<uint64_t> warms{0};
   PipelineOptions o;
   o.stages = StageLayout::kPipelined;
   o.warm_interval_us = 1000;
-  eit::test::run_paced(m, frames, rate, std::make_unique<CountingWarm>(m, warms), o);
+  auto backend = std::make_unique<CountingWarm>(m, warms);
+  backend->warms_enabled = enabled;
+  eit::test::run_paced(m, frames, rate, std::move(backend), o);
   return warms.load();
 }
 
@@ -47,4 +52,25 @@ TEST_CASE("at 50 Hz the idle reconstructor warms about once per frame, not every
   MESSAGE("warm() calls for " << frames << " frames at 50 Hz: " << w);
   CHECK(w >= 1);           // it still warms before frames
   CHECK(w <= 8 * frames);  // a few per 20 ms gap (every 1 ms all through: ~17)
+}
+
+TEST_CASE(
+    "at 250 Hz the idle reconstructor warms once per gap, before the frame, not every "
+    "millisecond") {
+  const size_t frames = 100;  // 0.4 s, gaps of 4 ms: every 1 ms from the last work would be ~3
+  const uint64_t w = warms_at(250, frames);
+  MESSAGE("warm() calls for " << frames << " frames at 250 Hz: " << w);
+  CHECK(w >= frames / 4);  // it warms before most frames (the mean gap is learnt first)
+  CHECK(w <= 2 * frames);  // once per gap (a late frame may add one)
+}
+
+TEST_CASE("a backend with nothing to keep warm is never asked to warm") {
+  CHECK(warms_at(50, 20, false) == 0);
+}
+
+TEST_CASE("the CPU backend warms an H of at most kWarmMaxBytes, not a larger one") {
+  const auto small = random_model(256);
+  CHECK(CpuReconstructor(small).warms());
+  const size_t rows = CpuReconstructor::kWarmMaxBytes / (small.n_meas() * sizeof(float)) + 1;
+  CHECK_FALSE(CpuReconstructor(random_model(static_cast<int>(rows))).warms());
 }

@@ -110,6 +110,7 @@ eit::bench::RunConfig base_config(const BenchArgs& a, const NamedModel& m) {
   c.frames = a.frames;
   c.warmup = a.warmup;
   c.cpu_threads = a.cpu_threads;
+  c.warm_us = a.warm_us;
   c.zmq_io_cpu = a.zmq_io_cpu;
   return c;
 }

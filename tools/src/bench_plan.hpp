@@ -40,6 +40,7 @@ struct BenchArgs {
   size_t frames = 1000;
   size_t warmup = 100;
   size_t cpu_threads = 1;
+  size_t warm_us = 1000;  // --warm-us: PipelineOptions::warm_interval_us (0: never)
   std::string json, csv, svg, frames_csv;
   bool quiet = false;
   bool compare_pyeit = false;

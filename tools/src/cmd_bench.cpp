@@ -193,6 +193,10 @@ static const eit::cli::RegisterCommand kBench{
              "docs/benchmarks.md); any leaves them where the kernel puts them. own, own-idle "
              "and any are for measuring")
           ->capture_default_str();
+      cmd->add_option("--warm-us", args->warm_us,
+                      "Idle reconstructor re-reads H this often (µs) to keep it cached, as "
+                      "`eitstream run --warm-us`; 0 = never (label 'warm0' where not the default)")
+          ->capture_default_str();
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")
           ->capture_default_str();

@@ -80,6 +80,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   options.stages = config.pipeline_stages();
   options.latency_mode = config.pipeline_latency_mode();
   options.wake_hold = config.pipeline_wake_hold();
+  options.warm_interval_us = static_cast<int64_t>(config.warm_us);
   if (model.v_ref.size() == 0) {
     options.reference.mode = pipeline::ReferenceMode::kCapture;
     options.reference.capture_frames = 1;

@@ -61,6 +61,7 @@ json run_json(const RunResult& r) {
               {"zmq_io_cpu", c.zmq_io_cpu},
               {"cpu_keeper", c.cpu_keeper},
               {"cpu_threads", c.cpu_threads},
+              {"warm_us", c.warm_us},
               {"cpus", std::move(cpus)}};
   json queues = json::object();
   for (const auto& [name, hw] : r.counters.queue_high_water)

@@ -53,6 +53,13 @@ class CpuReconstructor final : public Reconstructor {
   size_t in_flight() const noexcept override { return pending_ > 0 ? 1 : 0; }
   bool synchronous() const noexcept override { return true; }
   void warm() noexcept override;  // one load per cache line of H, v_ref and the weights
+  // H of at most kWarmMaxBytes: a larger one takes longer to re-read than a frame gains from it,
+  // and a frame that arrives meanwhile waits for the whole read.
+  bool warms() const noexcept override;
+  // Measured at 50 frames/s, 2-core AMD VM (docs/benchmarks.md, "Cache warming for H that
+  // fits"): 3.4 MB warmed, compute p50 67-70 µs against 358-413 cold; 14.8-74 MB warmed, end to
+  // end p99 +0.3 to +3 ms.
+  static constexpr size_t kWarmMaxBytes = size_t{4} << 20;
 
  private:
   void helper_loop(size_t k) noexcept;

@@ -71,9 +71,11 @@ enum class Policy { kLossless, kLive };
 enum class FaultPolicy { kFallbackToCpu, kStop };
 // Which threads do the work before the sinks. kAuto: run to completion when the backend is
 // synchronous (Reconstructor::synchronous(), the CPU) and the source is paced at ≥ 500 frames/s:
-// the frame period then dwarfs the compute, H stays cached, and two queue hops are saved;
-// pipelined otherwise (slow rates: the idle reconstructor keeps H warm between frames; unpaced:
-// reading and reconstructing overlap on two cores and the live input queue counts drops).
+// the frame period then dwarfs the compute and two queue hops are saved; pipelined otherwise
+// (slow rates: the idle reconstructor keeps H warm between frames; unpaced: reading and
+// reconstructing overlap on two cores and the live input queue counts drops). In spin mode on
+// the H200 hosts neither layout won everywhere at 1 kHz (docs/benchmarks.md, "Cache warming for
+// H that fits"), so auto does not look at the latency mode.
 enum class StageLayout { kAuto, kPipelined, kRunToCompletion };
 std::string_view layout_name(StageLayout layout) noexcept;  // "auto", "pipelined", …
 std::optional<StageLayout> layout_from_name(std::string_view name) noexcept;  // its inverse

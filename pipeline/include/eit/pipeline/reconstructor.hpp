@@ -76,6 +76,9 @@ class Reconstructor {
   // per-frame cost depends on caches touches what the next frame needs (the CPU backend reads H
   // so that a frame arriving after a quiet spell does not find it evicted). Nothing is in flight.
   virtual void warm() noexcept {}
+  // Whether warm() does anything: an idle stage schedules no warm-ups (and no wake-ups for them)
+  // for a backend that has nothing to keep warm.
+  virtual bool warms() const noexcept { return false; }
 };
 
 }  // namespace eit::pipeline

@@ -59,6 +59,7 @@ struct RunConfig {
   std::string zmq_io_cpu = "sink";
   std::string cpu_keeper;  // "own": the CpuKeeper of the I/O threads' CPU, or why not ("": none)
   bool cuda_l2 = true;     // CUDA: keep H in persisting L2 where it fits (CudaOptions::l2_persist)
+  size_t warm_us = 1000;   // PipelineOptions::warm_interval_us: the idle reconstructor's warm-ups
 
   // "own" or "own-idle": the I/O threads have a CPU of their own (in spin mode).
   bool own_io_cpu() const noexcept { return zmq_io_cpu == "own" || zmq_io_cpu == "own-idle"; }
