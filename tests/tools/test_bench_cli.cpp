@@ -60,6 +60,18 @@ BenchOutputs& outputs() {
   return o;
 }
 
+// Runs `eitstream bench --quiet ARGS --json DIR/b.json` with its output in DIR/out.txt; requires
+// exit status 0 (the output in the failure message) and returns the parsed report.
+nlohmann::json bench_json(const fs::path& dir, const std::string& args) {
+  const int status =
+      std::system(fmt::format("'{}' bench --quiet {} --json '{}/b.json' > '{}/out.txt' 2>&1",
+                              EITSTREAM_BIN, args, dir.string(), dir.string())
+                      .c_str());
+  INFO(file_text(dir / "out.txt"));
+  REQUIRE(status == 0);
+  return nlohmann::json::parse(file_text(dir / "b.json"));
+}
+
 }  // namespace
 
 TEST_CASE("a short bench exits cleanly and reports every run with every stage") {
@@ -252,14 +264,9 @@ TEST_CASE("the bench measures bare ZeroMQ beside each set-up and prints eitstrea
 TEST_CASE("--zmq-reference off leaves the reference out and says so") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_noref_{}", ::getpid());
   fs::create_directories(dir);
-  const int status = std::system(
-      fmt::format("'{}' bench --rate 2000 --size 64x208 --transport inproc --frames 100 "
-                  "--warmup 10 --quiet --zmq-reference off --json '{}/b.json' > '{}/out.txt' 2>&1",
-                  EITSTREAM_BIN, dir.string(), dir.string())
-          .c_str());
-  INFO(file_text(dir / "out.txt"));
-  REQUIRE(status == 0);
-  const auto j = nlohmann::json::parse(file_text(dir / "b.json"));
+  const auto j = bench_json(dir,
+                            "--rate 2000 --size 64x208 --transport inproc --frames 100 --warmup 10 "
+                            "--zmq-reference off");
   CHECK(j["zmq_reference"]["skipped"] == "--zmq-reference off");
   CHECK(j["zmq_reference"]["references"].empty());
   const std::string table = file_text(dir / "out.txt");
@@ -297,15 +304,9 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
 TEST_CASE("--cuda-l2 on,off runs a CPU backend once, with no l2off label") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_l2_{}", ::getpid());
   fs::create_directories(dir);
-  const int status = std::system(
-      fmt::format("'{}' bench --quiet --backend cpu --cuda-l2 on,off --rate 1000 --size 64x208 "
-                  "--transport inproc --frames 50 --warmup 5 --zmq-reference off --json "
-                  "'{}/b.json' > '{}/out.txt' 2>&1",
-                  EITSTREAM_BIN, dir.string(), dir.string())
-          .c_str());
-  INFO(file_text(dir / "out.txt"));
-  REQUIRE(status == 0);
-  const auto report = nlohmann::json::parse(file_text(dir / "b.json"));
+  const auto report = bench_json(dir,
+                                 "--backend cpu --cuda-l2 on,off --rate 1000 --size 64x208 "
+                                 "--transport inproc --frames 50 --warmup 5 --zmq-reference off");
   REQUIRE(report["runs"].size() == 1);
   CHECK(report["runs"][0]["config"]["cuda_l2"] == true);
   CHECK(file_text(dir / "out.txt").find("l2off") == std::string::npos);
@@ -323,17 +324,12 @@ TEST_CASE(
   REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_cpus_{}", ::getpid());
   fs::create_directories(dir);
-  const int status = std::system(
-      // --zmq-io-cpu any, as unpaced runs want it: the stage threads alone, no I/O threads.
-      fmt::format("'{}' bench --rate max --size 64x208 --transport inproc,ipc --frames 2000 "
-                  "--warmup 100 --quiet --cpus 0,1 --zmq-io-cpu any --zmq-reference on --json "
-                  "'{}/b.json' > '{}/out.txt' 2>&1",
-                  EITSTREAM_BIN, dir.string(), dir.string())
-          .c_str());
+  // --zmq-io-cpu any, as unpaced runs want it: the stage threads alone, no I/O threads.
+  const auto j = bench_json(dir,
+                            "--rate max --size 64x208 --transport inproc,ipc --frames 2000 "
+                            "--warmup 100 --cpus 0,1 --zmq-io-cpu any --zmq-reference on");
   const std::string table = file_text(dir / "out.txt");
   INFO(table);
-  REQUIRE(status == 0);
-  const auto j = nlohmann::json::parse(file_text(dir / "b.json"));
   REQUIRE(j["runs"].size() == 2);
   REQUIRE(j["zmq_reference"]["references"].size() == 2);
   for (size_t i = 0; i < 2; ++i) {
@@ -387,15 +383,11 @@ TEST_CASE(
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_io_{}", ::getpid());
   fs::create_directories(dir);
   const auto bench = [&](const std::string& placement) {
-    const int status = std::system(
-        fmt::format("'{}' bench --rate 1000 --size 64x208 --transport ipc --latency-mode spin "
-                    "--frames 300 --warmup 20 --quiet --cpus 0,1 --zmq-reference on "
-                    "--zmq-io-cpu {} --json '{}/b.json' > '{}/out.txt' 2>&1",
-                    EITSTREAM_BIN, placement, dir.string(), dir.string())
-            .c_str());
-    INFO(file_text(dir / "out.txt"));
-    REQUIRE(status == 0);
-    return nlohmann::json::parse(file_text(dir / "b.json"));
+    return bench_json(dir,
+                      "--rate 1000 --size 64x208 --transport ipc --latency-mode spin --stages "
+                      "run-to-completion --frames 300 --warmup 20 --cpus 0,1 "
+                      "--zmq-reference on --zmq-io-cpu " +
+                          placement);
   };
   // thread name → (cpu, pinned) of a "cpus" list
   const auto find = [](const nlohmann::json& list, const std::string& name) {
@@ -405,7 +397,8 @@ TEST_CASE(
   };
 
   const auto placed = bench("sink");
-  // CPU backend at 1 kHz runs to completion: source 0, subscriber 1, sink thread 0.
+  // Run to completion (the CPU backend at 1 kHz, asked so that the layout stays fixed): source 0,
+  // subscriber 1, sink thread 0.
   const auto& run_cpus = placed["runs"][0]["config"]["cpus"]["threads"];
   CHECK(find(run_cpus, "sink 0").first == 0);
   CHECK(find(run_cpus, "zmq io (publisher)") == std::make_pair(0, true));
@@ -453,15 +446,9 @@ TEST_CASE(
   }
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_one_{}", ::getpid());
   fs::create_directories(dir);
-  const int status = std::system(
-      fmt::format("'{}' bench --rate 1000 --size 64x208 --transport ipc --latency-mode balanced "
-                  "--frames 300 --warmup 20 --quiet --cpus 0 --zmq-reference on --json "
-                  "'{}/b.json' > '{}/out.txt' 2>&1",
-                  EITSTREAM_BIN, dir.string(), dir.string())
-          .c_str());
-  INFO(file_text(dir / "out.txt"));
-  REQUIRE(status == 0);
-  const auto report = nlohmann::json::parse(file_text(dir / "b.json"));
+  const auto report = bench_json(dir,
+                                 "--rate 1000 --size 64x208 --transport ipc --latency-mode "
+                                 "balanced --frames 300 --warmup 20 --cpus 0 --zmq-reference on");
   std::vector<std::string> run_threads, ref_threads;
   for (const auto& t : report["runs"][0]["config"]["cpus"]["threads"]) {
     INFO(t.dump());
