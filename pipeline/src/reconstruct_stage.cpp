@@ -181,15 +181,9 @@ int64_t ReconstructStage::idle(int64_t now) noexcept {
     // Closer still (unpaced bursts): only after a pause of a warm interval, below.
     const int64_t from = last_work_ + period_ - period_ / 4;
     if (now < from) return from;
-    if (last_warm_ < from) {
-      active_->warm();
-      last_warm_ = now_ns();
-    }
+    if (last_warm_ < from) warm_now();
   }
-  if (now - last_warm_ >= warm_ns_) {
-    active_->warm();
-    last_warm_ = now_ns();
-  }
+  if (now - last_warm_ >= warm_ns_) warm_now();
   return last_warm_ + warm_ns_;
 }
 

@@ -87,6 +87,10 @@ class ReconstructStage {
   void note_work(int64_t now) noexcept;  // frames taken at `now`: the mean gap, warming resets
 
   int64_t warm_ns_ = 0, last_warm_ = 0;
+  void warm_now() noexcept {  // the backend's warm-up, stamped when it ends
+    active_->warm();
+    last_warm_ = now_ns();
+  }
   int64_t last_work_ = 0, period_ = 0;  // last frames taken; mean gap between frames (0: unknown)
   // Balanced mode: the idle stage polls around each paced frame's expected arrival (predicted
   // from the frames' enqueue stamps) instead of sleeping through it.

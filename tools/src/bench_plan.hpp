@@ -35,12 +35,12 @@ struct BenchArgs {
   std::string wake_holds = "auto";     // --cpu-wake-hold: auto, on, off (comma-separated)
   std::string cuda_l2 = "on";  // --cuda-l2: on, off (comma-separated; CudaOptions::l2_persist)
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
-  std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink, own or any (RunConfig::zmq_io_cpu)
+  std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink, own, own-idle, any
   std::string cpus;  // --cpus: LIST or auto (eit/bench/cpu_pinning.hpp); empty: nothing pinned
   size_t frames = 1000;
   size_t warmup = 100;
   size_t cpu_threads = 1;
-  size_t warm_us = 1000;  // --warm-us: PipelineOptions::warm_interval_us (0: never)
+  size_t warm_us = eit::pipeline::kDefaultWarmIntervalUs;  // --warm-us (0: never)
   std::string json, csv, svg, frames_csv;
   bool quiet = false;
   bool compare_pyeit = false;

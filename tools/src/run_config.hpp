@@ -45,8 +45,8 @@ struct RunConfig {
   std::string stages = "auto";            // auto | pipelined | run-to-completion
   std::string cpu_wake_hold = "auto";     // auto (spin only) | on | off: keep CPUs out of deep idle
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
-  std::string zmq_io_cpu =
-      "sink";                // spin: I/O threads on the sink's CPU (--cpus), any, or a CPU number
+  // sink: with --cpus, the I/O threads on the sink's CPU (any mode); any; spin: a CPU number.
+  std::string zmq_io_cpu = "sink";
   uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
   // Security (run_security.hpp, docs/security.md): file names, never keys themselves.
   std::string curve_secret;  // the server's secret certificate; empty: no CURVE

@@ -67,6 +67,9 @@
 
 namespace eit::pipeline {
 
+// PipelineOptions::warm_interval_us unless asked otherwise (run and bench --warm-us too).
+inline constexpr int64_t kDefaultWarmIntervalUs = 1000;
+
 enum class Policy { kLossless, kLive };
 enum class FaultPolicy { kFallbackToCpu, kStop };
 // Which threads do the work before the sinks. kAuto: run to completion when the backend is
@@ -115,7 +118,8 @@ struct PipelineOptions {
   // Pin stage threads (source 0, reconstructor 1, sink i at 2 + i) to cpus[index % size]; empty:
   // none pinned. Failure leaves the thread unpinned and shows in PipelineStats::thread_cpus.
   std::vector<int> cpus;
-  int64_t warm_interval_us = 1000;  // idle reconstructor: Reconstructor::warm() this often; 0 off
+  // The idle reconstructor calls Reconstructor::warm() this often; 0: never.
+  int64_t warm_interval_us = kDefaultWarmIntervalUs;
 };
 
 // The CPU that PipelineOptions::cpus gives stage thread `thread_index` (source 0, reconstructor 1,

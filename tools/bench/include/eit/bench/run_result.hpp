@@ -52,14 +52,14 @@ struct RunConfig {
   std::vector<ThreadCpu> cpus;            // the run's threads, their CPUs and how pinning went
   // ZeroMQ with --cpus, where both ends' I/O threads run (--zmq-io-cpu): "sink", on the sink
   // thread's CPU (the reference's: its sender's), in every latency mode; spin mode only: "own",
-  // together on one more CPU
-  // that no other thread of the run has (the reference's likewise), kept out of idle by a
-  // CpuKeeper; "own-idle", the same CPU left to idle between messages; "any", where the kernel
-  // puts them.
+  // together on one more CPU that no other thread of the run has (the reference's likewise),
+  // kept out of idle by a CpuKeeper; "own-idle", the same CPU left to idle between messages;
+  // "any", where the kernel puts them.
   std::string zmq_io_cpu = "sink";
   std::string cpu_keeper;  // "own": the CpuKeeper of the I/O threads' CPU, or why not ("": none)
   bool cuda_l2 = true;     // CUDA: keep H in persisting L2 where it fits (CudaOptions::l2_persist)
-  size_t warm_us = 1000;   // PipelineOptions::warm_interval_us: the idle reconstructor's warm-ups
+  // PipelineOptions::warm_interval_us: the idle reconstructor's warm-ups.
+  size_t warm_us = pipeline::kDefaultWarmIntervalUs;
 
   // "own" or "own-idle": the I/O threads have a CPU of their own (in spin mode).
   bool own_io_cpu() const noexcept { return zmq_io_cpu == "own" || zmq_io_cpu == "own-idle"; }
