@@ -56,7 +56,8 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
   }
   pool_ = std::make_unique<FrameBufferPool>(slots, slot_bytes);
   try {
-    if (options_.io_cpu >= 0) io_tag_ = place_io_threads(*context_, options_.io_cpu);
+    if (options_.io_cpu >= 0)
+      io_tag_ = place_io_threads(*context_, options_.io_cpu, options_.io_wake);
     socket_ = zmq::socket_t(*context_, push ? zmq::socket_type::push : zmq::socket_type::pub);
     socket_.set(zmq::sockopt::sndhwm, options_.send_hwm);
     socket_.set(zmq::sockopt::linger, options_.linger_ms);

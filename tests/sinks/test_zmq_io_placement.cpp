@@ -3,6 +3,7 @@
 // not applied, or applied to another context's thread, fails. (The bench's report of it:
 // tests/tools/test_bench_cpu_pinning.)
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include <vector>
 
@@ -45,4 +46,28 @@ TEST_CASE("ZmqPublisher with io_cpu runs its context's I/O thread on that CPU al
                                test::loopback_publisher_options(sinks::ZmqPattern::kPub, false));
   CHECK(unplaced.io_tag() == -1);
   CHECK(sinks::io_thread_cpus(0, placed.io_tag(), cpu) == std::vector<int>{cpu});
+}
+
+TEST_CASE(
+    "io_wake kDefer starts the placed I/O threads at SCHED_BATCH, kPreempt leaves them as is") {
+  const int cpu = pipeline::allowed_cpus().front();
+  const recon::Model model = test::random_model(16);
+  auto deferring_options = test::loopback_publisher_options(sinks::ZmqPattern::kPub, false);
+  deferring_options.io_cpu = cpu;
+  deferring_options.io_wake = sinks::IoWake::kDefer;
+  sinks::ZmqPublisher deferring(model, deferring_options);
+  REQUIRE(deferring.io_tag() >= 0);
+  CHECK(deferring.io_defers());
+  CHECK(sinks::io_thread_policy(0, deferring.io_tag(), SCHED_BATCH) == SCHED_BATCH);
+
+  auto preempting_options = deferring_options;
+  preempting_options.io_wake = sinks::IoWake::kPreempt;
+  sinks::ZmqPublisher preempting(model, preempting_options);
+  REQUIRE(preempting.io_tag() >= 0);
+  CHECK_FALSE(preempting.io_defers());
+  CHECK(sinks::io_thread_policy(0, preempting.io_tag(), SCHED_OTHER) == SCHED_OTHER);
+  // Each context keeps its own policy: the deferring one is unchanged by the second.
+  CHECK(sinks::io_thread_policy(0, deferring.io_tag()) == SCHED_BATCH);
+  // A tag no thread carries is not found.
+  CHECK(sinks::io_thread_policy(0, 9'999, -1, 0) == -1);
 }

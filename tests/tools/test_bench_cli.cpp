@@ -474,6 +474,60 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "--zmq-io-wake preempt,defer runs ipc twice with the reference placed alike, inproc once, "
+    "and defer is refused where nothing is placed") {
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (!CPU_ISSET(0, &allowed)) {
+    MESSAGE("SKIPPED: this process may not use CPU 0");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_wake_{}", ::getpid());
+  fs::create_directories(dir);
+  const auto report = bench_json(dir,
+                                 "--rate 1000 --size 64x208 --transport ipc,inproc --frames 200 "
+                                 "--warmup 20 --cpus 0 --zmq-reference on --zmq-io-wake "
+                                 "preempt,defer");
+  std::vector<std::pair<std::string, std::string>> runs;  // (transport, wake)
+  for (const auto& r : report["runs"])
+    runs.emplace_back(r["config"]["transport"], r["config"]["zmq_io_wake"]);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"ipc", "preempt"}, {"ipc", "defer"}, {"inproc", "preempt"}};
+  CHECK(runs == expected);
+  for (const auto& r : report["runs"])
+    if (r["config"]["transport"] == "ipc")
+      CHECK(r["counters"]["subscriber_received"].get<uint64_t>() >= 200);
+  // Each run has its own reference, placed and deferring as the run.
+  std::vector<std::pair<std::string, std::string>> refs;
+  for (const auto& ref : report["zmq_reference"]["references"])
+    refs.emplace_back(ref["transport"], ref["zmq_io_wake"]);
+  CHECK(refs == expected);
+
+  const fs::path out = dir / "refused.txt";
+  const auto refused = [&](const std::string& args) {
+    const int status = std::system(fmt::format("'{}' bench --quiet --frames 10 {} > '{}' 2>&1",
+                                               EITSTREAM_BIN, args, out.string())
+                                       .c_str());
+    return std::make_pair(status, file_text(out));
+  };
+  auto [s1, m1] = refused("--transport ipc --zmq-io-wake defer");
+  CHECK(s1 != 0);
+  CHECK(m1.find("--zmq-io-wake defer: acts on placed I/O threads only") != std::string::npos);
+  auto [s2, m2] = refused("--transport ipc --cpus 0 --zmq-io-cpu any --zmq-io-wake defer");
+  CHECK(s2 != 0);
+  CHECK(m2.find("--zmq-io-wake defer: acts on placed I/O threads only") != std::string::npos);
+  auto [s3, m3] = refused("--zmq-io-wake soon");
+  CHECK(s3 != 0);
+  CHECK(m3.find("--zmq-io-wake 'soon': expected one of preempt, defer") != std::string::npos);
+  // own places the I/O threads on a CPU kept busy: spin mode only, as run says.
+  auto [s4, m4] = refused("--transport ipc --cpus 0,1 --zmq-io-cpu own");
+  CHECK(s4 != 0);
+  CHECK(m4.find("--zmq-io-cpu own: a CPU of their own for the I/O threads is for "
+                "--latency-mode spin only (balanced given)") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("--cpus is checked like run's, and auto refuses too few CPUs with a clear message") {
   const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_cpus_{}.txt", ::getpid());
   const auto run = [&](const std::string& prefix, const std::string& args) {

@@ -114,3 +114,26 @@ TEST_CASE(
   CHECK(r.output.find(fmt::format("source → CPU {} pinned", cpu)) != std::string::npos);
   CHECK(r.output.find(fmt::format("zmq io (publisher) → CPU {} pinned", cpu)) != std::string::npos);
 }
+
+TEST_CASE(
+    "run --zmq-io-wake defer starts the placed I/O thread at SCHED_BATCH and says so, and is "
+    "refused where nothing is placed") {
+  const int cpu = first_allowed_cpu();
+  REQUIRE(cpu >= 0);
+  const auto socket_file = cli_temp_path("eit_run_cpus", "defer.ipc");
+  const std::string ipc = "ipc://" + socket_file.string();
+  const auto r = run_eitstream(
+      fmt::format("run --cpus {} --zmq-io-wake defer --frames 200 --endpoint {}", cpu, ipc));
+  std::filesystem::remove(socket_file);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find(fmt::format("zmq io (publisher) → CPU {} pinned, deferring (SCHED_BATCH)",
+                                  cpu)) != std::string::npos);
+  const auto unplaced = run_eitstream("run --zmq-io-wake defer --frames 1");
+  CHECK(unplaced.code != 0);
+  CHECK(unplaced.output.find("--zmq-io-wake defer: acts on placed I/O threads only") !=
+        std::string::npos);
+  const auto bad = run_eitstream("run --zmq-io-wake later --frames 1");
+  CHECK(bad.code != 0);
+  CHECK(bad.output.find("'later': expected preempt or defer") != std::string::npos);
+}

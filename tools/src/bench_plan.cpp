@@ -150,16 +150,30 @@ Axes parse_axes(const BenchArgs& a) {
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});
   x.wake_holds = checked_list(a.wake_holds, "--cpu-wake-hold", {"auto", "on", "off"});
   x.cuda_l2 = checked_list(a.cuda_l2, "--cuda-l2", {"on", "off"});
+  x.zmq_io_wakes = checked_list(a.zmq_io_wakes, "--zmq-io-wake", {"preempt", "defer"});
   x.cpus = parse_cpu_request(a.cpus);
   if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "own" && a.zmq_io_cpu != "own-idle" &&
       a.zmq_io_cpu != "any")
     throw CommandError(
         fmt::format("--zmq-io-cpu '{}': expected sink, own, own-idle or any", a.zmq_io_cpu));
+  // Options that would place nothing are refused, not run as if they had not been given.
+  const bool own_io = a.zmq_io_cpu == "own" || a.zmq_io_cpu == "own-idle";
+  for (const auto& mode : x.latency_modes)
+    if (own_io && mode != "spin")
+      throw CommandError(fmt::format(
+          "--zmq-io-cpu {}: a CPU of their own for the I/O threads is for --latency-mode spin "
+          "only ({} given); use sink or any",
+          a.zmq_io_cpu, mode));
+  const bool io_placed = x.cpus.any() && a.zmq_io_cpu != "any";
+  if (!io_placed && std::ranges::find(x.zmq_io_wakes, "defer") != x.zmq_io_wakes.end())
+    throw CommandError(
+        "--zmq-io-wake defer: acts on placed I/O threads only; give --cpus (with --zmq-io-cpu "
+        "sink, own or own-idle)");
   if (a.policy != "auto" && a.policy != "live" && a.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.publish_batches.empty() ||
       x.rates.empty() || x.transports.empty() || x.stages.empty() || x.latency_modes.empty() ||
-      x.wake_holds.empty() || x.cuda_l2.empty())
+      x.wake_holds.empty() || x.cuda_l2.empty() || x.zmq_io_wakes.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
   return x;
 }
@@ -181,6 +195,13 @@ std::vector<bool> cuda_l2_for(const std::string& backend, const std::vector<std:
   return keep;
 }
 
+// Only ZeroMQ transports have I/O threads: other transports run once, whatever --zmq-io-wake says.
+std::vector<std::string> io_wakes_for(const std::string& transport,
+                                      const std::vector<std::string>& asked) {
+  if (transport != "ipc" && transport != "tcp") return {"preempt"};
+  return asked;
+}
+
 }  // namespace
 
 std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
@@ -194,21 +215,23 @@ std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
               for (const auto& stages : x.stages)
                 for (const auto& mode : x.latency_modes)
                   for (const auto& hold : x.wake_holds)
-                    for (double rate : x.rates) {
-                      eit::bench::RunConfig c = base_config(a, m);
-                      c.backend = backend;
-                      c.cuda_l2 = keep_h_in_l2;
-                      c.batch = batch;
-                      c.publish_batch = publish_batch;
-                      c.transport = transport;
-                      c.stages = stages;
-                      c.latency_mode = mode;
-                      c.wake_hold = hold;
-                      c.rate_hz = rate;
-                      c.policy = policy_for(a, rate);
-                      c.cpu_request = x.cpus;
-                      plan.push_back({&m, c});
-                    }
+                    for (const auto& io_wake : io_wakes_for(transport, x.zmq_io_wakes))
+                      for (double rate : x.rates) {
+                        eit::bench::RunConfig c = base_config(a, m);
+                        c.zmq_io_wake = io_wake;
+                        c.backend = backend;
+                        c.cuda_l2 = keep_h_in_l2;
+                        c.batch = batch;
+                        c.publish_batch = publish_batch;
+                        c.transport = transport;
+                        c.stages = stages;
+                        c.latency_mode = mode;
+                        c.wake_hold = hold;
+                        c.rate_hz = rate;
+                        c.policy = policy_for(a, rate);
+                        c.cpu_request = x.cpus;
+                        plan.push_back({&m, c});
+                      }
   return plan;
 }
 

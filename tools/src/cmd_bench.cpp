@@ -193,6 +193,13 @@ static const eit::cli::RegisterCommand kBench{
              "docs/benchmarks.md); any leaves them where the kernel puts them. own, own-idle "
              "and any are for measuring")
           ->capture_default_str();
+      cmd->add_option("--zmq-io-wake", args->zmq_io_wakes,
+                      "Placed I/O threads (--cpus): preempt lets the kernel run one inside the "
+                      "send call that wakes it (on the sink's CPU, the send then includes the "
+                      "transport's work); defer starts them at SCHED_BATCH, so they run when the "
+                      "sending thread yields, as `eitstream run --zmq-io-wake`; preempt,defer "
+                      "runs both (label 'defer'; ipc and tcp only), the reference placed alike")
+          ->capture_default_str();
       cmd->add_option("--warm-us", args->warm_us,
                       "Idle reconstructor re-reads H this often (µs) to keep it cached, as "
                       "`eitstream run --warm-us`; 0 = never (label 'warm0' where not the default)")

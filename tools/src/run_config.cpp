@@ -19,6 +19,12 @@ std::optional<int> parse_zmq_io_cpu(const std::string& value) noexcept {
   return cpu;
 }
 
+std::optional<bool> parse_zmq_io_defer(const std::string& value) noexcept {
+  if (value == "preempt") return false;
+  if (value == "defer") return true;
+  return std::nullopt;
+}
+
 namespace {
 
 // The one table of run options: config key, command-line option, field. It drives reading the
@@ -64,6 +70,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("cpu_wake_hold", "--cpu-wake-hold", c.cpu_wake_hold);
   f("cpus", "--cpus", c.cpus);
   f("zmq_io_cpu", "--zmq-io-cpu", c.zmq_io_cpu);
+  f("zmq_io_wake", "--zmq-io-wake", c.zmq_io_wake);
   f("cpu_threads", "--cpu-threads", c.cpu_threads);
   f("curve_secret", "--curve-secret", c.curve_secret);
   f("curve_allow", "--curve-allow", c.curve_allow);

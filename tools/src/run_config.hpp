@@ -47,6 +47,9 @@ struct RunConfig {
   std::string cpus;                       // pin stage threads to these CPUs ("2,3"); empty: no
   // sink: with --cpus, the I/O threads on the sink's CPU (any mode); any; spin: a CPU number.
   std::string zmq_io_cpu = "sink";
+  // preempt | defer: whether placed I/O threads may run inside the send call
+  // (zmq_io_placement.hpp).
+  std::string zmq_io_wake = "preempt";
   uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
   // Security (run_security.hpp, docs/security.md): file names, never keys themselves.
   std::string curve_secret;  // the server's secret certificate; empty: no CURVE
@@ -57,6 +60,9 @@ struct RunConfig {
 // --zmq-io-cpu: sink or any → -1, a CPU number → that number, anything else → nullopt.
 std::optional<int> parse_zmq_io_cpu(const std::string& value) noexcept;
 inline constexpr const char* kZmqIoCpuChoices = "sink, any or a CPU number";
+
+// --zmq-io-wake: preempt or defer → true for defer, anything else → nullopt.
+std::optional<bool> parse_zmq_io_defer(const std::string& value) noexcept;
 
 // Keys a config file may hold (those of RunConfig).
 const std::vector<std::string>& run_config_keys();

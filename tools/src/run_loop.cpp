@@ -1,6 +1,8 @@
 // The status loop of `eitstream run` (run_loop.hpp).
 #include "run_loop.hpp"
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -44,6 +46,10 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
       outcome = "not found";
     else if (seen != std::vector<int>{cpu})
       outcome = fmt::format("on CPUs {}", fmt::join(seen, ","));
+    if (p->io_defers())
+      outcome += sinks::io_thread_policy(0, p->io_tag(), SCHED_BATCH) == SCHED_BATCH
+                     ? ", deferring (SCHED_BATCH)"
+                     : ", not deferring (SCHED_BATCH refused)";
     parts.push_back(fmt::format("zmq io ({}) → CPU {} {}", name, cpu, outcome));
   };
   io_part("publisher", sinks.publisher.get());

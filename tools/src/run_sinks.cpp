@@ -59,6 +59,14 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
     return own_io_cpu >= 0 ? own_io_cpu : pipeline::stage_cpu(cpus, pipeline::sink_thread(sink));
   };
   zo.io_cpu = io_cpu_of_sink(0);
+  const std::optional<bool> defer = parse_zmq_io_defer(c.zmq_io_wake);
+  if (!defer)
+    throw CommandError(fmt::format("--zmq-io-wake '{}': expected preempt or defer", c.zmq_io_wake));
+  if (*defer && zo.io_cpu < 0)
+    throw CommandError(
+        "--zmq-io-wake defer: acts on placed I/O threads only; give --cpus (with --zmq-io-cpu "
+        "sink) or --zmq-io-cpu N");
+  zo.io_wake = *defer ? sinks::IoWake::kDefer : sinks::IoWake::kPreempt;
   s.publisher = std::make_unique<sinks::ZmqPublisher>(model, zo);
   check_publisher_exposure(security, zo, s.publisher->endpoint());
   sinks::SeriesInfo view_series = zo.series;

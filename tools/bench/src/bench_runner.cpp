@@ -111,6 +111,8 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     }
   }
   pub_options.io_cpu = io_cpu;
+  pub_options.io_wake =
+      config.zmq_io_wake == "defer" ? sinks::IoWake::kDefer : sinks::IoWake::kPreempt;
   sub_mode.io_cpu = io_cpu;
   std::optional<pipeline::CpuKeeper> keeper;  // "own": the I/O threads' CPU never halts
   if (own_io && config.zmq_io_cpu == "own") {

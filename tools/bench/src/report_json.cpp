@@ -59,6 +59,7 @@ json run_json(const RunResult& r) {
               {"cuda_l2", c.cuda_l2},
               {"cpu_wake_hold", c.cpu_wake_hold},
               {"zmq_io_cpu", c.zmq_io_cpu},
+              {"zmq_io_wake", c.zmq_io_wake},
               {"cpu_keeper", c.cpu_keeper},
               {"cpu_threads", c.cpu_threads},
               {"warm_us", c.warm_us},

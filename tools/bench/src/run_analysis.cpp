@@ -36,6 +36,7 @@ std::string RunConfig::label() const {
     label += wants_wake_hold() ? " hold" : " nohold";
   if (backend == "cpu" && cpu_threads > 1) label += fmt::format(" {}t", cpu_threads);
   if (backend == "cuda" && !cuda_l2) label += " l2off";
+  if (zmq_io_wake == "defer") label += " defer";
   if (static_cast<int64_t>(warm_us) != pipeline::kDefaultWarmIntervalUs)
     label += fmt::format(" warm{}", warm_us);
   if (publish_batch > 1) label += fmt::format(" pb{}", publish_batch);

@@ -172,9 +172,9 @@ double estimated_reference_seconds(const RunConfig& run) noexcept {
 bool same_setup(const ZmqReference& ref, const RunConfig& run) noexcept {
   return ref.transport == run.transport && ref.pattern == pattern_of(run) &&
          ref.latency_mode == run.latency_mode && ref.wake_hold == run.wants_wake_hold() &&
-         ref.zmq_io_cpu == run.zmq_io_cpu && ref.rate_hz == run.rate_hz && ref.n_out == run.n_out &&
-         ref.frames == run.frames && ref.warmup == run.warmup &&
-         ref.publish_batch == reference_batch(run) &&
+         ref.zmq_io_cpu == run.zmq_io_cpu && ref.zmq_io_wake == run.zmq_io_wake &&
+         ref.rate_hz == run.rate_hz && ref.n_out == run.n_out && ref.frames == run.frames &&
+         ref.warmup == run.warmup && ref.publish_batch == reference_batch(run) &&
          sender_cpu(ref) == cpu_of(run.cpus, "source") &&
          receiver_cpu(ref) == cpu_of(run.cpus, "subscriber");
 }
@@ -187,6 +187,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
   ref.latency_mode = run.latency_mode;
   ref.wake_hold = run.wants_wake_hold();
   ref.zmq_io_cpu = run.zmq_io_cpu;
+  ref.zmq_io_wake = run.zmq_io_wake;
   ref.rate_hz = run.rate_hz;
   ref.n_out = run.n_out;
   ref.frames = run.frames;
@@ -231,7 +232,9 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     keeper.emplace(io_cpu);
     ref.cpu_keeper = keeper->describe();
   }
-  const int io_tag = io_cpu >= 0 ? sinks::place_io_threads(context, io_cpu) : -1;
+  const sinks::IoWake wake =
+      run.zmq_io_wake == "defer" ? sinks::IoWake::kDefer : sinks::IoWake::kPreempt;
+  const int io_tag = io_cpu >= 0 ? sinks::place_io_threads(context, io_cpu, wake) : -1;
   zmq::socket_t socket(context, push ? zmq::socket_type::push : zmq::socket_type::pub);
   std::string ipc_path;
   try {

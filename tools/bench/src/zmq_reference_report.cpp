@@ -105,6 +105,8 @@ std::string format_zmq_reference(const BenchReport& report) {
     if (!r.cpu_wake_hold.empty())
       out += fmt::format("       sender's cpu wake-up hold: {}\n", r.cpu_wake_hold);
     if (!r.cpu_keeper.empty()) out += fmt::format("       zmq io cpu: {}\n", r.cpu_keeper);
+    if (r.zmq_io_wake == "defer")
+      out += "       zmq io threads: defer to the sender (SCHED_BATCH)\n";
     if (!r.cpus.empty()) out += fmt::format("       CPUs: {}\n", describe_cpus(r.cpus, ""));
   }
   out +=
@@ -165,6 +167,7 @@ json zmq_reference_json(const BenchReport& report) {
                     {"wake_hold", r.wake_hold},
                     {"cpu_wake_hold", r.cpu_wake_hold},
                     {"cpu_keeper", r.cpu_keeper},
+                    {"zmq_io_wake", r.zmq_io_wake},
                     {"cpus", thread_cpus_json(r.cpus)},
                     {"one_way", latency_summary_json(r.one_way)}});
   json runs = json::array();

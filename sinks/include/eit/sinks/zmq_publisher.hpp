@@ -53,6 +53,7 @@
 #include "eit/sinks/curve_keys.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/series_message.hpp"
+#include "eit/sinks/zmq_io_placement.hpp"
 
 namespace eit::sinks {
 
@@ -94,6 +95,9 @@ struct ZmqPublisherOptions {
   // ≥ 0: the context's I/O threads run on this CPU (zmq_io_placement.hpp), meant to be the CPU of
   // the thread that publishes; a given context must not have made a socket yet. -1: unplaced.
   int io_cpu = -1;
+  // With io_cpu ≥ 0: whether those threads may preempt the publishing thread when a send wakes
+  // them (kPreempt) or wait for it to yield (kDefer; zmq_io_placement.hpp).
+  IoWake io_wake = IoWake::kPreempt;
   SeriesInfo series;      // stream name, series id (0: random), description, interval
   // CURVE server keys (secret_z85 empty: plaintext) and the client public keys (z85) admitted.
   CurveKeyPair curve_server;
@@ -129,6 +133,7 @@ class ZmqPublisher final : public pipeline::ImageSink {
   // for io_thread_cpus() (zmq_io_placement.hpp); else -1 both.
   int io_cpu() const noexcept { return io_tag_ >= 0 ? options_.io_cpu : -1; }
   int io_tag() const noexcept { return io_tag_; }
+  bool io_defers() const noexcept { return io_tag_ >= 0 && options_.io_wake == IoWake::kDefer; }
 
  private:
   // images: how many images the message carries (counted as dropped if it does not go out).

@@ -56,6 +56,7 @@ struct ZmqReference {
   double delivered_fps = 0;   // measured messages over first send → last receive
   bool wake_hold = false;     // the runs' RunConfig::wants_wake_hold(): the sender takes one too
   std::string zmq_io_cpu = "sink";  // the runs' RunConfig::zmq_io_cpu (own: spin mode only)
+  std::string zmq_io_wake = "preempt";  // the runs' RunConfig::zmq_io_wake
   std::string cpu_wake_hold;  // the sender's CpuWakeHold, held or why not ("": not asked)
   std::string cpu_keeper;     // zmq_io_cpu "own": the I/O CPU's CpuKeeper, or why not ("": none)
   // --cpus: the sender on the runs' source CPU, the receiver on their subscriber's (else empty).

@@ -57,6 +57,9 @@ struct RunConfig {
   // "any", where the kernel puts them.
   std::string zmq_io_cpu = "sink";
   std::string cpu_keeper;  // "own": the CpuKeeper of the I/O threads' CPU, or why not ("": none)
+  // "defer": placed I/O threads start at SCHED_BATCH and wait for the sending thread to yield
+  // instead of preempting it inside the send call (sinks::IoWake); "preempt": the kernel's choice.
+  std::string zmq_io_wake = "preempt";
   bool cuda_l2 = true;     // CUDA: keep H in persisting L2 where it fits (CudaOptions::l2_persist)
   // PipelineOptions::warm_interval_us: the idle reconstructor's warm-ups.
   size_t warm_us = pipeline::kDefaultWarmIntervalUs;
