@@ -149,6 +149,15 @@ int stage_cpu(const std::vector<int>& cpus, size_t thread_index) noexcept {
   return cpus.empty() ? -1 : cpus[thread_index % cpus.size()];
 }
 
+PollStyle stage_poll_style(const std::vector<int>& cpus, size_t thread_index,
+                           const std::vector<size_t>& threads) noexcept {
+  if (cpus.empty()) return PollStyle::kYield;  // unpinned: any thread may share its CPU
+  const int cpu = stage_cpu(cpus, thread_index);
+  for (size_t other : threads)
+    if (other != thread_index && stage_cpu(cpus, other) == cpu) return PollStyle::kYield;
+  return PollStyle::kPause;
+}
+
 void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept {
   const PipelineOptions& o = s.options;
 #if defined(__linux__)
@@ -218,6 +227,12 @@ Pipeline::Pipeline(const recon::Model& model, Source& source,
   State& s = *state_;
   s.primary->bind_frames(s.pool);  // the pool came from primary->frame_allocator()
   s.layout = layout;
+  std::vector<size_t> threads = {0};  // the stage threads start() will run, by index
+  if (layout == StageLayout::kPipelined) threads.push_back(1);
+  for (size_t i = 0; i < s.lanes.size(); ++i)
+    if (!s.lanes[i]->runs_inline) threads.push_back(sink_thread(i));
+  s.source_poll = stage_poll_style(options.cpus, 0, threads);
+  s.reconstructor_poll = stage_poll_style(options.cpus, 1, threads);
   // A gn model has no H to fall back on (and its backend already runs on the host).
   if (options.on_fault == FaultPolicy::kFallbackToCpu && s.primary->name() != "cpu" && !model.gn)
     s.fallback = std::make_unique<CpuReconstructor>(

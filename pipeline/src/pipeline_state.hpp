@@ -39,6 +39,8 @@ struct Pipeline::State {
   PipelineOptions options;
   bool normalize = false;
   StageLayout layout = StageLayout::kPipelined;  // resolved (never kAuto)
+  // How the source and the reconstructor thread poll while waiting (stage_poll_style()).
+  PollStyle source_poll = PollStyle::kYield, reconstructor_poll = PollStyle::kYield;
 
   FramePool pool;
   SpscQueue<FrameSlot*> in_queue;                 // source → reconstructor
@@ -83,8 +85,7 @@ struct Pipeline::State {
   void ring_all() noexcept;
   // Waits in the configured latency mode until ready() or deadline_ns.
   template <typename Ready>
-  bool wait(Doorbell& bell, int64_t deadline_ns, Ready&& ready,
-            PollStyle style = PollStyle::kPause) noexcept {
+  bool wait(Doorbell& bell, int64_t deadline_ns, Ready&& ready, PollStyle style) noexcept {
     return wait_until(bell, options.latency_mode, options.spin_ns, deadline_ns, ready, style);
   }
   // A slot no sink holds any more, back to the source: from the reconstructor thread (or the

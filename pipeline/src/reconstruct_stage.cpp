@@ -254,7 +254,7 @@ void ReconstructStage::run() noexcept {
     } else {
       int64_t deadline = std::min(idle(now), next_tick);
       if (now < expected.from) deadline = std::min(deadline, expected.from);
-      s_.wait(s_.in_work, deadline, ready);
+      s_.wait(s_.in_work, deadline, ready, s_.reconstructor_poll);
     }
   }
   drain_all();

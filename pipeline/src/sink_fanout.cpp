@@ -19,10 +19,13 @@ constexpr int64_t kBlockedRecheckNs = 50'000'000;
 bool push_blocking(Pipeline::State& s, SinkLane& lane, const SinkItem& item) noexcept {
   bool pushed = false;
   while (!pushed && !s.aborted.load(std::memory_order_relaxed)) {
-    s.wait(lane.room, now_ns() + kBlockedRecheckNs, [&] {
-      pushed = lane.queue.try_push(item);
-      return pushed || s.aborted.load(std::memory_order_relaxed);
-    });
+    s.wait(
+        lane.room, now_ns() + kBlockedRecheckNs,
+        [&] {
+          pushed = lane.queue.try_push(item);
+          return pushed || s.aborted.load(std::memory_order_relaxed);
+        },
+        s.layout == StageLayout::kRunToCompletion ? s.source_poll : s.reconstructor_poll);
   }
   return pushed;
 }

@@ -78,10 +78,13 @@ void SourceStage::run(Forward&& forward, AfterRead&& after_read) noexcept {
     if (!slot) slot = take_slot();
     if (!slot && !live_) {  // lossless: every slot is downstream; wait for one
       if (s_.aborted.load(std::memory_order_relaxed)) break;
-      s_.wait(s_.slot_freed, now_ns() + kRecheckNs, [&] {
-        slot = take_slot();
-        return slot != nullptr || stopping();
-      });
+      s_.wait(
+          s_.slot_freed, now_ns() + kRecheckNs,
+          [&] {
+            slot = take_slot();
+            return slot != nullptr || stopping();
+          },
+          s_.source_poll);
       continue;
     }
     FrameSlot& target = slot ? *slot : *spare;
@@ -127,12 +130,15 @@ bool SourceStage::push(FrameSlot* f) noexcept {
   bool pushed = s_.in_queue.try_push(f);
   if (!pushed && !live_) {
     while (!pushed && !s_.aborted.load(std::memory_order_relaxed)) {
-      s_.wait(s_.in_room, now_ns() + kRecheckNs, [&] {
-        // Stamped before each attempt: once pushed, the slot belongs to the consumer.
-        f->stamp(Stage::kEnqueued, now_ns());
-        pushed = s_.in_queue.try_push(f);
-        return pushed || s_.aborted.load(std::memory_order_relaxed);
-      });
+      s_.wait(
+          s_.in_room, now_ns() + kRecheckNs,
+          [&] {
+            // Stamped before each attempt: once pushed, the slot belongs to the consumer.
+            f->stamp(Stage::kEnqueued, now_ns());
+            pushed = s_.in_queue.try_push(f);
+            return pushed || s_.aborted.load(std::memory_order_relaxed);
+          },
+          s_.source_poll);
     }
   }
   if (pushed) s_.in_work.ring();

@@ -111,3 +111,23 @@ TEST_CASE("a CPU the process may not use leaves the stage unpinned and is report
   }
   CHECK(Pipeline(m, source, eit::test::cpu_backend(m), {&sink}, {}).stats().thread_cpus.empty());
 }
+
+TEST_CASE("a stage thread pauses while it polls only on a CPU no other stage thread has") {
+  using eit::pipeline::PollStyle;
+  using eit::pipeline::stage_poll_style;
+  const std::vector<size_t> pipelined = {0, 1, 2};  // source, reconstructor, one sink thread
+  // Unpinned: any thread may land on its CPU.
+  CHECK(stage_poll_style({}, 1, pipelined) == PollStyle::kYield);
+  // A CPU each (--cpus auto on a big host).
+  for (size_t t : pipelined) CHECK(stage_poll_style({1, 2, 3}, t, pipelined) == PollStyle::kPause);
+  // One CPU for all (--cpus 1 on a 2-core VM).
+  for (size_t t : pipelined) CHECK(stage_poll_style({1}, t, pipelined) == PollStyle::kYield);
+  // Round robin over two: the source and the sink thread share CPU 1, the reconstructor has 2.
+  CHECK(stage_poll_style({1, 2}, 0, pipelined) == PollStyle::kYield);
+  CHECK(stage_poll_style({1, 2}, 1, pipelined) == PollStyle::kPause);
+  CHECK(stage_poll_style({1, 2}, 2, pipelined) == PollStyle::kYield);
+  // Run to completion has no reconstructor thread: with 3 CPUs the source's CPU is its own.
+  const std::vector<size_t> inline_layout = {0, 2};
+  CHECK(stage_poll_style({1, 2, 3}, 0, inline_layout) == PollStyle::kPause);
+  CHECK(stage_poll_style({1, 2, 3, 1}, 0, {0, 2, 3}) == PollStyle::kYield);  // sink 1 → CPU 1
+}
