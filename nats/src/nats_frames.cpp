@@ -61,6 +61,7 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
     return all;
   }
   OrderedPublisherStats publisher_stats() const { return publisher_->stats(false); }
+  uint64_t reconnects() const { return publisher_->link().reconnects(); }
 
  private:
   static uint64_t random_run_id() {
@@ -282,7 +283,8 @@ std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink
   const auto* gateway = dynamic_cast<const NatsDeviceLink*>(&link);
   if (!gateway) return std::nullopt;
   const auto p = gateway->publisher_stats();
-  return NatsGatewayStats{p.acked, p.failures, p.resent, p.duplicates, p.reordered};
+  return NatsGatewayStats{p.acked,      p.failures,  p.resent,
+                          p.duplicates, p.reordered, gateway->reconnects()};
 }
 
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,

@@ -219,13 +219,23 @@ void OrderedPublisher::sender_loop() noexcept {
     // settles, so that what follows cannot be stored before it.
     const bool stalled = head < next && state(head).load() == kPending &&
                          now - sent_ns_[head % options_.slots] > options_.stall_ms * 1'000'000;
-    bool refused = false;
+    bool refused = false, disconnected = false;
     if (!stalled && now >= pause_until_ns) {
       const int64_t limit = probing ? 1 : options_.max_in_flight;
       while (next < tail && in_flight_.load() < limit && !trouble_.load()) {
         if (state(next).load() == kAcked) {  // stored before a rewind
           ++next;
           continue;
+        }
+        // Nothing is published while disconnected: libnats would keep it in its reconnect
+        // buffer and send it after reconnecting, even once its acknowledgement had timed out
+        // and the message before it was being sent again, so the two would be stored out of
+        // order. (The disconnect callback, which also raises trouble_, can come milliseconds
+        // after the connection's state changed; the state itself is read here.)
+        if (!link_->connected()) {
+          trouble_.store(true);
+          disconnected = true;
+          break;
         }
         if (!send(next)) {
           refused_.fetch_add(1, std::memory_order_relaxed);
@@ -236,8 +246,9 @@ void OrderedPublisher::sender_loop() noexcept {
       }
     }
     // Acknowledgements, failures, disconnections and new messages all wake the sender; only a
-    // pause, a refusal or the end's deadline need the clock.
-    if (refused || now < pause_until_ns || ending_.load())
+    // pause, a refusal, a connection not yet back (nothing wakes the sender when it returns, and
+    // a full buffer takes no new messages) or the end's deadline need the clock.
+    if (refused || disconnected || now < pause_until_ns || ending_.load())
       std::this_thread::sleep_for(milliseconds(1));
     else
       work_.wait(seen, std::memory_order_acquire);

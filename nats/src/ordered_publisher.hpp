@@ -8,10 +8,11 @@
 // of ack_wait_ms) and frees a slot only once JetStream acknowledged it. On a refused or timed-out
 // publish, a disconnection, or an acknowledgement overdue by stall_ms, it stops sending new
 // messages, waits until every publish in flight is settled, and sends again from the oldest one
-// not stored, in order. A message stored twice (its first acknowledgement was lost) is dropped
-// by the stream's duplicate window through its id. A message that failed while a later one had
-// already been stored ends up after it: counted as `reordered` (stopping at the first sign of
-// trouble makes that rare; it can happen only inside one acknowledgement round trip).
+// not stored, in order. Nothing is published while the connection is down (libnats would buffer
+// it and send it, stale, after reconnecting). A message stored twice (its first acknowledgement was
+// lost) is dropped by the stream's duplicate window through its id. A message that failed while a
+// later one had already been stored ends up after it: counted as `reordered` (stopping at the first
+// sign of trouble makes that rare; it can happen only inside one acknowledgement round trip).
 //
 // Threads: claim/commit/offer on one producer thread; stats from any; finish() once, on the
 // producer's thread. claim/commit/offer never block, allocate or log.

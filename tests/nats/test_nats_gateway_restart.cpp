@@ -1,8 +1,11 @@
 // The device gateway (eitstream's NATS device link, an ordered publisher) through a JetStream
 // server that is killed mid-stream and started again 3 s later on the same port and store (longer
-// than the 2 s acknowledgement wait, so publishes time out and are sent again): the frames
-// published meanwhile are kept, sent again in order once the server is back, and the stream holds
-// every frame exactly once, in order.
+// than the 2 s acknowledgement wait, so publishes in flight at the kill time out and are sent
+// again): the frames published meanwhile are kept, sent in order once the server is back, and the
+// stream holds every frame exactly once, in order. (It once held frame 300 before 299: a publish
+// made while libnats was already reconnecting sat in its reconnect buffer and was stored, stale,
+// before the resend of the frame lost with the old connection; the sender now publishes nothing
+// while the connection is down.)
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -41,11 +44,12 @@ TEST_CASE("gateway through a server restart: every frame stored once, in order")
   CHECK(link->dropped() == 0);
   const auto gs = eit::nats::nats_gateway_stats(*link);
   REQUIRE(gs);
-  MESSAGE("restart: gateway stored " << gs->stored << ", failures " << gs->failures
-                                     << ", resent " << gs->resent << ", duplicates "
-                                     << gs->duplicates << ", reordered " << gs->reordered);
+  MESSAGE("restart: gateway stored " << gs->stored << ", failures " << gs->failures << ", resent "
+                                     << gs->resent << ", duplicates " << gs->duplicates
+                                     << ", reordered " << gs->reordered << ", reconnects "
+                                     << gs->reconnects);
   CHECK(gs->stored == kFrames);
-  CHECK(gs->failures > 0);  // the retry path was taken
+  CHECK(gs->reconnects >= 1);  // the connection was lost and regained mid-stream
   link.reset();
 
   const auto frames = eit::test::fetch_all(server.url(), eit::nats::kRawStream, "eit.icu.2.raw",

@@ -42,6 +42,7 @@ struct NatsGatewayStats {
   uint64_t resent = 0;      // publishes of a frame sent before
   uint64_t duplicates = 0;  // resent frames the stream already had (kept once)
   uint64_t reordered = 0;   // frames stored after a later one
+  uint64_t reconnects = 0;  // connections regained after a loss (nothing is sent while down)
 };
 std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link);
 
