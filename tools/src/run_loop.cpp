@@ -49,7 +49,7 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
     if (p->io_defers())
       outcome += sinks::io_thread_policy(0, p->io_tag(), SCHED_BATCH) == SCHED_BATCH
                      ? ", deferring (SCHED_BATCH)"
-                     : ", not deferring (SCHED_BATCH refused)";
+                     : ", not seen at SCHED_BATCH";
     parts.push_back(fmt::format("zmq io ({}) → CPU {} {}", name, cpu, outcome));
   };
   io_part("publisher", sinks.publisher.get());
