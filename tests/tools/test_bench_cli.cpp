@@ -72,6 +72,14 @@ nlohmann::json bench_json(const fs::path& dir, const std::string& args) {
   return nlohmann::json::parse(file_text(dir / "b.json"));
 }
 
+// Runs `eitstream bench --quiet ARGS` with its output in `out`: (exit status, output), for
+// options that must be refused.
+std::pair<int, std::string> bench_status(const fs::path& out, const std::string& args) {
+  const int status = std::system(
+      fmt::format("'{}' bench --quiet {} > '{}' 2>&1", EITSTREAM_BIN, args, out.string()).c_str());
+  return {status, file_text(out)};
+}
+
 }  // namespace
 
 TEST_CASE("a short bench exits cleanly and reports every run with every stage") {
@@ -277,12 +285,7 @@ TEST_CASE("--zmq-reference off leaves the reference out and says so") {
 
 TEST_CASE("bench rejects bad options with a message naming the option and the value") {
   const fs::path out = fs::temp_directory_path() / fmt::format("eit_bench_bad_{}.txt", ::getpid());
-  const auto run = [&](const std::string& args) {
-    const int status = std::system(
-        fmt::format("'{}' bench --quiet {} > '{}' 2>&1", EITSTREAM_BIN, args, out.string())
-            .c_str());
-    return std::make_pair(status, file_text(out));
-  };
+  const auto run = [&](const std::string& args) { return bench_status(out, args); };
   auto [s1, m1] = run("--rate fast");
   CHECK(s1 != 0);
   CHECK(m1.find("--rate 'fast'") != std::string::npos);
@@ -506,10 +509,7 @@ TEST_CASE(
 
   const fs::path out = dir / "refused.txt";
   const auto refused = [&](const std::string& args) {
-    const int status = std::system(fmt::format("'{}' bench --quiet --frames 10 {} > '{}' 2>&1",
-                                               EITSTREAM_BIN, args, out.string())
-                                       .c_str());
-    return std::make_pair(status, file_text(out));
+    return bench_status(out, "--frames 10 " + args);
   };
   auto [s1, m1] = refused("--transport ipc --zmq-io-wake defer");
   CHECK(s1 != 0);
