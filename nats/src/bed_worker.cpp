@@ -284,7 +284,11 @@ void BedWorker::loop() noexcept {
       jsPubOptions po;
       jsPubOptions_Init(&po);
       po.MsgId = msg_id.data();
-      if (js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
+      // Not while the connection is down: libnats would keep the image in its reconnect buffer
+      // and store it after reconnecting, ahead of earlier images of this round lost with the old
+      // connection, which the rewind sends again (ordered_publisher.hpp has the same rule).
+      if (natsConnection_Status(context_.nc) != NATS_CONN_STATUS_CONNECTED ||
+          js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
                           static_cast<int>(st.message.size()), &po) != NATS_OK) {
         round_ok = false;
         break;
