@@ -135,8 +135,9 @@ struct NatsWorker::Impl {
     released.fetch_add(1);
   }
 
-  // Takes `key` when nobody holds it or its holder's heartbeat is gone (compare-and-set: of
-  // several workers trying at once, one wins).
+  // Takes `key` when nobody holds it, its holder's heartbeat is gone, or its holder is this
+  // worker (which let it go when its own heartbeat lapsed, e.g. through a server restart, and
+  // nobody took it meanwhile) (compare-and-set: of several workers trying at once, one wins).
   bool try_take(const std::string& key, const std::set<std::string>& live) {
     uint64_t rev = 0;
     kvEntry* e = nullptr;
@@ -147,7 +148,7 @@ struct NatsWorker::Impl {
     const std::string owner = kvEntry_ValueString(e) ? kvEntry_ValueString(e) : "";
     const uint64_t last = kvEntry_Revision(e);
     kvEntry_Destroy(e);
-    if (live.count(owner)) return false;
+    if (owner != options.worker_id && live.count(owner)) return false;
     return kvStore_UpdateString(&rev, beds_kv, key.c_str(), options.worker_id.c_str(), last) ==
            NATS_OK;
   }

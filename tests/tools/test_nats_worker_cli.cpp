@@ -134,4 +134,58 @@ TEST_CASE(
   CHECK(after.size() == size_t{kBeds * kFrames});
 }
 
+TEST_CASE(
+    "a worker through a server restart: every frame of its bed comes out as one image, in order") {
+  eit::test::NatsServer server;
+  if (!server.available()) {
+    MESSAGE("SKIPPED: nats-server is not installed");
+    return;
+  }
+  TempDir models;
+  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models.path / "default.h5").string()});
+  REQUIRE(build.wait(120s) == 0);
+
+  constexpr int kFrames = 600;
+  Subprocess worker({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
+                     models.path.string(), "--id", "wR", "--lease", "1", "--status-interval",
+                     "0.2"});
+  REQUIRE(worker.wait_for_stderr("beds held", 60s));
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                     server.url() + "?site=icu&bed=7", "--count", std::to_string(kFrames), "--fps",
+                     "100"});
+  bool flowing = false;  // the worker has reconstructed frames
+  for (int i = 0; i < 30 && !flowing; ++i) {
+    worker.wait_for_stderr("\x01", 1s);
+    flowing = std::regex_search(worker.err(), std::regex(R"(frames [1-9])"));
+  }
+  REQUIRE(flowing);
+  // Killed mid-stream (images in flight) and started again on the same store 2 s later: the
+  // gateway and the worker reconnect by themselves.
+  server.kill_now();
+  std::this_thread::sleep_for(2s);
+  server.start();
+  REQUIRE(device.wait(120s) == 0);
+  CHECK(device.out().find(std::to_string(kFrames) + " frames encoded, 0 sends dropped") !=
+        std::string::npos);
+
+  const auto images =
+      eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.7.img", kFrames, 60s);
+  worker.signal(SIGINT);
+  CHECK(worker.wait(30s) == 0);
+  INFO("worker: " << worker.out() << worker.err());
+  std::vector<uint64_t> seqs;
+  for (const auto& m : images) {
+    const auto h =
+        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
+    REQUIRE(h.has_value());
+    seqs.push_back(h->seq);
+  }
+  REQUIRE(seqs.size() == size_t{kFrames});
+  size_t first_wrong = 0;
+  for (size_t i = 1; i < seqs.size() && first_wrong == 0; ++i)
+    if (seqs[i] != seqs[i - 1] + 1) first_wrong = i;
+  CHECK_MESSAGE(first_wrong == 0, "image " << first_wrong << " has seq " << seqs[first_wrong]
+                                           << " after " << seqs[first_wrong - 1]);
+}
+
 #endif  // libnats
