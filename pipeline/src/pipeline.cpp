@@ -151,7 +151,8 @@ int stage_cpu(const std::vector<int>& cpus, size_t thread_index) noexcept {
 
 PollStyle stage_poll_style(const std::vector<int>& cpus, size_t thread_index,
                            const std::vector<size_t>& threads) noexcept {
-  if (cpus.empty()) return PollStyle::kYield;  // unpinned: any thread may share its CPU
+  // Unpinned threads keep pausing: yielding showed no gain there (docs/benchmarks.md).
+  if (cpus.empty()) return PollStyle::kPause;
   const int cpu = stage_cpu(cpus, thread_index);
   for (size_t other : threads)
     if (other != thread_index && stage_cpu(cpus, other) == cpu) return PollStyle::kYield;

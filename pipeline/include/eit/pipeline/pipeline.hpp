@@ -129,12 +129,12 @@ int stage_cpu(const std::vector<int>& cpus, size_t thread_index) noexcept;
 constexpr size_t sink_thread(size_t sink_index) noexcept { return 2 + sink_index; }
 
 // How stage thread `thread_index` polls while it waits for work or room (doorbell.hpp), given the
-// stage threads that run (`threads`, by index) and PipelineOptions::cpus: kPause only on a CPU of
-// its own (pinned there, and no other of `threads` pinned there); otherwise kYield, so that a
-// thread it would keep waiting (the sink thread it has just woken, a sink's I/O thread) runs at
-// once. On a 2-core VM with --cpus 1 at 50 frames/s the reconstructor's 30 µs pausing poll held
-// back the sink thread it had just woken: done → published p50 34 → 5 µs with yielding
-// (docs/benchmarks.md, "Stages that share a CPU yield").
+// stage threads that run (`threads`, by index) and PipelineOptions::cpus: kYield when it is pinned
+// to a CPU that another of `threads` is pinned to too, so that a thread it would keep waiting
+// (the sink thread it has just woken, a sink's I/O thread) runs at once; kPause otherwise (a CPU
+// of its own, or unpinned). On a 2-core VM with --cpus 1 at 50 frames/s the reconstructor's 30 µs
+// pausing poll held back the sink thread it had just woken: done → published p50 34 → 5 µs with
+// yielding (docs/benchmarks.md, "Stages that share a CPU yield").
 PollStyle stage_poll_style(const std::vector<int>& cpus, size_t thread_index,
                            const std::vector<size_t>& threads) noexcept;
 
