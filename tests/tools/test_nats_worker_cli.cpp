@@ -38,6 +38,45 @@ struct TempDir {
   }
 };
 
+// `eitstream model build` of the default model into `models` (the workers' --model-dir).
+void build_default_model(const TempDir& models) {
+  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models.path / "default.h5").string()});
+  REQUIRE(build.wait(120s) == 0);
+}
+
+std::vector<std::string> worker_command(const eit::test::NatsServer& server, const TempDir& models,
+                                        const char* id) {
+  return {EITSTREAM_BIN,
+          "worker",
+          server.url() + "?site=icu",
+          "--model-dir",
+          models.path.string(),
+          "--id",
+          id,
+          "--lease",
+          "1",
+          "--status-interval",
+          "0.2"};
+}
+
+// A device gateway sending `frames` synthetic frames of bed `bed` at 100 frames/s.
+std::vector<std::string> device_command(const eit::test::NatsServer& server, int bed, int frames) {
+  return {EITSTREAM_BIN, "emulate",
+          "--from",      "synthetic",
+          "--to",        server.url() + "?site=icu&bed=" + std::to_string(bed),
+          "--count",     std::to_string(frames),
+          "--fps",       "100"};
+}
+
+// Reads the worker's status lines for up to 30 s until it has reconstructed frames.
+bool wait_until_flowing(Subprocess& worker) {
+  for (int i = 0; i < 30; ++i) {
+    worker.wait_for_stderr("\x01", 1s);  // reads its status lines for a second
+    if (std::regex_search(worker.err(), std::regex(R"(frames [1-9])"))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -49,30 +88,19 @@ TEST_CASE(
     return;
   }
   TempDir models;
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models.path / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
+  build_default_model(models);
 
   constexpr int kBeds = 3, kFrames = 400;
   std::vector<std::unique_ptr<Subprocess>> workers;
   for (const char* id : {"wA", "wB", "wC"})
-    workers.push_back(std::make_unique<Subprocess>(std::vector<std::string>{
-        EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir", models.path.string(),
-        "--id", id, "--lease", "1", "--status-interval", "0.2"}));
+    workers.push_back(std::make_unique<Subprocess>(worker_command(server, models, id)));
   std::vector<std::unique_ptr<Subprocess>> devices;
   for (int b = 0; b < kBeds; ++b)
-    devices.push_back(std::make_unique<Subprocess>(
-        std::vector<std::string>{EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
-                                 server.url() + "?site=icu&bed=" + std::to_string(b), "--count",
-                                 std::to_string(kFrames), "--fps", "100"}));
+    devices.push_back(std::make_unique<Subprocess>(device_command(server, b, kFrames)));
   // Once the three share the beds one each, and frames flow, freeze one of them (its pending
   // fetch still receives frames it will never acknowledge), let its lease run out, kill it.
   for (auto& w : workers) REQUIRE(w->wait_for_stderr("beds held 1 of 3 (3 workers)", 60s));
-  bool flowing = false;  // the first worker has reconstructed frames
-  for (int i = 0; i < 30 && !flowing; ++i) {
-    workers[0]->wait_for_stderr("\x01", 1s);  // reads its status lines for a second
-    flowing = std::regex_search(workers[0]->err(), std::regex(R"(frames [1-9])"));
-  }
-  REQUIRE(flowing);
+  REQUIRE(wait_until_flowing(*workers[0]));
   workers[0]->signal(SIGSTOP);
   std::this_thread::sleep_for(2500ms);
   workers[0]->signal(SIGKILL);
@@ -123,9 +151,7 @@ TEST_CASE(
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
   }
-  Subprocess again({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
-                    models.path.string(), "--id", "wD", "--lease", "1", "--status-interval",
-                    "0.2"});
+  Subprocess again(worker_command(server, models, "wD"));
   CHECK(again.wait_for_stderr("frames " + std::to_string(kFrames), 60s));
   again.signal(SIGINT);
   CHECK(again.wait(30s) == 0);
@@ -142,23 +168,13 @@ TEST_CASE(
     return;
   }
   TempDir models;
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models.path / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
+  build_default_model(models);
 
   constexpr int kFrames = 600;
-  Subprocess worker({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
-                     models.path.string(), "--id", "wR", "--lease", "1", "--status-interval",
-                     "0.2"});
+  Subprocess worker(worker_command(server, models, "wR"));
   REQUIRE(worker.wait_for_stderr("beds held", 60s));
-  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
-                     server.url() + "?site=icu&bed=7", "--count", std::to_string(kFrames), "--fps",
-                     "100"});
-  bool flowing = false;  // the worker has reconstructed frames
-  for (int i = 0; i < 30 && !flowing; ++i) {
-    worker.wait_for_stderr("\x01", 1s);
-    flowing = std::regex_search(worker.err(), std::regex(R"(frames [1-9])"));
-  }
-  REQUIRE(flowing);
+  Subprocess device(device_command(server, 7, kFrames));
+  REQUIRE(wait_until_flowing(worker));
   // Killed mid-stream (images in flight) and started again on the same store 2 s later: the
   // gateway and the worker reconnect by themselves.
   server.kill_now();
