@@ -39,8 +39,9 @@ struct Pipeline::State {
   PipelineOptions options;
   bool normalize = false;
   StageLayout layout = StageLayout::kPipelined;  // resolved (never kAuto)
-  // How the source and the reconstructor thread poll while waiting (stage_poll_style()).
-  PollStyle source_poll = PollStyle::kYield, reconstructor_poll = PollStyle::kYield;
+  // How the source and the reconstructor thread poll while waiting: set by the constructor from
+  // stage_poll_style(); the initial value is its unpinned answer.
+  PollStyle source_poll = PollStyle::kPause, reconstructor_poll = PollStyle::kPause;
 
   FramePool pool;
   SpscQueue<FrameSlot*> in_queue;                 // source → reconstructor
