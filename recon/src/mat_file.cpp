@@ -124,6 +124,14 @@ class V5Walker {
     const uint16_t version =
         swap_ ? uint16_t(head[124] << 8 | head[125]) : uint16_t(head[125] << 8 | head[124]);
     if (version == 0x0200) return;  // v7.3: HDF5, which libmatio reads through the HDF5 library
+    // libmatio reads any other version as a headerless MATLAB v4 file and allocates the v4 name
+    // length it finds in bytes 16–19 unchecked (fuzz_recon_mat: 1.5 GB). v4 is MATLAB 4's format,
+    // superseded in 1996; it is refused rather than walked.
+    if (version != 0x0100)
+      throw std::runtime_error(fmt::format(
+          "{}: version 0x{:04x} in bytes 124–125, expected 0x0100 (MATLAB v5 to v7) or 0x0200 "
+          "(v7.3); MATLAB v4 files are not read (save with -v7)",
+          name_, version));
     walk(128, size_ - 128, 0);
   }
 

@@ -6,8 +6,9 @@
 // what encloses it is refused; a variable must claim no more bytes than the file can hold
 // (uncompressed: the file's size; compressed: zlib's 1032:1 limit; at most 4 GiB); and what
 // libmatio read must match what the header claimed. v7.3 files are HDF5 and checked by the HDF5
-// library. Set-up only: allocates; throws std::runtime_error naming the file (`name`), the
-// variable, what was found and what was expected.
+// library. Any other file (MATLAB v4 among them, which libmatio would read with unchecked
+// lengths) is refused. Set-up only: allocates; throws std::runtime_error naming the file (`name`),
+// the variable, what was found and what was expected.
 #include <cstddef>
 #include <filesystem>
 #include <string>
