@@ -10,6 +10,8 @@
 
 #ifdef EIT_HAVE_MATIO
 #include <matio.h>
+
+#include "mat73_check.hpp"
 #endif
 
 namespace eit::recon {
@@ -105,7 +107,7 @@ struct MatVar {
 class V5Walker {
  public:
   V5Walker(const std::filesystem::path& path, std::string_view name)
-      : in_(path, std::ios::binary), name_(name) {
+      : path_(path), in_(path, std::ios::binary), name_(name) {
     std::error_code ec;
     size_ = std::filesystem::file_size(path, ec);
     if (!in_ || ec) throw std::runtime_error(fmt::format("{}: cannot open the file", name_));
@@ -123,7 +125,7 @@ class V5Walker {
           "{}: endian indicator (bytes 126–127) is not 'IM' or 'MI': not a MATLAB v5 file", name_));
     const uint16_t version =
         swap_ ? uint16_t(head[124] << 8 | head[125]) : uint16_t(head[125] << 8 | head[124]);
-    if (version == 0x0200) return;  // v7.3: HDF5, which libmatio reads through the HDF5 library
+    if (version == 0x0200) return check_mat73_attributes(path_, name_);  // v7.3: HDF5
     // libmatio reads any other version as a headerless MATLAB v4 file and allocates the v4 name
     // length it finds in bytes 16–19 unchecked (fuzz_recon_mat: 1.5 GB). v4 is MATLAB 4's format,
     // superseded in 1996; it is refused rather than walked.
@@ -209,6 +211,7 @@ class V5Walker {
     }
   }
 
+  std::filesystem::path path_;
   std::ifstream in_;
   std::string_view name_;
   uint64_t size_ = 0;

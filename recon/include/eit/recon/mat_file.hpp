@@ -5,10 +5,11 @@
 // claim, so before libmatio sees a MATLAB v5 file its tags are walked and any element longer than
 // what encloses it is refused; a variable must claim no more bytes than the file can hold
 // (uncompressed: the file's size; compressed: zlib's 1032:1 limit; at most 4 GiB); and what
-// libmatio read must match what the header claimed. v7.3 files are HDF5 and checked by the HDF5
-// library. Any other file (MATLAB v4 among them, which libmatio would read with unchecked
-// lengths) is refused. Set-up only: allocates; throws std::runtime_error naming the file (`name`),
-// the variable, what was found and what was expected.
+// libmatio read must match what the header claimed. v7.3 files are HDF5, parsed by the HDF5
+// library; the MATLAB attributes libmatio reads into fixed-size buffers are checked first
+// (src/mat73_check.hpp). Any other file (MATLAB v4 among them, which libmatio would read with
+// unchecked lengths) is refused. Set-up only: allocates; throws std::runtime_error naming the file
+// (`name`), the variable, what was found and what was expected.
 #include <cstddef>
 #include <filesystem>
 #include <string>
