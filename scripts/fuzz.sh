@@ -90,6 +90,13 @@ hdr = b"MATLAB 5.0 MAT-file, eitstream fuzz seed".ljust(116, b" ") + b"\0" * 8 +
 put("fuzz_mat", "double.mat", hdr + matrix("v", 6, 9, "d", [float(i) for i in range(512)]))
 put("fuzz_mat", "complex.mat", hdr + matrix("v_rotate", 7, 7, "f", [float(i) for i in range(256)], [0.5] * 256))
 put("fuzz_mat", "int16.mat", hdr + matrix("zc", 10, 3, "h", list(range(256))) + matrix("h", 6, 9, "d", [1.0] * 256))
+# ... and as MATLAB -v7 writes them: each variable one zlib-compressed element; a cell of one.
+import zlib
+def compressed(elem):
+    z = zlib.compress(elem)
+    return struct.pack("<II", 15, len(z)) + z
+cell = element(14, element(6, struct.pack("<II", 1, 0)) + element(5, struct.pack("<ii", 1, 1)) + element(1, b"c") + element(14, b""))
+put("fuzz_mat", "compressed.mat", hdr + compressed(cell) + compressed(matrix("v", 6, 9, "d", [float(i) for i in range(512)])))
 # Ingest framing, 8 values: two frames (f32, i16) around garbage, a wrong count, a false magic.
 import zlib
 def ingest(seq, stype, fmt, values):
@@ -104,6 +111,7 @@ put("fuzz_ingest", "mixed", chunks + b"boot\r\nEI" + f1 + b"EITFxx" + ingest(3, 
 put("fuzz_recon_npy", "f8.npy", npy("<f8", "(3, 4)", struct.pack("<12d", *range(12))))
 put("fuzz_recon_npy", "i2.npy", npy(">i2", "(2, 3)", struct.pack(">6h", *range(6))))
 put("fuzz_recon_mat", "v.mat", hdr + matrix("v", 6, 9, "d", [float(i) for i in range(512)]))
+put("fuzz_recon_mat", "compressed.mat", hdr + compressed(cell) + compressed(matrix("v", 6, 9, "d", [float(i) for i in range(512)])))
 import math
 nodes = ["1 0 0 0"] + [f"{k + 2} {math.cos(2 * math.pi * k / 16):.12g} {math.sin(2 * math.pi * k / 16):.12g} 0"
                        for k in range(16)]

@@ -320,11 +320,15 @@ TEST_CASE(".mat frames are columns, a damaged element length is refused before i
       open_recording_reader(tmp.write("bad.mat", mat_v5("frames", 256, 3, 0x72727272)), {},
                             adjacent16()),
       doctest::Contains("claims 1920103026 bytes"));
-  // Two variables of one name, an empty one first (found by fuzz_mat): libmatio reads the first
-  // by name, so the data no longer matches the dimensions chosen; refused, never read past it.
+  // Two variables of one name, an empty one first (found by fuzz_mat). libmatio's read by name
+  // takes the first, whose data did not match the dimensions chosen (and whose unchecked size
+  // libmatio allocated: 2 GB in a later fuzz input). The variable chosen is now read by its
+  // position, so it is the one whose size was checked.
   const std::string twins = mat_v5("zc", 256, 0) + mat_v5("zc", 256, 2).substr(128);
-  CHECK_THROWS_WITH(open_recording_reader(tmp.write("twins.mat", twins), {}, adjacent16()),
-                    doctest::Contains("'zc' is damaged"));
+  auto twin = open_recording_reader(tmp.write("twins.mat", twins), {}, adjacent16());
+  CHECK(twin->info().n_frames == 2);
+  REQUIRE(twin->read(1, v));
+  CHECK(v[0] == 1002.0f);
   // A "small" element (size in the tag's upper half) claiming more than 4 bytes (fuzz_mat again).
   std::string small = mat_v5("frames", 256, 3);
   const uint32_t bogus = 0xfe000005u;  // dims tag at byte 128 + 8 + 16

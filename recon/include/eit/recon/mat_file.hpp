@@ -1,15 +1,16 @@
 #pragma once
 // The one hardened MATLAB .mat reader (libmatio underneath, when built with it: EIT_HAVE_MATIO),
 // used by recon's read_mat_variable (matrices to import) and acquisition's .mat recordings
-// (frame matrices). libmatio trusts the lengths in a file's element tags and allocates what they
-// claim, so before libmatio sees a MATLAB v5 file its tags are walked and any element longer than
-// what encloses it is refused; a variable must claim no more bytes than the file can hold
+// (frame matrices). libmatio trusts the lengths and dimensions in a file and allocates what they
+// claim, so before libmatio sees a file it passes src/mat_v5_check.hpp: v5 or v7.3 only (any
+// other file, MATLAB v4 among them, is refused); every v5 element, compressed ones inflated,
+// fits in what encloses it, with its matrix headers of the spec's types and room for the cells
+// and struct fields they claim; v7.3's MATLAB attributes hold what libmatio's fixed buffers take
+// (src/mat73_check.hpp). A variable must claim no more bytes than the file can hold
 // (uncompressed: the file's size; compressed: zlib's 1032:1 limit; at most 4 GiB); and what
-// libmatio read must match what the header claimed. v7.3 files are HDF5, parsed by the HDF5
-// library; the MATLAB attributes libmatio reads into fixed-size buffers are checked first
-// (src/mat73_check.hpp). Any other file (MATLAB v4 among them, which libmatio would read with
-// unchecked lengths) is refused. Set-up only: allocates; throws std::runtime_error naming the file
-// (`name`), the variable, what was found and what was expected.
+// libmatio read must match what the header claimed. Set-up only: allocates; throws
+// std::runtime_error naming the file (`name`), the variable, what was found and what was
+// expected.
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -26,6 +27,7 @@ struct MatVariableInfo {
   bool complex = false;
   bool compressed = false;
   size_t element_bytes = 0;
+  size_t index = 0;  // its position among the file's variables: what read_mat_matrix reads
 };
 
 // A 2-D numeric variable as doubles in MATLAB's column-major order: element (r, c) at r + c·rows.
@@ -38,7 +40,9 @@ struct MatMatrix {
 std::vector<MatVariableInfo> list_mat_variables(const std::filesystem::path& path,
                                                 std::string_view name);
 
-// Reads `var` (from list_mat_variables of the same file) after the size checks.
+// Reads `var` (from list_mat_variables of the same file) after the size checks. It reads the
+// variable at var.index, not the first of its name: names repeat in a damaged file, and an earlier
+// namesake's unchecked size would become libmatio's allocation.
 MatMatrix read_mat_matrix(const std::filesystem::path& path, const MatVariableInfo& var,
                           std::string_view name);
 
