@@ -15,6 +15,7 @@
 
 #include "eit/recon/array_file.hpp"
 #include "eit/recon/mat_file.hpp"
+#include "mat_test_support.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
@@ -90,20 +91,8 @@ fs::path mat73_file(const std::string& name, const std::vector<Variable>& vars) 
   return p;
 }
 
-std::string error_of(const fs::path& p, const std::string& variable = "v") {
-  try {
-    read_mat_variable(p, variable);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
-}
-
-bool skip_without_matio() {
-  if (mat_reader_available()) return false;
-  eit::test::report_skip(".mat reading", "built without libmatio");
-  return true;
-}
+std::string error_of(const fs::path& p) { return eit::test::mat_read_error(p); }
+using eit::test::skip_without_matio;
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 
 #include "eit/recon/array_file.hpp"
 #include "eit/recon/mat_file.hpp"
+#include "mat_test_support.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
@@ -61,20 +62,8 @@ fs::path mat_file(const std::string& name, const std::string& body) {
   return p;
 }
 
-std::string error_of(const fs::path& p) {
-  try {
-    read_mat_variable(p, "v");
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
-}
-
-bool skip_without_matio() {
-  if (mat_reader_available()) return false;
-  eit::test::report_skip(".mat reading", "built without libmatio");
-  return true;
-}
+std::string error_of(const fs::path& p) { return eit::test::mat_read_error(p); }
+using eit::test::skip_without_matio;
 
 }  // namespace
 
