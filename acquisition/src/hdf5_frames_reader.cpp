@@ -20,7 +20,8 @@
 namespace eit::acquisition::detail {
 namespace {
 
-constexpr size_t kBlockRows = 256;  // rows read per HDF5 call
+constexpr size_t kBlockRows = 256;        // rows read per HDF5 call
+constexpr int64_t kMaxElectrodes = 1024;  // as many as any mesh eitstream builds
 
 class Hdf5FramesReader final : public RecordingReader {
  public:
@@ -83,7 +84,9 @@ class Hdf5FramesReader final : public RecordingReader {
     dataset_ = H5Dopen2(file_, var.c_str(), H5P_DEFAULT);
     const hid_t space = H5Dget_space(dataset_);
     hsize_t dims[2] = {0, 0};
-    rank_ = H5Sget_simple_extent_dims(space, dims, nullptr);
+    // The rank first: the dimensions are copied into dims[] whatever their number.
+    rank_ = H5Sget_simple_extent_ndims(space);
+    if (rank_ == 1 || rank_ == 2) H5Sget_simple_extent_dims(space, dims, nullptr);
     H5Sclose(space);
     if (rank_ == 1) {  // one frame (e.g. /v_ref)
       info_.n_frames = 1;
@@ -127,12 +130,20 @@ class Hdf5FramesReader final : public RecordingReader {
     DeviceLayout l = layout_of(model);
     const hid_t g = H5Gopen2(file_, "protocol", H5P_DEFAULT);
     if (g < 0) throw std::invalid_argument(fmt::format("{}: no /protocol group", name_));
-    l.n_electrodes = static_cast<int>(int_attr(g, "n_electrodes"));
+    const struct CloseGroup {
+      hid_t id;
+      ~CloseGroup() { H5Gclose(id); }
+    } close_group{g};  // also when an attribute below is refused
+    const int64_t electrodes = int_attr(g, "n_electrodes");
+    if (electrodes < 2 || electrodes > kMaxElectrodes)
+      throw std::invalid_argument(
+          fmt::format("{}: /protocol attribute n_electrodes is {}, expected 2 to {}", name_,
+                      electrodes, kMaxElectrodes));
+    l.n_electrodes = static_cast<int>(electrodes);
     l.drive_distance = static_cast<int>(int_attr(g, "drive_distance"));
     l.measure_step = static_cast<int>(int_attr(g, "measure_step"));
     l.order = recon::parse_measurement_order(string_attr(g, "order"));
     l.full_table = int_attr(g, "measure_on_driven") != 0;
-    H5Gclose(g);
     l.raw_values = values;
     l.complex = is_complex;
     if (l.n_measurements() != values)
@@ -143,9 +154,21 @@ class Hdf5FramesReader final : public RecordingReader {
     block_.assign(kBlockRows * width_, 0.0);
   }
 
+  // Each attribute is read into one value, so it must hold one: HDF5 writes all it holds.
+  void require_one_value(hid_t a, const char* attr) const {
+    const hid_t space = H5Aget_space(a);
+    const hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    if (space >= 0) H5Sclose(space);
+    if (n != 1) {
+      H5Aclose(a);
+      throw std::invalid_argument(
+          fmt::format("{}: attribute {} holds {} values, expected 1", name_, attr, n));
+    }
+  }
   std::string string_attr(hid_t loc, const char* attr) const {
     if (H5Aexists(loc, attr) <= 0) return {};
     const hid_t a = H5Aopen(loc, attr, H5P_DEFAULT);
+    require_one_value(a, attr);
     const hid_t mem = H5Tcopy(H5T_C_S1);
     H5Tset_size(mem, H5T_VARIABLE);
     H5Tset_cset(mem, H5T_CSET_UTF8);  // as eitstream writes them
@@ -162,6 +185,7 @@ class Hdf5FramesReader final : public RecordingReader {
     if (H5Aexists(loc, attr) <= 0)
       throw std::invalid_argument(fmt::format("{}: /protocol attribute {} missing", name_, attr));
     const hid_t a = H5Aopen(loc, attr, H5P_DEFAULT);
+    require_one_value(a, attr);
     H5Aread(a, H5T_NATIVE_INT64, &v);
     H5Aclose(a);
     return v;
@@ -170,6 +194,7 @@ class Hdf5FramesReader final : public RecordingReader {
     double v = 0;
     if (H5Aexists(loc, attr) <= 0) return 0;
     const hid_t a = H5Aopen(loc, attr, H5P_DEFAULT);
+    require_one_value(a, attr);
     H5Aread(a, H5T_NATIVE_DOUBLE, &v);
     H5Aclose(a);
     return v;
