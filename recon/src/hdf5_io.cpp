@@ -92,6 +92,10 @@ Handle open_attr(hid_t loc, const std::string& name, const std::string& where) {
   if (!has_attr(loc, name)) fail(fmt::format("{}: attribute '{}' missing", where, name));
   Handle a(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
   if (!a.valid()) fail(fmt::format("{}: cannot open attribute '{}'", where, name));
+  // Every attribute is read into one value, and HDF5 writes all an attribute holds.
+  const Handle space(H5Aget_space(a.get()), H5Sclose);
+  const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  if (n != 1) fail(fmt::format("{}: attribute '{}' holds {} values, expected 1", where, name, n));
   return a;
 }
 

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <hdf5.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -147,6 +148,33 @@ TEST_CASE("loading a missing or non-HDF5 file names the file") {
   std::ofstream(text) << "not hdf5\n";
   CHECK_THROWS_WITH_AS(load_model(text), doctest::Contains("not an HDF5 file"), std::runtime_error);
   fs::remove(text);
+}
+
+TEST_CASE("a model attribute holding several values is refused before it is read into one") {
+  // Each attribute is read into one value and HDF5 writes every value it holds: n_electrodes
+  // rewritten as four int64s overran the int64 it was read into.
+  const fs::path file = temp_path("attr4.h5");
+  Model m = grid_model();
+  save_model(file, m);
+  {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t g = H5Gopen2(f, "protocol", H5P_DEFAULT);
+    REQUIRE(H5Adelete(g, "n_electrodes") >= 0);
+    const hsize_t n = 4;
+    const hid_t space = H5Screate_simple(1, &n, nullptr);
+    const hid_t a = H5Acreate2(g, "n_electrodes", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    const int64_t values[4] = {8, 8, 8, 8};
+    REQUIRE(H5Awrite(a, H5T_NATIVE_INT64, values) >= 0);
+    H5Aclose(a);
+    H5Sclose(space);
+    H5Gclose(g);
+    H5Fclose(f);
+  }
+  CHECK_THROWS_WITH_AS(load_model(file),
+                       doctest::Contains("attribute 'n_electrodes' holds 4 values, expected 1"),
+                       std::runtime_error);
+  fs::remove(file);
 }
 
 TEST_CASE("h5py reads the model file without eitstream, and edits are caught on load") {

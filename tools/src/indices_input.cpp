@@ -48,17 +48,26 @@ std::vector<T> read_dataset(hid_t loc, const char* name, hid_t type, const std::
 
 bool has_attr(hid_t loc, const char* name) { return H5Aexists(loc, name) > 0; }
 
+// Attribute `name` (open as `a`) is read into one value: HDF5 writes all an attribute holds.
+void require_one_value(const Id& a, const char* name, const std::string& where) {
+  if (a.id < 0) throw fail(where, fmt::format("attribute {} missing", name));
+  const Id space{H5Aget_space(a.id), H5Sclose};
+  const hssize_t n = space.id >= 0 ? H5Sget_simple_extent_npoints(space.id) : -1;
+  if (n != 1) throw fail(where, fmt::format("attribute {} holds {} values, expected 1", name, n));
+}
+
 double attr_double(hid_t loc, const char* name, const std::string& where) {
-  Id a{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
+  const Id a{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
+  require_one_value(a, name, where);
   double v = 0;
-  if (a.id < 0 || H5Aread(a.id, H5T_NATIVE_DOUBLE, &v) < 0)
+  if (H5Aread(a.id, H5T_NATIVE_DOUBLE, &v) < 0)
     throw fail(where, fmt::format("attribute {} unreadable", name));
   return v;
 }
 
 std::string attr_string(hid_t loc, const char* name, const std::string& where) {
-  Id a{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
-  if (a.id < 0) throw fail(where, fmt::format("attribute {} missing", name));
+  const Id a{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
+  require_one_value(a, name, where);
   Id type{H5Aget_type(a.id), H5Tclose};
   if (H5Tget_class(type.id) != H5T_STRING)
     throw fail(where, fmt::format("attribute {} is not text", name));
