@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -119,16 +120,16 @@ class V5Walker {
   }
 
   // One tagged part of a matrix header at `at` (before `end`): its type, byte count, where its
-  // data starts and where the next part starts.
+  // data starts and where the next part starts; nothing when its tag is not there.
   struct Part {
     uint32_t type = 0;
     uint64_t bytes = 0, data = 0, next = 0;
     bool small = false;
   };
-  Part part_at(uint64_t at, uint64_t end) {
+  std::optional<Part> part_at(uint64_t at, uint64_t end) {
     uint8_t tag[8];
+    if (at + 8 > end || !bytes_.read_at(at, tag, 8)) return std::nullopt;
     Part p;
-    if (at + 8 > end || !bytes_.read_at(at, tag, 8)) return p;
     const uint32_t word = u32(tag);
     p.small = (word >> 16) != 0;
     p.type = p.small ? (word & 0xffff) : word;
@@ -147,11 +148,11 @@ class V5Walker {
     const uint64_t end = pos + len;
     uint64_t at = pos;
     auto part = [&](const char* what, uint32_t want_type, bool whole_int32s) {
-      uint8_t tag[8];
-      if (at + 8 > end || !bytes_.read_at(at, tag, 8))
+      const std::optional<Part> tagged = part_at(at, end);
+      if (!tagged)
         throw std::runtime_error(
             fmt::format("{}: matrix at byte {} ends before its {}", where_, pos - 8, what));
-      const Part p = part_at(at, end);
+      const Part& p = *tagged;
       const uint64_t room = p.small ? 4 : end - at - 8;
       if (p.type != want_type || p.bytes > room ||
           (whole_int32s && (p.bytes == 0 || p.bytes % 4 != 0)))
@@ -178,15 +179,16 @@ class V5Walker {
     }
     uint64_t per_element = 1;
     if (cls == kStructClass) {
-      // libmatio: field name length (an miINT32 whose value is the length), then the names.
-      const Part length = part_at(at, end);
+      // libmatio: field name length (an miINT32; libmatio takes the word after the type as the
+      // length, small tag or not), then the names.
+      const std::optional<Part> length = part_at(at, end);
       uint8_t v[4];
-      if (length.type != 5 || !bytes_.read_at(length.small ? length.data : at + 4, v, 4)) return;
+      if (!length || length->type != 5 || !bytes_.read_at(at + 4, v, 4)) return;
       const uint64_t name_size = u32(v);
-      const Part names = part_at(length.next, end);
-      if (name_size == 0 || names.type != 1) return;  // libmatio gives up before allocating
-      per_element = std::max<uint64_t>(names.bytes / name_size, 1);
-      at = std::min(names.next, end);
+      const std::optional<Part> names = part_at(length->next, end);
+      if (name_size == 0 || !names || names->type != 1) return;  // libmatio gives up first
+      per_element = std::max<uint64_t>(names->bytes / name_size, 1);
+      at = std::min(names->next, end);
     }
     const uint64_t left = end - std::min(at, end);
     if (elements > left / 8 / per_element)
