@@ -10,10 +10,12 @@
 
 #include "eit/acquisition/recording_reader.hpp"
 #include "eit/recon/protocol.hpp"
+#include "h5_test_attribute.hpp"
 #include "temp_files.hpp"
 
 using namespace eit::acquisition;
 using eit::test::TempDir;
+using eit::test::write_h5_attribute;
 
 namespace {
 
@@ -21,22 +23,12 @@ void string_attribute(hid_t loc, const char* name, const std::vector<const char*
   const hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, H5T_VARIABLE);
   H5Tset_cset(type, H5T_CSET_UTF8);
-  const hsize_t n = values.size();
-  const hid_t space = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
-  const hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(H5Awrite(a, type, values.data()) >= 0);
-  H5Aclose(a);
-  H5Sclose(space);
+  write_h5_attribute(loc, name, type, type, values.data(), values.size());
   H5Tclose(type);
 }
 
 void int_attribute(hid_t loc, const char* name, const std::vector<int64_t>& values) {
-  const hsize_t n = values.size();
-  const hid_t space = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
-  const hid_t a = H5Acreate2(loc, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(H5Awrite(a, H5T_NATIVE_INT64, values.data()) >= 0);
-  H5Aclose(a);
-  H5Sclose(space);
+  write_h5_attribute(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data(), values.size());
 }
 
 struct RawFile {
@@ -53,12 +45,7 @@ std::filesystem::path write_raw(const TempDir& tmp, const char* name, const RawF
   REQUIRE(file >= 0);
   string_attribute(file, "format", f.format);
   const double rate = 50;
-  const hid_t scalar = H5Screate(H5S_SCALAR);
-  const hid_t ra =
-      H5Acreate2(file, "frame_rate_hz", H5T_IEEE_F64LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(ra, H5T_NATIVE_DOUBLE, &rate);
-  H5Aclose(ra);
-  H5Sclose(scalar);
+  write_h5_attribute(file, "frame_rate_hz", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &rate, 1);
   size_t n = 1;
   for (hsize_t d : f.dims) n *= d;
   std::vector<float> values(n);

@@ -15,6 +15,7 @@
 
 #include "eit/recon/array_file.hpp"
 #include "eit/recon/mat_file.hpp"
+#include "h5_test_attribute.hpp"
 #include "mat_test_support.hpp"
 #include "test_data.hpp"
 
@@ -26,21 +27,13 @@ namespace {
 void string_attribute(hid_t object, const char* name, const std::string& value) {
   const hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, value.size());
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t a = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(H5Awrite(a, type, value.c_str()) >= 0);
-  H5Aclose(a);
-  H5Sclose(space);
+  eit::test::write_h5_attribute(object, name, type, type, value.c_str(), 1);
   H5Tclose(type);
 }
 
 void int_attribute(hid_t object, const char* name, const std::vector<int32_t>& values) {
-  const hsize_t n = values.size();
-  const hid_t space = values.size() == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
-  const hid_t a = H5Acreate2(object, name, H5T_NATIVE_INT32, space, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(H5Awrite(a, H5T_NATIVE_INT32, values.data()) >= 0);
-  H5Aclose(a);
-  H5Sclose(space);
+  eit::test::write_h5_attribute(object, name, H5T_NATIVE_INT32, H5T_NATIVE_INT32, values.data(),
+                                values.size());
 }
 
 struct Variable {
@@ -83,11 +76,8 @@ fs::path mat73_file(const std::string& name, const std::vector<Variable>& vars) 
   }
   H5Fclose(file);
   H5Pclose(fcpl);
-  std::string head = "MATLAB 7.3 MAT-file, Platform: GLNXA64, eitstream test HDF5 schema 1.00 .";
-  head.resize(116, ' ');
-  head.append(8, '\0');
-  head += std::string("\x00\x02", 2) + "IM";
-  std::fstream(p, std::ios::in | std::ios::out | std::ios::binary) << head;
+  std::fstream(p, std::ios::in | std::ios::out | std::ios::binary) << eit::test::mat_header(
+      "MATLAB 7.3 MAT-file, Platform: GLNXA64, eitstream test HDF5 schema 1.00 .", 0x0200);
   return p;
 }
 
@@ -178,10 +168,7 @@ TEST_CASE("a v7.3 .mat attribute libmatio reads as one integer must hold one val
 
 TEST_CASE("a .mat file whose header says v7.3 but is not HDF5 is refused by name") {
   if (skip_without_matio()) return;
-  std::string head = "MATLAB 7.3 MAT-file";
-  head.resize(116, ' ');
-  head.append(8, '\0');
-  head += std::string("\x00\x02", 2) + "IM";
+  std::string head = eit::test::mat_header("MATLAB 7.3 MAT-file", 0x0200);
   head.append(1000, '\x11');
   const fs::path p = fs::temp_directory_path() / fmt::format("eit_mat73_{}_fake", ::getpid());
   std::ofstream(p, std::ios::binary) << head;

@@ -53,10 +53,7 @@ std::string double_matrix(const std::string& name, int32_t rows, int32_t cols,
 }
 
 fs::path mat_file(const std::string& name, const std::string& body) {
-  std::string head = "MATLAB 5.0 MAT-file, eitstream test";
-  head.resize(116, ' ');
-  head.append(8, '\0');
-  head += std::string("\x00\x01", 2) + "IM";
+  const std::string head = eit::test::mat_header("MATLAB 5.0 MAT-file, eitstream test", 0x0100);
   const fs::path p = fs::temp_directory_path() / fmt::format("eit_mat_{}_{}", ::getpid(), name);
   std::ofstream(p, std::ios::binary) << head << body;
   return p;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/model_file.hpp"
+#include "h5_test_attribute.hpp"
 #include "test_data.hpp"
 
 using namespace eit::recon;
@@ -161,13 +162,8 @@ TEST_CASE("a model attribute holding several values is refused before it is read
     REQUIRE(f >= 0);
     const hid_t g = H5Gopen2(f, "protocol", H5P_DEFAULT);
     REQUIRE(H5Adelete(g, "n_electrodes") >= 0);
-    const hsize_t n = 4;
-    const hid_t space = H5Screate_simple(1, &n, nullptr);
-    const hid_t a = H5Acreate2(g, "n_electrodes", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
     const int64_t values[4] = {8, 8, 8, 8};
-    REQUIRE(H5Awrite(a, H5T_NATIVE_INT64, values) >= 0);
-    H5Aclose(a);
-    H5Sclose(space);
+    eit::test::write_h5_attribute(g, "n_electrodes", H5T_STD_I64LE, H5T_NATIVE_INT64, values, 4);
     H5Gclose(g);
     H5Fclose(f);
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli_run.hpp"
+#include "h5_test_attribute.hpp"
 
 using eit::test::cli_temp_path;
 using eit::test::contains;
@@ -27,13 +28,8 @@ TEST_CASE("indices refuses an image file attribute holding several values, namin
   REQUIRE(f >= 0);
   REQUIRE(H5Aexists(f, "frame_rate_hz") > 0);
   REQUIRE(H5Adelete(f, "frame_rate_hz") >= 0);
-  const hsize_t n = 3;
-  const hid_t space = H5Screate_simple(1, &n, nullptr);
-  const hid_t a = H5Acreate2(f, "frame_rate_hz", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
   const double rates[3] = {50, 50, 50};
-  REQUIRE(H5Awrite(a, H5T_NATIVE_DOUBLE, rates) >= 0);
-  H5Aclose(a);
-  H5Sclose(space);
+  eit::test::write_h5_attribute(f, "frame_rate_hz", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rates, 3);
   H5Fclose(f);
 
   const auto bad = run_eitstream(fmt::format("indices {} --fps 50 -o -", file.string()));
