@@ -18,7 +18,6 @@ constexpr const char* kOneValueAttributes[] = {"MATLAB_empty", "MATLAB_global", 
                                                "MATLAB_sparse"};
 
 struct Visit {
-  std::string file;
   std::string error;  // the first problem found; the walk stops there
 };
 
@@ -77,7 +76,7 @@ void check_mat73_attributes(const std::filesystem::path& path, std::string_view 
   if (!file.valid())
     throw std::runtime_error(
         fmt::format("{}: its header says MATLAB v7.3, but it is not an HDF5 file", name));
-  Visit visit{std::string(name), {}};
+  Visit visit;
   // Named explicitly: what H5Ovisit means depends on the API level the library was built with.
 #if H5_VERSION_GE(1, 12, 0)
   const herr_t walked =
