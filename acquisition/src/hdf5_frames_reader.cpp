@@ -14,11 +14,14 @@
 
 #include <fmt/format.h>
 
+#include "eit/recon/hdf5_io.hpp"
 #include "file_handle.hpp"
 #include "recording_formats.hpp"
 
 namespace eit::acquisition::detail {
 namespace {
+
+namespace h5 = recon::h5;
 
 constexpr size_t kBlockRows = 256;        // rows read per HDF5 call
 constexpr int64_t kMaxElectrodes = 1024;  // as many as any mesh eitstream builds
@@ -27,23 +30,17 @@ class Hdf5FramesReader final : public RecordingReader {
  public:
   Hdf5FramesReader(const fs::path& path, const RecordingOptions& o, const recon::Protocol& model)
       : name_(file_label(path)) {
-    H5E_auto2_t func = nullptr;
-    void* data = nullptr;
-    H5Eget_auto2(H5E_DEFAULT, &func, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    // Refusals below say what is wrong; HDF5's own error stack on stderr would only repeat it.
+    const h5::QuietErrors quiet;
     // SWMR read lets a file that is still being recorded be opened (its frames so far).
-    file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
-    if (file_ < 0) file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    H5Eset_auto2(H5E_DEFAULT, func, data);
-    if (file_ < 0) throw std::runtime_error(fmt::format("{}: not a readable HDF5 file", name_));
-    try {
-      open(path, o, model);
-    } catch (...) {
-      close();
-      throw;
-    }
+    file_ = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+                       H5Fclose);
+    if (!file_.valid())
+      file_ = h5::Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!file_.valid())
+      throw std::runtime_error(fmt::format("{}: not a readable HDF5 file", name_));
+    open(path, o, model);
   }
-  ~Hdf5FramesReader() override { close(); }
 
  protected:
   bool read_raw(size_t i, std::span<double> raw) noexcept override {
@@ -53,13 +50,11 @@ class Hdf5FramesReader final : public RecordingReader {
       // Rank 1 (one frame, e.g. /v_ref): the whole vector.
       const hsize_t start[2] = {block_start_, 0};
       const hsize_t count[2] = {rank_ == 2 ? block_rows_ : width_, width_};
-      const hid_t fs = H5Dget_space(dataset_);
-      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      const hid_t ms = H5Screate_simple(rank_, count, nullptr);
-      const herr_t rc = H5Dread(dataset_, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, block_.data());
-      H5Sclose(ms);
-      H5Sclose(fs);
-      if (rc < 0) {
+      const h5::Handle fs(H5Dget_space(dataset_.get()), H5Sclose);
+      H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+      const h5::Handle ms(H5Screate_simple(rank_, count, nullptr), H5Sclose);
+      if (H5Dread(dataset_.get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), H5P_DEFAULT,
+                  block_.data()) < 0) {
         block_rows_ = 0;
         return false;
       }
@@ -71,23 +66,23 @@ class Hdf5FramesReader final : public RecordingReader {
 
  private:
   void open(const fs::path& path, const RecordingOptions& o, const recon::Protocol& model) {
-    const std::string format = string_attr(file_, "format");
+    const hid_t root = file_.get();
+    const std::string format = optional_string(root, "format", name_);
     if (format != "eitstream-frames")
       throw std::invalid_argument(fmt::format(
           "{}: attribute format is '{}', expected 'eitstream-frames' (an image file or another "
           "HDF5 file cannot be replayed)",
           name_, format));
     const std::string var = o.variable.empty() ? "frames" : o.variable;
-    if (H5Lexists(file_, var.c_str(), H5P_DEFAULT) <= 0)
+    if (!h5::exists(root, var))
       throw std::invalid_argument(fmt::format(
           "{}: no dataset /{} (eitstream raw files hold /frames and /v_ref)", name_, var));
-    dataset_ = H5Dopen2(file_, var.c_str(), H5P_DEFAULT);
-    const hid_t space = H5Dget_space(dataset_);
-    hsize_t dims[2] = {0, 0};
+    dataset_ = h5::open_dataset(root, var, fmt::format("{}: /{}", name_, var));
     // The rank first: the dimensions are copied into dims[] whatever their number.
-    rank_ = H5Sget_simple_extent_ndims(space);
-    if (rank_ == 1 || rank_ == 2) H5Sget_simple_extent_dims(space, dims, nullptr);
-    H5Sclose(space);
+    const h5::Handle space(H5Dget_space(dataset_.get()), H5Sclose);
+    hsize_t dims[2] = {0, 0};
+    rank_ = H5Sget_simple_extent_ndims(space.get());
+    if (rank_ == 1 || rank_ == 2) H5Sget_simple_extent_dims(space.get(), dims, nullptr);
     if (rank_ == 1) {  // one frame (e.g. /v_ref)
       info_.n_frames = 1;
       width_ = dims[0];
@@ -103,16 +98,18 @@ class Hdf5FramesReader final : public RecordingReader {
     info_.path = path;
     info_.format = "eitstream raw frames (HDF5)";
     info_.bytes_total = FileHandle(path).size();
-    info_.rate_hz = double_attr(file_, "frame_rate_hz");
+    info_.rate_hz = h5::has_attr(root, "frame_rate_hz")
+                        ? h5::read_attr_double(root, "frame_rate_hz", name_)
+                        : 0;
     if (info_.rate_hz > 0)
       info_.rate_source = "attribute frame_rate_hz";
     else
       info_.warnings.push_back(
           fmt::format("{}: no frame rate recorded; replay needs --fps", name_));
-    if (H5Lexists(file_, "v_ref", H5P_DEFAULT) > 0) info_.reference_variable = "v_ref";
+    if (h5::exists(root, "v_ref")) info_.reference_variable = "v_ref";
 
     // Complex frames: each row is n_meas (re, im) pairs; the measurement count is half the width.
-    const std::string complex = string_attr(file_, "complex");
+    const std::string complex = optional_string(root, "complex", name_);
     if (!complex.empty() && complex != "interleaved")
       throw std::invalid_argument(fmt::format(
           "{}: attribute complex is '{}', expected 'interleaved' (or absent for real frames)",
@@ -128,22 +125,19 @@ class Hdf5FramesReader final : public RecordingReader {
     if (is_complex) info_.format = "eitstream raw frames (HDF5, complex)";
 
     DeviceLayout l = layout_of(model);
-    const hid_t g = H5Gopen2(file_, "protocol", H5P_DEFAULT);
-    if (g < 0) throw std::invalid_argument(fmt::format("{}: no /protocol group", name_));
-    const struct CloseGroup {
-      hid_t id;
-      ~CloseGroup() { H5Gclose(id); }
-    } close_group{g};  // also when an attribute below is refused
-    const int64_t electrodes = int_attr(g, "n_electrodes");
+    if (!h5::exists(root, "protocol"))
+      throw std::invalid_argument(fmt::format("{}: no /protocol group", name_));
+    const std::string where = name_ + ": /protocol";
+    const h5::Handle g = h5::open_group(root, "protocol", where);
+    const int64_t electrodes = h5::read_attr_int(g.get(), "n_electrodes", where);
     if (electrodes < 2 || electrodes > kMaxElectrodes)
-      throw std::invalid_argument(
-          fmt::format("{}: /protocol attribute n_electrodes is {}, expected 2 to {}", name_,
-                      electrodes, kMaxElectrodes));
+      throw std::invalid_argument(fmt::format("{}: attribute n_electrodes is {}, expected 2 to {}",
+                                              where, electrodes, kMaxElectrodes));
     l.n_electrodes = static_cast<int>(electrodes);
-    l.drive_distance = static_cast<int>(int_attr(g, "drive_distance"));
-    l.measure_step = static_cast<int>(int_attr(g, "measure_step"));
-    l.order = recon::parse_measurement_order(string_attr(g, "order"));
-    l.full_table = int_attr(g, "measure_on_driven") != 0;
+    l.drive_distance = small_int(g.get(), "drive_distance", where);
+    l.measure_step = small_int(g.get(), "measure_step", where);
+    l.order = recon::parse_measurement_order(h5::read_attr_string(g.get(), "order", where));
+    l.full_table = h5::read_attr_int(g.get(), "measure_on_driven", where) != 0;
     l.raw_values = values;
     l.complex = is_complex;
     if (l.n_measurements() != values)
@@ -154,59 +148,22 @@ class Hdf5FramesReader final : public RecordingReader {
     block_.assign(kBlockRows * width_, 0.0);
   }
 
-  // Each attribute is read into one value, so it must hold one: HDF5 writes all it holds.
-  void require_one_value(hid_t a, const char* attr) const {
-    const hid_t space = H5Aget_space(a);
-    const hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-    if (space >= 0) H5Sclose(space);
-    if (n != 1) {
-      H5Aclose(a);
-      throw std::invalid_argument(
-          fmt::format("{}: attribute {} holds {} values, expected 1", name_, attr, n));
-    }
+  // An optional string attribute: "" when absent.
+  static std::string optional_string(hid_t loc, const char* attr, const std::string& where) {
+    return h5::has_attr(loc, attr) ? h5::read_attr_string(loc, attr, where) : std::string();
   }
-  std::string string_attr(hid_t loc, const char* attr) const {
-    if (H5Aexists(loc, attr) <= 0) return {};
-    const hid_t a = H5Aopen(loc, attr, H5P_DEFAULT);
-    require_one_value(a, attr);
-    const hid_t mem = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mem, H5T_VARIABLE);
-    H5Tset_cset(mem, H5T_CSET_UTF8);  // as eitstream writes them
-    char* p = nullptr;
-    std::string out;
-    if (H5Aread(a, mem, &p) >= 0 && p) out = p;
-    if (p) H5free_memory(p);
-    H5Tclose(mem);
-    H5Aclose(a);
-    return out;
-  }
-  int64_t int_attr(hid_t loc, const char* attr) const {
-    int64_t v = 0;
-    if (H5Aexists(loc, attr) <= 0)
-      throw std::invalid_argument(fmt::format("{}: /protocol attribute {} missing", name_, attr));
-    const hid_t a = H5Aopen(loc, attr, H5P_DEFAULT);
-    require_one_value(a, attr);
-    H5Aread(a, H5T_NATIVE_INT64, &v);
-    H5Aclose(a);
-    return v;
-  }
-  double double_attr(hid_t loc, const char* attr) const {
-    double v = 0;
-    if (H5Aexists(loc, attr) <= 0) return 0;
-    const hid_t a = H5Aopen(loc, attr, H5P_DEFAULT);
-    require_one_value(a, attr);
-    H5Aread(a, H5T_NATIVE_DOUBLE, &v);
-    H5Aclose(a);
-    return v;
-  }
-  void close() noexcept {
-    if (dataset_ >= 0) H5Dclose(dataset_);
-    if (file_ >= 0) H5Fclose(file_);
-    dataset_ = file_ = H5I_INVALID_HID;
+  // An integer attribute that becomes an int (a step or distance): one beyond int's range would
+  // wrap into a plausible one.
+  static int small_int(hid_t loc, const char* attr, const std::string& where) {
+    const int64_t v = h5::read_attr_int(loc, attr, where);
+    if (v < -kMaxElectrodes || v > kMaxElectrodes)
+      throw std::invalid_argument(fmt::format("{}: attribute {} is {}, expected -{} to {}", where,
+                                              attr, v, kMaxElectrodes, kMaxElectrodes));
+    return static_cast<int>(v);
   }
 
   std::string name_;
-  hid_t file_ = H5I_INVALID_HID, dataset_ = H5I_INVALID_HID;
+  h5::Handle file_, dataset_;
   int rank_ = 2;
   size_t width_ = 0;
   std::vector<double> block_;

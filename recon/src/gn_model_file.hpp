@@ -2,8 +2,8 @@
 // Internal: the /gn group of a Model file (layout in docs/formats.md). Throw naming file and field.
 #include <string>
 
+#include "eit/recon/hdf5_io.hpp"
 #include "eit/recon/model.hpp"
-#include "hdf5_io.hpp"
 
 namespace eit::recon::detail {
 

@@ -1,10 +1,11 @@
-#include "hdf5_io.hpp"
+#include "eit/recon/hdf5_io.hpp"
 
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace eit::recon::h5 {
 namespace {
@@ -254,6 +255,15 @@ std::vector<int32_t> read_int32(hid_t loc, const std::string& name, const std::s
 std::vector<uint8_t> read_uint8(hid_t loc, const std::string& name, const std::string& where) {
   return read_any<uint8_t>(loc, name, H5T_NATIVE_UINT8, where);
 }
+std::vector<uint32_t> read_uint32(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<uint32_t>(loc, name, H5T_NATIVE_UINT32, where);
+}
+std::vector<int64_t> read_int64(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<int64_t>(loc, name, H5T_NATIVE_INT64, where);
+}
+std::vector<uint64_t> read_uint64(hid_t loc, const std::string& name, const std::string& where) {
+  return read_any<uint64_t>(loc, name, H5T_NATIVE_UINT64, where);
+}
 
 std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where) {
   Handle a = open_attr(loc, name, where);
@@ -300,6 +310,26 @@ double read_attr_double(hid_t loc, const std::string& name, const std::string& w
   if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0)
     fail(fmt::format("{}: cannot read attribute '{}'", where, name));
   return v;
+}
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += fmt::format("{}{}", i ? " × " : "", dims[i]);
+  return dims.empty() ? "scalar" : s;
+}
+
+std::vector<hsize_t> expect_shape(hid_t loc, const std::string& name, const std::string& where,
+                                  const std::vector<hsize_t>& expected, const std::string& why) {
+  const auto dims = dataset_shape(loc, name, where);
+  bool ok = dims.size() == expected.size();
+  for (size_t i = 0; ok && i < dims.size(); ++i) ok = expected[i] == 0 || expected[i] == dims[i];
+  if (!ok) {
+    std::vector<std::string> parts;
+    for (hsize_t e : expected) parts.push_back(e ? std::to_string(e) : "any");
+    throw std::runtime_error(fmt::format("{}: shape {}, expected {} ({})", where, shape_text(dims),
+                                         fmt::join(parts, " × "), why));
+  }
+  return dims;
 }
 
 }  // namespace eit::recon::h5

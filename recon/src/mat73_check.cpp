@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "hdf5_io.hpp"
+#include "eit/recon/hdf5_io.hpp"
 
 namespace eit::recon {
 namespace {

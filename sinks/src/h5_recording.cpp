@@ -1,7 +1,8 @@
 #include "h5_recording.hpp"
 
+#include "eit/recon/hdf5_io.hpp"
+#include "eit/recon/model_groups.hpp"
 #include "h5_frame_table.hpp"
-#include "h5_metadata.hpp"
 
 namespace eit::sinks::detail {
 
@@ -14,21 +15,21 @@ H5Recording::H5Recording(const std::filesystem::path& path, const std::string& f
                                  : pipeline::SinkPolicy::kBlock) {
   table_->set_before_write(o.before_write);
   table_->set_flush_each_chunk(o.flush_each_chunk);
-  namespace m = h5meta;
+  namespace h5 = recon::h5;
   const hid_t r = table_->root();
   const std::string& file = table_->path();
-  m::attr(r, "format", format, file);
-  m::attr(r, "version", int64_t{1}, file);
-  m::attr(r, "model_id", model.id, file);
-  m::attr(r, "algorithm", model.algorithm, file);
+  h5::write_attr(r, "format", format, file);
+  h5::write_attr(r, "version", int64_t{1}, file);
+  h5::write_attr(r, "model_id", model.id, file);
+  h5::write_attr(r, "algorithm", model.algorithm, file);
   // Only complex gn models: rows are (re, im) pairs (images: Re σ, Im σ per element; frames:
   // re, im per measurement). Absent means real, so real files are unchanged.
-  if (model.complex_interleaved()) m::attr(r, "complex", std::string("interleaved"), file);
-  m::attr(r, "stream", o.stream, file);
-  m::attr(r, "frame_rate_hz", o.frame_rate_hz, file);
-  m::attr(r, "reference", o.reference, file);
-  m::attr(r, "source", o.source, file);
-  m::write_protocol(r, model.protocol, file);
+  if (model.complex_interleaved()) h5::write_attr(r, "complex", std::string("interleaved"), file);
+  h5::write_attr(r, "stream", o.stream, file);
+  h5::write_attr(r, "frame_rate_hz", o.frame_rate_hz, file);
+  h5::write_attr(r, "reference", o.reference, file);
+  h5::write_attr(r, "source", o.source, file);
+  recon::write_protocol(r, model.protocol, file);
 }
 
 H5Recording::~H5Recording() = default;

@@ -1,6 +1,6 @@
 #include "eit/sinks/hdf5_frame_recorder.hpp"
 
-#include "h5_metadata.hpp"
+#include "eit/recon/hdf5_io.hpp"
 #include "h5_recording.hpp"
 
 namespace eit::sinks {
@@ -9,12 +9,12 @@ Hdf5FrameRecorder::Hdf5FrameRecorder(const std::filesystem::path& path, const re
                                      const Hdf5RecorderOptions& o)
     : file_(std::make_unique<detail::H5Recording>(path, "eitstream-frames", "frames",
                                                   model.n_meas(), model, o)) {
-  namespace m = detail::h5meta;
+  namespace h5 = recon::h5;
   const hid_t root = file_->root();
   const std::string& file = file_->path();
-  m::attr(root, "n_meas", static_cast<int64_t>(model.n_meas()), file);
+  h5::write_attr(root, "n_meas", static_cast<int64_t>(model.n_meas()), file);
   if (!o.reference_values.empty())
-    m::dataset(root, "v_ref", o.reference_values.data(), {o.reference_values.size()}, file);
+    h5::write_float64(root, "v_ref", o.reference_values.data(), {o.reference_values.size()}, file);
   file_->start_swmr();
 }
 

@@ -1,6 +1,6 @@
 #include "eit/sinks/hdf5_image_recorder.hpp"
 
-#include "h5_metadata.hpp"
+#include "eit/recon/model_groups.hpp"
 #include "h5_recording.hpp"
 
 namespace eit::sinks {
@@ -10,7 +10,7 @@ Hdf5ImageRecorder::Hdf5ImageRecorder(const std::filesystem::path& path, const re
                                      std::unique_ptr<RecordingAnnex> annex)
     : file_(std::make_unique<detail::H5Recording>(path, "eitstream-images", "images", model.n_out(),
                                                   model, o)) {
-  detail::h5meta::write_geometry(file_->root(), model, file_->path());
+  recon::write_geometry(file_->root(), model, file_->path());
   if (annex) file_->add_annex(std::move(annex));
   file_->start_swmr();
 }

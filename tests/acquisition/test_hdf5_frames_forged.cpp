@@ -31,10 +31,21 @@ void int_attribute(hid_t loc, const char* name, const std::vector<int64_t>& valu
   write_h5_attribute(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data(), values.size());
 }
 
+void fixed_string_attribute(hid_t loc, const char* name, const std::string& value) {
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type,
+              value.size());  // fixed length, no terminator (MATLAB's h5writeatt, numpy bytes)
+  write_h5_attribute(loc, name, type, type, value.data(), 1);
+  H5Tclose(type);
+}
+
 struct RawFile {
   std::vector<hsize_t> dims{3, 208};
   std::vector<const char*> format{"eitstream-frames"};
   std::vector<int64_t> electrodes{16};
+  bool fixed_length_strings = false;  // format and order as fixed-length strings
+  // Replaces the integer attribute drive_distance when set: writes it some other way.
+  void (*drive_distance)(hid_t group) = nullptr;
 };
 
 // A raw-frame file as `eitstream run --record-raw` lays it out: /frames (value = row·1000 +
@@ -43,7 +54,10 @@ std::filesystem::path write_raw(const TempDir& tmp, const char* name, const RawF
   const auto path = tmp.path() / name;
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   REQUIRE(file >= 0);
-  string_attribute(file, "format", f.format);
+  if (f.fixed_length_strings)
+    fixed_string_attribute(file, "format", f.format.at(0));
+  else
+    string_attribute(file, "format", f.format);
   const double rate = 50;
   write_h5_attribute(file, "frame_rate_hz", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &rate, 1);
   size_t n = 1;
@@ -59,10 +73,16 @@ std::filesystem::path write_raw(const TempDir& tmp, const char* name, const RawF
   H5Sclose(space);
   const hid_t g = H5Gcreate2(file, "protocol", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   int_attribute(g, "n_electrodes", f.electrodes);
-  int_attribute(g, "drive_distance", {1});
+  if (f.drive_distance)
+    f.drive_distance(g);
+  else
+    int_attribute(g, "drive_distance", {1});
   int_attribute(g, "measure_step", {1});
   int_attribute(g, "measure_on_driven", {0});
-  string_attribute(g, "order", {"std"});
+  if (f.fixed_length_strings)
+    fixed_string_attribute(g, "order", "std");
+  else
+    string_attribute(g, "order", {"std"});
   H5Gclose(g);
   H5Fclose(file);
   return path;
@@ -103,14 +123,57 @@ TEST_CASE("a raw-frame HDF5 attribute holding several values, or absurd electrod
   TempDir tmp;
   RawFile f;
   f.electrodes = {16, 16, 16, 16};
-  CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "four.h5", f), {}, adjacent16()),
-                    doctest::Contains("attribute n_electrodes holds 4 values, expected 1"));
+  CHECK_THROWS_WITH(
+      open_recording_reader(write_raw(tmp, "four.h5", f), {}, adjacent16()),
+      doctest::Contains("/protocol: attribute 'n_electrodes' holds 4 values, expected 1"));
   RawFile g;
   g.format = {"eitstream-frames", "eitstream-frames"};
   CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "formats.h5", g), {}, adjacent16()),
-                    doctest::Contains("attribute format holds 2 values, expected 1"));
+                    doctest::Contains("attribute 'format' holds 2 values, expected 1"));
   RawFile h;
   h.electrodes = {40000};  // its n² measurement table alone would be 1.6 G entries
   CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "many.h5", h), {}, adjacent16()),
                     doctest::Contains("n_electrodes is 40000, expected 2 to 1024"));
+}
+
+TEST_CASE(
+    "a raw-frame HDF5 file with fixed-length string attributes reads as one with variable ones") {
+  // MATLAB's h5writeatt and numpy byte strings write fixed-length strings; the reader asked HDF5
+  // for variable-length ones, which it cannot convert to, and refused the file as "format is ''".
+  TempDir tmp;
+  RawFile f;
+  f.fixed_length_strings = true;
+  auto r = open_recording_reader(write_raw(tmp, "fixed.h5", f), {}, adjacent16());
+  CHECK(r->info().n_frames == 3);
+  std::vector<float> v(208);
+  REQUIRE(r->read(1, v));
+  CHECK(v[5] == 1005.0f);
+}
+
+TEST_CASE(
+    "a raw-frame HDF5 protocol attribute of another type or beyond int is refused, not read as 0") {
+  TempDir tmp;
+  RawFile text;  // was read as 0: "drive distance 0 out of range"
+  text.drive_distance = [](hid_t g) { string_attribute(g, "drive_distance", {"1"}); };
+  CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "text.h5", text), {}, adjacent16()),
+                    doctest::Contains("/protocol: attribute 'drive_distance' is not an integer"));
+  RawFile fraction;  // was truncated to 1 and accepted
+  fraction.drive_distance = [](hid_t g) {
+    const double v = 1.5;
+    write_h5_attribute(g, "drive_distance", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 1);
+  };
+  CHECK_THROWS_WITH(
+      open_recording_reader(write_raw(tmp, "fraction.h5", fraction), {}, adjacent16()),
+      doctest::Contains("/protocol: attribute 'drive_distance' is not an integer"));
+  RawFile wrapped;  // 2^32 + 1 became the int 1: a plausible distance
+  wrapped.drive_distance = [](hid_t g) {
+    int_attribute(g, "drive_distance", {(int64_t{1} << 32) + 1});
+  };
+  CHECK_THROWS_WITH(
+      open_recording_reader(write_raw(tmp, "wrapped.h5", wrapped), {}, adjacent16()),
+      doctest::Contains("attribute drive_distance is 4294967297, expected -1024 to 1024"));
+  RawFile missing;
+  missing.drive_distance = [](hid_t) {};
+  CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "missing.h5", missing), {}, adjacent16()),
+                    doctest::Contains("/protocol: attribute 'drive_distance' missing"));
 }

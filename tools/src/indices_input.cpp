@@ -9,161 +9,68 @@
 #include "eit/acquisition/recording_reader.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame.hpp"
+#include "eit/recon/hdf5_io.hpp"
+#include "eit/recon/model_groups.hpp"
 
 namespace eit::cli {
 namespace {
 
-// Closes an HDF5 identifier on scope exit.
-struct Id {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~Id() {
-    if (id >= 0) close(id);
-  }
-};
+namespace h5 = recon::h5;
 
 std::runtime_error fail(const std::string& where, const std::string& what) {
   return std::runtime_error(fmt::format("{}: {}", where, what));
 }
 
+// An optional per-frame column: n_frames values, or empty when the file has none.
 template <typename T>
-std::vector<T> read_dataset(hid_t loc, const char* name, hid_t type, const std::string& file,
-                            std::vector<hsize_t>* shape = nullptr) {
+std::vector<T> column(hid_t root, const char* name, size_t n_frames, const std::string& file,
+                      std::vector<T> (*read)(hid_t, const std::string&, const std::string&)) {
+  if (!h5::exists(root, name)) return {};
   const std::string where = fmt::format("{}: /{}", file, name);
-  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) throw fail(where, "missing");
-  Id ds{H5Dopen2(loc, name, H5P_DEFAULT), H5Dclose};
-  if (ds.id < 0) throw fail(where, "cannot open");
-  Id space{H5Dget_space(ds.id), H5Sclose};
-  const int rank = H5Sget_simple_extent_ndims(space.id);
-  std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
-  H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
-  size_t n = 1;
-  for (auto d : dims) n *= d;
-  std::vector<T> out(n);
-  if (n && H5Dread(ds.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
-    throw fail(where, "cannot read");
-  if (shape) *shape = dims;
+  std::vector<T> out = read(root, name, where);
+  if (out.size() != n_frames)
+    throw fail(where, fmt::format("{} rows, /images has {}", out.size(), n_frames));
   return out;
-}
-
-bool has_attr(hid_t loc, const char* name) { return H5Aexists(loc, name) > 0; }
-
-// Attribute `name` (open as `a`) is read into one value: HDF5 writes all an attribute holds.
-void require_one_value(const Id& a, const char* name, const std::string& where) {
-  if (a.id < 0) throw fail(where, fmt::format("attribute {} missing", name));
-  const Id space{H5Aget_space(a.id), H5Sclose};
-  const hssize_t n = space.id >= 0 ? H5Sget_simple_extent_npoints(space.id) : -1;
-  if (n != 1) throw fail(where, fmt::format("attribute {} holds {} values, expected 1", name, n));
-}
-
-double attr_double(hid_t loc, const char* name, const std::string& where) {
-  const Id a{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
-  require_one_value(a, name, where);
-  double v = 0;
-  if (H5Aread(a.id, H5T_NATIVE_DOUBLE, &v) < 0)
-    throw fail(where, fmt::format("attribute {} unreadable", name));
-  return v;
-}
-
-std::string attr_string(hid_t loc, const char* name, const std::string& where) {
-  const Id a{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
-  require_one_value(a, name, where);
-  Id type{H5Aget_type(a.id), H5Tclose};
-  if (H5Tget_class(type.id) != H5T_STRING)
-    throw fail(where, fmt::format("attribute {} is not text", name));
-  if (H5Tis_variable_str(type.id) > 0) {
-    Id mem{H5Tcopy(H5T_C_S1), H5Tclose};
-    H5Tset_size(mem.id, H5T_VARIABLE);
-    H5Tset_cset(mem.id, H5Tget_cset(type.id));
-    char* s = nullptr;
-    if (H5Aread(a.id, mem.id, &s) < 0) throw fail(where, fmt::format("attribute {}", name));
-    std::string out = s ? s : "";
-    H5free_memory(s);
-    return out;
-  }
-  std::string out(H5Tget_size(type.id), '\0');
-  H5Aread(a.id, type.id, out.data());
-  return out.substr(0, out.find('\0'));
 }
 
 }  // namespace
 
 ImageSequence read_image_file(const std::filesystem::path& path) {
   const std::string file = path.string();
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  Id f{H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0) throw fail(file, "cannot open as HDF5");
-  if (has_attr(f.id, "format")) {
-    const auto format = attr_string(f.id, "format", file);
+  const h5::QuietErrors quiet;  // refusals below say what is wrong
+  const h5::Handle f = h5::open_file(file);
+  const hid_t root = f.get();
+  if (h5::has_attr(root, "format")) {
+    const auto format = h5::read_attr_string(root, "format", file);
     if (format != "eitstream-images")
       throw fail(file, fmt::format("format '{}', expected 'eitstream-images'", format));
   }
   ImageSequence s;
-  std::vector<hsize_t> shape;
-  s.images = read_dataset<float>(f.id, "images", H5T_NATIVE_FLOAT, file, &shape);
+  const auto shape = h5::dataset_shape(root, "images", file + ": /images");
   if (shape.size() != 2)
     throw fail(file + ": /images",
                fmt::format("rank {}, expected 2 [n_frames, n_out]", shape.size()));
   s.n_frames = shape[0];
   s.n_out = shape[1];
-  auto column = [&](const char* name, auto& out, hid_t type) {
-    if (H5Lexists(f.id, name, H5P_DEFAULT) <= 0) return;
-    out = read_dataset<typename std::decay_t<decltype(out)>::value_type>(f.id, name, type, file);
-    if (out.size() != s.n_frames)
-      throw fail(fmt::format("{}: /{}", file, name),
-                 fmt::format("{} rows, /images has {}", out.size(), s.n_frames));
-  };
-  column("seq", s.seq, H5T_NATIVE_UINT64);
-  column("t_acquired_ns", s.t_ns, H5T_NATIVE_INT64);
-  column("flags", s.flags, H5T_NATIVE_UINT32);
+  s.images = h5::read_float32(root, "images", file + ": /images");
+  s.seq = column(root, "seq", s.n_frames, file, &h5::read_uint64);
+  s.t_ns = column(root, "t_acquired_ns", s.n_frames, file, &h5::read_int64);
+  s.flags = column(root, "flags", s.n_frames, file, &h5::read_uint32);
   if (s.seq.empty())
     for (size_t i = 0; i < s.n_frames; ++i) s.seq.push_back(i);
   if (s.t_ns.empty()) s.t_ns.assign(s.n_frames, 0);
   if (s.flags.empty()) s.flags.assign(s.n_frames, 0);
-  if (has_attr(f.id, "frame_rate_hz")) s.rate_hz = attr_double(f.id, "frame_rate_hz", file);
+  if (h5::has_attr(root, "frame_rate_hz"))
+    s.rate_hz = h5::read_attr_double(root, "frame_rate_hz", file);
 
-  const std::string gw = file + ": /geometry";
-  if (H5Lexists(f.id, "geometry", H5P_DEFAULT) <= 0) throw fail(gw, "missing");
-  Id g{H5Gopen2(f.id, "geometry", H5P_DEFAULT), H5Gclose};
-  const std::string kind = attr_string(g.id, "kind", gw);
-  if (kind == "grid") {
-    if (has_attr(g.id, "nz") && attr_double(g.id, "nz", gw) > 1)
-      throw fail(gw, "a voxel grid of a 3-D model: the indices need one 2-D image per frame");
-    recon::GridGeometry grid;
-    grid.nx = static_cast<int>(attr_double(g.id, "nx", gw));
-    grid.ny = static_cast<int>(attr_double(g.id, "ny", gw));
-    grid.x0 = attr_double(g.id, "x0", gw);
-    grid.y0 = attr_double(g.id, "y0", gw);
-    grid.dx = attr_double(g.id, "dx", gw);
-    grid.dy = attr_double(g.id, "dy", gw);
-    if (H5Lexists(g.id, "mask", H5P_DEFAULT) > 0)
-      grid.mask = read_dataset<uint8_t>(g.id, "mask", H5T_NATIVE_UINT8, gw);
-    if (static_cast<size_t>(grid.nx) * static_cast<size_t>(grid.ny) != s.n_out)
-      throw fail(gw, fmt::format("grid {}×{} = {} values, /images has {} columns", grid.nx, grid.ny,
-                                 grid.nx * grid.ny, s.n_out));
-    s.geometry = std::move(grid);
-  } else if (kind == "mesh") {
-    recon::MeshGeometry mesh;
-    std::vector<hsize_t> ns, es;
-    const auto nodes = read_dataset<double>(g.id, "nodes", H5T_NATIVE_DOUBLE, gw, &ns);
-    const auto elems = read_dataset<int32_t>(g.id, "elements", H5T_NATIVE_INT32, gw, &es);
-    if (ns.size() != 2 || es.size() != 2) throw fail(gw, "nodes/elements must be 2-D");
-    mesh.nodes.resize(static_cast<Eigen::Index>(ns[0]), static_cast<Eigen::Index>(ns[1]));
-    for (size_t i = 0; i < ns[0]; ++i)
-      for (size_t j = 0; j < ns[1]; ++j)
-        mesh.nodes(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-            nodes[i * ns[1] + j];
-    mesh.elements.resize(static_cast<Eigen::Index>(es[0]), static_cast<Eigen::Index>(es[1]));
-    for (size_t i = 0; i < es[0]; ++i)
-      for (size_t j = 0; j < es[1]; ++j)
-        mesh.elements(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-            elems[i * es[1] + j];
-    if (has_attr(g.id, "output_on") && attr_string(g.id, "output_on", gw) == "nodes")
-      mesh.output_on = recon::MeshGeometry::OutputOn::kNodes;
-    s.geometry = std::move(mesh);
-  } else {
-    throw fail(gw, fmt::format("kind '{}', expected grid or mesh", kind));
-  }
+  // The Model file's /geometry, read and checked as a model's: a forged element index would
+  // otherwise be followed into the node table.
+  s.geometry = recon::read_geometry(root, file);
+  if (const auto* grid = std::get_if<recon::GridGeometry>(&s.geometry); grid && grid->nz > 1)
+    throw fail(file + ": /geometry",
+               "a voxel grid of a 3-D model: the indices need one 2-D image per frame");
+  recon::validate_geometry(s.geometry, s.n_out, fmt::format("/images has {} columns", s.n_out), -1,
+                           file + ": /geometry");
   s.description = fmt::format("{} ({} frames of {} values)", file, s.n_frames, s.n_out);
   return s;
 }

@@ -1,6 +1,11 @@
 #pragma once
-// Small RAII layer over the HDF5 C API for the Model file (private to eit_recon). Every failure
-// throws std::runtime_error naming the file and the dataset or attribute.
+// Small RAII layer over the HDF5 C API: the one place eitstream reads and writes HDF5 datasets and
+// attributes for the Model file (recon), raw-frame recordings (acquisition) and image files
+// (`eitstream indices`). Every failure throws std::runtime_error naming the file and the dataset
+// or attribute. Readers check what they read into fixed places: an attribute must hold one value
+// of the class asked for (a string, an integer, a number), so a forged or foreign file is refused
+// with its reason instead of overrunning a buffer or being read as 0. Callers link HDF5 and see
+// its include directory.
 #include <hdf5.h>
 
 #include <cstdint>
@@ -64,6 +69,12 @@ Handle open_dataset(hid_t loc, const std::string& name, const std::string& where
 // "contiguous", "compact" or "chunked 1129 × 928" (plus ", N filters" when filtered).
 std::string dataset_layout(hid_t loc, const std::string& name, const std::string& where);
 std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std::string& where);
+// "12 × 3" ("scalar" for no dimensions).
+std::string shape_text(const std::vector<hsize_t>& dims);
+// The dataset's shape when it is exactly `expected` (a 0 entry matches any length); throws naming
+// where, the shape found and the one expected (`why` says what the dimensions are) otherwise.
+std::vector<hsize_t> expect_shape(hid_t loc, const std::string& name, const std::string& where,
+                                  const std::vector<hsize_t>& expected, const std::string& why);
 // Reads the whole dataset converted to the requested type (HDF5 converts numeric types).
 std::vector<float> read_float32(hid_t loc, const std::string& name, const std::string& where);
 // Straight into the caller's buffer (no second copy of a large H); count = the dataset's size.
@@ -72,6 +83,12 @@ void read_float32_into(hid_t loc, const std::string& name, float* out, size_t co
 std::vector<double> read_float64(hid_t loc, const std::string& name, const std::string& where);
 std::vector<int32_t> read_int32(hid_t loc, const std::string& name, const std::string& where);
 std::vector<uint8_t> read_uint8(hid_t loc, const std::string& name, const std::string& where);
+std::vector<uint32_t> read_uint32(hid_t loc, const std::string& name, const std::string& where);
+std::vector<int64_t> read_int64(hid_t loc, const std::string& name, const std::string& where);
+std::vector<uint64_t> read_uint64(hid_t loc, const std::string& name, const std::string& where);
+// Attributes: each must exist and hold one value. read_attr_string takes fixed- and
+// variable-length strings; read_attr_int integers only (a float 1.5 is refused, not truncated);
+// read_attr_double integers or floats.
 std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where);
 int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where);
 double read_attr_double(hid_t loc, const std::string& name, const std::string& where);
