@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "eit/recon/hdf5_io.hpp"
+
 namespace eit::indices {
 
 // An extendible [rows × width] dataset and a buffer of `chunk` rows written when full.
@@ -71,30 +73,6 @@ struct Hdf5IndicesAnnex::Table {
 
 namespace {
 
-void string_attr(hid_t obj, const char* name, std::string_view value, const std::string& file) {
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  H5Tset_size(type, std::max<size_t>(1, value.size()));
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  const bool ok = a >= 0 && H5Awrite(a, type, std::string(value).c_str()) >= 0;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(space);
-  H5Tclose(type);
-  if (!ok)
-    throw std::runtime_error(fmt::format("{}: cannot write /indices attribute {}", file, name));
-}
-
-void number_attr(hid_t obj, const char* name, hid_t type, const void* value,
-                 const std::string& file) {
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  const bool ok = a >= 0 && H5Awrite(a, type, value) >= 0;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(space);
-  if (!ok)
-    throw std::runtime_error(fmt::format("{}: cannot write /indices attribute {}", file, name));
-}
-
 template <typename Names>
 void string_list(hid_t group, const char* name, const Names& names, const std::string& file) {
   size_t longest = 1;
@@ -128,12 +106,11 @@ Hdf5IndicesAnnex::~Hdf5IndicesAnnex() { close(); }
 void Hdf5IndicesAnnex::create(int64_t root, const std::string& file) {
   group_ = H5Gcreate2(root, "indices", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (group_ < 0) throw std::runtime_error(fmt::format("{}: cannot create /indices", file));
-  string_attr(group_, "format", "eitstream-indices", file);
-  const int64_t version = 1;
-  number_attr(group_, "version", H5T_NATIVE_INT64, &version, file);
-  const double rate = engine_.options().rate_hz, sign = engine_.options().sign;
-  number_attr(group_, "frame_rate_hz", H5T_NATIVE_DOUBLE, &rate, file);
-  number_attr(group_, "sign", H5T_NATIVE_DOUBLE, &sign, file);
+  // Variable-length UTF-8 strings, as every other attribute of the file.
+  recon::h5::write_attr(group_, "format", std::string("eitstream-indices"), file);
+  recon::h5::write_attr(group_, "version", int64_t{1}, file);
+  recon::h5::write_attr(group_, "frame_rate_hz", engine_.options().rate_hz, file);
+  recon::h5::write_attr(group_, "sign", engine_.options().sign, file);
   string_list(group_, "region_names", engine_.layout().region_names(), file);
   string_list(group_, "breath_columns", kBreathColumns, file);
   const size_t n_regions = engine_.layout().n_regions();
