@@ -38,10 +38,7 @@ struct MemoryStreamOnServer {
   MemoryStreamOnServer(const MemoryStreamOnServer&) = delete;
   MemoryStreamOnServer& operator=(const MemoryStreamOnServer&) = delete;
 
-  bool skipped() const {
-    if (!server.available()) MESSAGE("SKIPPED: nats-server is not installed");
-    return !server.available();
-  }
+  bool skipped() const { return eit::test::skipped_without_nats(server); }
 };
 
 }  // namespace eit::test

@@ -14,21 +14,28 @@
 #include <thread>
 #include <vector>
 
+#include <doctest/doctest.h>
 
 namespace eit::test {
 
-inline bool nats_server_installed() {
-  for (const char* dir : {"/usr/sbin", "/usr/bin", "/usr/local/bin"})
-    if (std::filesystem::exists(std::filesystem::path(dir) / "nats-server")) return true;
-  return false;
-}
-
+// Where nats-server is installed, or "" when it is not.
 inline std::string nats_server_path() {
   for (const char* dir : {"/usr/sbin", "/usr/bin", "/usr/local/bin"}) {
     const auto p = std::filesystem::path(dir) / "nats-server";
     if (std::filesystem::exists(p)) return p.string();
   }
-  return "nats-server";
+  return {};
+}
+
+inline bool nats_server_installed() { return !nats_server_path().empty(); }
+
+// For a test's first line: true, and the test's output says it was skipped, when `servers` (a
+// NatsServer or NatsCluster) could not start because nats-server is not installed.
+template <typename Servers>
+bool skipped_without_nats(const Servers& servers) {
+  if (servers.available()) return false;
+  MESSAGE("SKIPPED: nats-server is not installed");
+  return true;
 }
 
 // A port nobody listens on right now (bind to 0, read it back, close).

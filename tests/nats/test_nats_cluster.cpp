@@ -110,10 +110,7 @@ std::vector<std::string> follow_durable(const std::string& url, const std::strin
 
 TEST_CASE("3-node cluster, stream with 3 replicas: one node killed mid-stream, no frame lost") {
   eit::test::NatsCluster cluster;
-  if (!cluster.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(cluster)) return;
   const std::string leader = create_replicated_raw_stream(cluster.url(0));
   REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
   // The gateway talks to the stream's leader; a follower dies under it (its replica is lost,
@@ -147,10 +144,7 @@ TEST_CASE("3-node cluster, stream with 3 replicas: one node killed mid-stream, n
 TEST_CASE("3-node cluster: the stream's leader killed mid-stream, the gateway resends what the "
           "election lost, a live reader gets every frame once, in order") {
   eit::test::NatsCluster cluster;
-  if (!cluster.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(cluster)) return;
   const std::string leader = create_replicated_raw_stream(cluster.url(0));
   REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
   int leader_node = 0;

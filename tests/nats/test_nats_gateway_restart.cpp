@@ -23,10 +23,7 @@ using namespace std::chrono_literals;
 
 TEST_CASE("gateway through a server restart: every frame stored once, in order") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   constexpr size_t kFrames = 2000;
   eit::nats::NatsDeviceLinkOptions lo;
   lo.slots = 2048;

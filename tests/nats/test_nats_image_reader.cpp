@@ -75,10 +75,7 @@ struct BedOnServer {
   BedOnServer() {
     if (server.available()) p.emplace(server.url());
   }
-  bool skipped() const {
-    if (!server.available()) MESSAGE("SKIPPED: nats-server is not installed");
-    return !server.available();
-  }
+  bool skipped() const { return eit::test::skipped_without_nats(server); }
   void put(const std::string& subject, const std::string& data) { p->put(subject, data); }
 };
 

@@ -40,10 +40,7 @@ sinks::ImageHeader without_send_times(sinks::ImageHeader h) {
 
 TEST_CASE("NATS images carry the same header and payload bytes as ZeroMQ, in order, all acked") {
   test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const auto m = test::random_model(256);
   const auto frames = test::random_frames(m, 300);
   const auto address = nats::parse_nats_address(server.url() + "?site=ward1&bed=7");
@@ -109,10 +106,7 @@ TEST_CASE("NATS images carry the same header and payload bytes as ZeroMQ, in ord
 TEST_CASE("NATS down for a while: the pipeline's other sink gets every frame, the NATS sink "
           "buffers within its bound, counts what it dropped and catches up after the restart") {
   test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const auto m = test::random_model(256);
   // A source paced at ~1 kHz for 4.5 s: NATS is killed after 0.5 s and restarted 1.5 s later,
   // leaving ~2.5 s of frames after the restart (on a loaded machine the server's restart and the

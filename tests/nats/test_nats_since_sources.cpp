@@ -58,10 +58,7 @@ TEST_CASE(
     "run --source and reconstruct from since=T read the frames stored at or after T, not "
     "those stored in T's second before it") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const std::string bed = server.url() + "?site=icu&bed=4";
   const auto protocol = eit::recon::make_protocol({});
   const size_t n = protocol.n_meas();

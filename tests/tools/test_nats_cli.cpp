@@ -46,10 +46,7 @@ TEST_CASE(
     "emulate → NATS → run --source nats:// reconstructs every raw frame, in order, and "
     "--publish stores every image, and a second run resumes after the first") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const std::string bed = server.url() + "?site=icu&bed=5";
   Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count", "300",
                      "--unpaced"});
@@ -83,10 +80,7 @@ TEST_CASE(
 
 TEST_CASE("listen nats://…&since= replays a bed's images from a time, all of them, or none") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const std::string bed = server.url() + "?site=icu&bed=6";
   const auto run = [&](int frames) {
     Subprocess r({EITSTREAM_BIN, "run", "--frames", std::to_string(frames), "--endpoint",
@@ -115,10 +109,7 @@ TEST_CASE("listen nats://…&since= replays a bed's images from a time, all of t
 TEST_CASE("reconstruct nats://…&since= replays a bed's raw frames from JetStream into an image "
           "file, from a time or all of them, and ends when caught up") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const std::string bed = server.url() + "?site=icu&bed=7";
   const auto emulate = [&](int frames, int seq_start) {
     Subprocess d({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count",

@@ -68,10 +68,7 @@ ImageFile read_images(const fs::path& path) {
 
 TEST_CASE("reconstruct nats://… takes --backend, --reference first:N|model|file: and --compress") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const std::string bed = server.url() + "?site=icu&bed=3";
   Subprocess d({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count", "30",
                 "--unpaced"});

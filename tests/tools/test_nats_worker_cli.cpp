@@ -83,10 +83,7 @@ TEST_CASE(
     "three workers share three beds, one is killed mid-stream: every frame of every bed is "
     "reconstructed exactly once and in order") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   TempDir models;
   build_default_model(models);
 
@@ -163,10 +160,7 @@ TEST_CASE(
 TEST_CASE(
     "a worker through a server restart: every frame of its bed comes out as one image, in order") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   TempDir models;
   build_default_model(models);
 

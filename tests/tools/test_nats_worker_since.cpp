@@ -26,10 +26,7 @@ TEST_CASE(
     "worker --since T: a new bed's frames stored before T are not reconstructed, every one "
     "after is, once and in order") {
   eit::test::NatsServer server;
-  if (!server.available()) {
-    MESSAGE("SKIPPED: nats-server is not installed");
-    return;
-  }
+  if (eit::test::skipped_without_nats(server)) return;
   const auto models =
       std::filesystem::temp_directory_path() / ("eit-worker-since-" + std::to_string(getpid()));
   std::filesystem::create_directories(models);
