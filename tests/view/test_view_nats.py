@@ -246,7 +246,13 @@ def test_page_shows_a_bed_followed_through_nats(nats_server, chromium):
             assert time.monotonic() < deadline, "the page shows no frames from NATS"
             time.sleep(0.2)
         assert driver.find_element("id", "link").text == "LIVE"
+        # The source state comes with the status message (every 500 ms), so the one on the page
+        # may predate the connection that brought these frames: wait for the next ones.
+        deadline = time.monotonic() + 5
         state = driver.find_element("id", "source-state").text
+        while "CONNECTED" not in state and time.monotonic() < deadline:
+            time.sleep(0.1)
+            state = driver.find_element("id", "source-state").text
         assert bed in state and "CONNECTED" in state, state
         assert "ward3.12" in driver.find_element("id", "stream-name").text
     finally:
