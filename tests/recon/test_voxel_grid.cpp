@@ -15,6 +15,7 @@
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/protocol_rings.hpp"
 #include "eit/recon/voxel_grid.hpp"
+#include "gmsh_skip.hpp"
 
 using namespace eit::recon;
 namespace fs = std::filesystem;
@@ -82,6 +83,7 @@ TEST_CASE("voxel spec parsing and the grid over the bounding box") {
 }
 
 TEST_CASE("point location agrees with testing every tetrahedron, outside points get -1") {
+  if (eit::test::skip_without_gmsh("voxel point location on a generated cylinder")) return;
   const Mesh& m = cylinder();
   Points p(7, 3);
   p << 0, 0, 0.5, 0.5, -0.3, 0.2, -0.7, 0.1, 0.9, 0.1, 0.69, 0.33, 1.2, 0, 0.5, 0, 0, 1.3, 0.75,
@@ -106,6 +108,7 @@ TEST_CASE("point location agrees with testing every tetrahedron, outside points 
 }
 
 TEST_CASE("the voxel mask matches the cylinder, plane by plane") {
+  if (eit::test::skip_without_gmsh("voxel mask of a generated cylinder")) return;
   const Mesh& m = cylinder();
   const VoxelMap map =
       make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements), {16, 16, 4, 1});
@@ -138,6 +141,7 @@ TEST_CASE("the voxel mask matches the cylinder, plane by plane") {
 }
 
 TEST_CASE("voxel image = per-tetrahedron image mapped: the centre's tetrahedron (S = 1)") {
+  if (eit::test::skip_without_gmsh("voxel image of a generated cylinder (S = 1)")) return;
   const Mesh& m = cylinder();
   const VoxelMap map =
       make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kElements), {8, 8, 3, 1});
@@ -173,6 +177,7 @@ TEST_CASE("voxel image = per-tetrahedron image mapped: the centre's tetrahedron 
 }
 
 TEST_CASE("voxel image = volume average over S^3 samples, against a brute-force reference") {
+  if (eit::test::skip_without_gmsh("voxel image of a generated cylinder (S^3 samples)")) return;
   const Mesh& m = cylinder();
   const int S = 3;
   const VoxelMap map =
@@ -210,6 +215,7 @@ TEST_CASE("voxel image = volume average over S^3 samples, against a brute-force 
 }
 
 TEST_CASE("node output: a linear field is interpolated exactly at interior voxels") {
+  if (eit::test::skip_without_gmsh("voxel node output on a generated cylinder")) return;
   const Mesh& m = cylinder();
   const VoxelMap map = make_voxel_map(geometry_of(m, MeshGeometry::OutputOn::kNodes), {8, 8, 4, 2});
   CHECK(map.P.cols() == m.n_nodes());
@@ -233,6 +239,7 @@ TEST_CASE("node output: a linear field is interpolated exactly at interior voxel
 }
 
 TEST_CASE("a phantom inclusion reconstructed by JAC lands in the right voxels, file round trip") {
+  if (eit::test::skip_without_gmsh("voxel JAC phantom on a generated cylinder")) return;
   const Mesh& m = cylinder();
   RingProtocolOptions po;
   po.base.n_electrodes = 16;
@@ -305,11 +312,12 @@ TEST_CASE("voxel output is refused for 2-D meshes and bad sample counts") {
   flat.elements << 0, 1, 2;
   CHECK_THROWS_WITH_AS(make_voxel_map(flat, {}), doctest::Contains("tetrahedra"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(
-      make_voxel_map(geometry_of(cylinder(), MeshGeometry::OutputOn::kElements), {4, 4, 2, 9}),
-      doctest::Contains("samples"), std::invalid_argument);
   ReconstructionMatrix rm;
   rm.model.geometry = flat;
   CHECK_THROWS_WITH_AS(map_to_voxels(rm, {}), doctest::Contains("tetrahedral"),
                        std::invalid_argument);
+  if (eit::test::skip_without_gmsh("voxel sample counts on a generated cylinder")) return;
+  CHECK_THROWS_WITH_AS(
+      make_voxel_map(geometry_of(cylinder(), MeshGeometry::OutputOn::kElements), {4, 4, 2, 9}),
+      doctest::Contains("samples"), std::invalid_argument);
 }

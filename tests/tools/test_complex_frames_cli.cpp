@@ -21,8 +21,9 @@
 #include <fmt/format.h>
 
 #include "../sinks/h5_read_support.hpp"
-#include "file_text.hpp"
 #include "complex_npy.hpp"
+#include "file_text.hpp"
+#include "gmsh_skip.hpp"
 
 namespace fs = std::filesystem;
 namespace h5r = eit::test::h5read;
@@ -57,7 +58,8 @@ struct Fixture {
 
   Fixture() {
     fs::create_directories(dir);
-    // Same mesh (circle, h0 0.2) and protocol for both models.
+    // Same mesh (circle, h0 0.2: generated, so each test skips without Gmsh) and protocol for
+    // both models.
     REQUIRE(eitstream(fmt::format("model build --algorithm jac --h0 0.2 -o {}",
                                   (dir / "jac.h5").string()),
                       dir)
@@ -114,6 +116,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("reconstruct --complex interleaved: a homogeneous complex body comes back as σ") {
+  if (eit::test::skip_without_gmsh("reconstruct --complex interleaved")) return;
   Fixture fx;
   const std::complex<double> sigma(1.5, 0.6);
   std::string attr;
@@ -130,6 +133,7 @@ TEST_CASE("reconstruct --complex interleaved: a homogeneous complex body comes b
 }
 
 TEST_CASE("reconstruct --complex interleaved: a real body has no imaginary part") {
+  if (eit::test::skip_without_gmsh("reconstruct --complex interleaved")) return;
   Fixture fx;
   std::string attr;
   const auto px = fx.reconstruct(fx.recording("real.npy", {1.5, 0.0}), &attr);
@@ -144,6 +148,9 @@ TEST_CASE("reconstruct --complex interleaved: a real body has no imaginary part"
 }
 
 TEST_CASE("complex model with real frames, real model with interleaved frames: refused by name") {
+  if (eit::test::skip_without_gmsh(
+          "complex model with real frames, real model with interleaved frames"))
+    return;
   Fixture fx;
   const fs::path rec = fx.recording("complex.npy", {1.5, 0.6});
   const std::string gnc = (fx.dir / "gnc.h5").string(), jac = (fx.dir / "jac.h5").string();

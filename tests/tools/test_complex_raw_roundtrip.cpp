@@ -16,6 +16,7 @@
 #include "../sinks/h5_read_support.hpp"
 #include "cli_run.hpp"
 #include "complex_npy.hpp"
+#include "gmsh_skip.hpp"
 
 namespace fs = std::filesystem;
 namespace h5r = eit::test::h5read;
@@ -76,6 +77,7 @@ struct RoundTrip {
 }  // namespace
 
 TEST_CASE("complex raw-frame file: recorded pairs read back as complex frames") {
+  if (eit::test::skip_without_gmsh("complex raw-frame file")) return;
   RoundTrip rt;
   // --record-raw of the complex source through the complex model.
   auto r = run_eitstream(fmt::format(
@@ -118,6 +120,7 @@ TEST_CASE("complex raw-frame file: recorded pairs read back as complex frames") 
 }
 
 TEST_CASE("complex raw-frame file: its stored complex reference is read back too") {
+  if (eit::test::skip_without_gmsh("complex raw-frame file")) return;
   RoundTrip rt;
   // frame:1 is known at start, so the raw file stores it as /v_ref (2·n_meas floats).
   auto r = run_eitstream(fmt::format(
