@@ -129,10 +129,8 @@ class Hdf5FramesReader final : public RecordingReader {
       throw std::invalid_argument(fmt::format("{}: no /protocol group", name_));
     const std::string where = name_ + ": /protocol";
     const h5::Handle g = h5::open_group(root, "protocol", where);
-    const int64_t electrodes = h5::read_attr_int(g.get(), "n_electrodes", where);
-    if (electrodes < 2 || electrodes > kMaxElectrodes)
-      throw std::invalid_argument(fmt::format("{}: attribute n_electrodes is {}, expected 2 to {}",
-                                              where, electrodes, kMaxElectrodes));
+    const int64_t electrodes =
+        h5::read_attr_int_in(g.get(), "n_electrodes", 2, kMaxElectrodes, where);
     l.n_electrodes = static_cast<int>(electrodes);
     l.drive_distance = small_int(g.get(), "drive_distance", where);
     l.measure_step = small_int(g.get(), "measure_step", where);
@@ -152,14 +150,10 @@ class Hdf5FramesReader final : public RecordingReader {
   static std::string optional_string(hid_t loc, const char* attr, const std::string& where) {
     return h5::has_attr(loc, attr) ? h5::read_attr_string(loc, attr, where) : std::string();
   }
-  // An integer attribute that becomes an int (a step or distance): one beyond int's range would
-  // wrap into a plausible one.
+  // A step or distance, which becomes an int: bounded so that none wraps into a plausible one.
   static int small_int(hid_t loc, const char* attr, const std::string& where) {
-    const int64_t v = h5::read_attr_int(loc, attr, where);
-    if (v < -kMaxElectrodes || v > kMaxElectrodes)
-      throw std::invalid_argument(fmt::format("{}: attribute {} is {}, expected -{} to {}", where,
-                                              attr, v, kMaxElectrodes, kMaxElectrodes));
-    return static_cast<int>(v);
+    return static_cast<int>(
+        h5::read_attr_int_in(loc, attr, -kMaxElectrodes, kMaxElectrodes, where));
   }
 
   std::string name_;

@@ -300,6 +300,14 @@ int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& whe
   return v;
 }
 
+int64_t read_attr_int_in(hid_t loc, const std::string& name, int64_t lo, int64_t hi,
+                         const std::string& where) {
+  const int64_t v = read_attr_int(loc, name, where);
+  if (v < lo || v > hi)
+    fail(fmt::format("{}: attribute '{}' is {}, expected {} to {}", where, name, v, lo, hi));
+  return v;
+}
+
 double read_attr_double(hid_t loc, const std::string& name, const std::string& where) {
   Handle a = open_attr(loc, name, where);
   Handle type(H5Aget_type(a.get()), H5Tclose);

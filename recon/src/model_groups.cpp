@@ -2,6 +2,7 @@
 // Model file, the image recordings and (the protocol) the raw-frame recordings.
 #include "eit/recon/model_groups.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -9,6 +10,15 @@
 #include "eit/recon/hdf5_io.hpp"
 
 namespace eit::recon {
+namespace {
+
+// Bounds on what the files' integer attributes may say, so that none wraps into a plausible int
+// (2^32 + 16 pixels became 16). validate_model() checks the exact ranges afterwards.
+constexpr int64_t kMaxElectrodes = 1024;   // as many as any mesh eitstream builds
+// Pixels or voxels along one axis: any count an int holds (the mask's shape must match it too).
+constexpr int64_t kMaxGridSide = std::numeric_limits<int>::max();
+
+}  // namespace
 
 void write_protocol(hid_t root, const Protocol& p, const std::string& file) {
   h5::Handle g = h5::create_group(root, "protocol", file);
@@ -70,10 +80,13 @@ Protocol read_protocol(hid_t root, const std::string& file, hsize_t n_meas) {
   const std::string where = file + ": /protocol";
   h5::Handle g = h5::open_group(root, "protocol", where);
   Protocol p;
-  p.n_electrodes = static_cast<int>(h5::read_attr_int(g.get(), "n_electrodes", where));
+  p.n_electrodes =
+      static_cast<int>(h5::read_attr_int_in(g.get(), "n_electrodes", 2, kMaxElectrodes, where));
   p.options.n_electrodes = p.n_electrodes;
-  p.options.drive_distance = static_cast<int>(h5::read_attr_int(g.get(), "drive_distance", where));
-  p.options.measure_step = static_cast<int>(h5::read_attr_int(g.get(), "measure_step", where));
+  p.options.drive_distance = static_cast<int>(
+      h5::read_attr_int_in(g.get(), "drive_distance", -kMaxElectrodes, kMaxElectrodes, where));
+  p.options.measure_step = static_cast<int>(
+      h5::read_attr_int_in(g.get(), "measure_step", -kMaxElectrodes, kMaxElectrodes, where));
   p.options.order = parse_measurement_order(h5::read_attr_string(g.get(), "order", where));
   p.options.measure_on_driven = h5::read_attr_int(g.get(), "measure_on_driven", where) != 0;
   const auto dd = h5::expect_shape(g.get(), "drives", where + "/drives", {0, 2}, "source, sink");
@@ -122,16 +135,14 @@ std::variant<MeshGeometry, GridGeometry> read_geometry(hid_t root, const std::st
   if (kind != "grid")
     throw std::runtime_error(fmt::format("{}: kind '{}', expected 'mesh' or 'grid'", where, kind));
   GridGeometry grid;
-  grid.nx = static_cast<int>(h5::read_attr_int(g.get(), "nx", where));
-  grid.ny = static_cast<int>(h5::read_attr_int(g.get(), "ny", where));
+  grid.nx = static_cast<int>(h5::read_attr_int_in(g.get(), "nx", 1, kMaxGridSide, where));
+  grid.ny = static_cast<int>(h5::read_attr_int_in(g.get(), "ny", 1, kMaxGridSide, where));
   grid.x0 = h5::read_attr_double(g.get(), "x0", where);
   grid.y0 = h5::read_attr_double(g.get(), "y0", where);
   grid.dx = h5::read_attr_double(g.get(), "dx", where);
   grid.dy = h5::read_attr_double(g.get(), "dy", where);
   if (h5::has_attr(g.get(), "nz")) {
-    grid.nz = static_cast<int>(h5::read_attr_int(g.get(), "nz", where));
-    if (grid.nz < 1)
-      throw std::runtime_error(fmt::format("{}: nz {}, expected at least 1", where, grid.nz));
+    grid.nz = static_cast<int>(h5::read_attr_int_in(g.get(), "nz", 1, kMaxGridSide, where));
     grid.z0 = h5::read_attr_double(g.get(), "z0", where);
     grid.dz = h5::read_attr_double(g.get(), "dz", where);
   }

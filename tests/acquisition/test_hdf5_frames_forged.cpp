@@ -132,8 +132,9 @@ TEST_CASE("a raw-frame HDF5 attribute holding several values, or absurd electrod
                     doctest::Contains("attribute 'format' holds 2 values, expected 1"));
   RawFile h;
   h.electrodes = {40000};  // its n² measurement table alone would be 1.6 G entries
-  CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "many.h5", h), {}, adjacent16()),
-                    doctest::Contains("n_electrodes is 40000, expected 2 to 1024"));
+  CHECK_THROWS_WITH(
+      open_recording_reader(write_raw(tmp, "many.h5", h), {}, adjacent16()),
+      doctest::Contains("/protocol: attribute 'n_electrodes' is 40000, expected 2 to 1024"));
 }
 
 TEST_CASE(
@@ -171,7 +172,8 @@ TEST_CASE(
   };
   CHECK_THROWS_WITH(
       open_recording_reader(write_raw(tmp, "wrapped.h5", wrapped), {}, adjacent16()),
-      doctest::Contains("attribute drive_distance is 4294967297, expected -1024 to 1024"));
+      doctest::Contains(
+          "/protocol: attribute 'drive_distance' is 4294967297, expected -1024 to 1024"));
   RawFile missing;
   missing.drive_distance = [](hid_t) {};
   CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "missing.h5", missing), {}, adjacent16()),

@@ -173,6 +173,36 @@ TEST_CASE("a model attribute holding several values is refused before it is read
   fs::remove(file);
 }
 
+// Replaces integer attribute `name` of group `group` in `file` by `value`.
+void set_int_attribute(const fs::path& file, const char* group, const char* name, int64_t value) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+  REQUIRE(H5Adelete(g, name) >= 0);
+  eit::test::write_h5_attribute(g, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, 1);
+  H5Gclose(g);
+  H5Fclose(f);
+}
+
+TEST_CASE("a model's integer attribute beyond int is refused, not wrapped into a plausible one") {
+  // nx = 2^32 + the true nx became the true nx, and the file loaded as if unedited.
+  const fs::path file = temp_path("wrap.h5");
+  Model m = grid_model();
+  save_model(file, m);
+  const auto nx = static_cast<int64_t>(std::get<GridGeometry>(m.geometry).nx);
+  set_int_attribute(file, "geometry", "nx", (int64_t{1} << 32) + nx);
+  const std::string expected = fmt::format(
+      "/geometry: attribute 'nx' is {}, expected 1 to 2147483647", (int64_t{1} << 32) + nx);
+  CHECK_THROWS_WITH_AS(load_model(file), doctest::Contains(expected.c_str()), std::runtime_error);
+  save_model(file, m);
+  set_int_attribute(file, "protocol", "n_electrodes", (int64_t{1} << 32) + 8);
+  CHECK_THROWS_WITH_AS(
+      load_model(file),
+      doctest::Contains("/protocol: attribute 'n_electrodes' is 4294967304, expected 2 to 1024"),
+      std::runtime_error);
+  fs::remove(file);
+}
+
 TEST_CASE("h5py reads the model file without eitstream, and edits are caught on load") {
   if (!have_h5py()) {
     eit::test::report_skip("h5py model file check", "python3 h5py not installed");

@@ -91,6 +91,10 @@ std::vector<uint64_t> read_uint64(hid_t loc, const std::string& name, const std:
 // read_attr_double integers or floats.
 std::string read_attr_string(hid_t loc, const std::string& name, const std::string& where);
 int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& where);
+// An integer attribute within [lo, hi]: one that would not fit where it goes (an int, a size) is
+// refused naming it and the range, instead of wrapping into a plausible value.
+int64_t read_attr_int_in(hid_t loc, const std::string& name, int64_t lo, int64_t hi,
+                         const std::string& where);
 double read_attr_double(hid_t loc, const std::string& name, const std::string& where);
 
 }  // namespace eit::recon::h5
