@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/hdf5_io.hpp"
+#include "eit/recon/model_groups.hpp"
 #include "file_handle.hpp"
 #include "recording_formats.hpp"
 
@@ -23,8 +24,7 @@ namespace {
 
 namespace h5 = recon::h5;
 
-constexpr size_t kBlockRows = 256;        // rows read per HDF5 call
-constexpr int64_t kMaxElectrodes = 1024;  // as many as any mesh eitstream builds
+constexpr size_t kBlockRows = 256;  // rows read per HDF5 call
 
 class Hdf5FramesReader final : public RecordingReader {
  public:
@@ -127,15 +127,12 @@ class Hdf5FramesReader final : public RecordingReader {
     DeviceLayout l = layout_of(model);
     if (!h5::exists(root, "protocol"))
       throw std::invalid_argument(fmt::format("{}: no /protocol group", name_));
-    const std::string where = name_ + ": /protocol";
-    const h5::Handle g = h5::open_group(root, "protocol", where);
-    const int64_t electrodes =
-        h5::read_attr_int_in(g.get(), "n_electrodes", 2, kMaxElectrodes, where);
-    l.n_electrodes = static_cast<int>(electrodes);
-    l.drive_distance = small_int(g.get(), "drive_distance", where);
-    l.measure_step = small_int(g.get(), "measure_step", where);
-    l.order = recon::parse_measurement_order(h5::read_attr_string(g.get(), "order", where));
-    l.full_table = h5::read_attr_int(g.get(), "measure_on_driven", where) != 0;
+    const recon::ProtocolOptions stored = recon::read_protocol_options(root, name_);
+    l.n_electrodes = stored.n_electrodes;
+    l.drive_distance = stored.drive_distance;
+    l.measure_step = stored.measure_step;
+    l.order = stored.order;
+    l.full_table = stored.measure_on_driven;
     l.raw_values = values;
     l.complex = is_complex;
     if (l.n_measurements() != values)
@@ -150,12 +147,6 @@ class Hdf5FramesReader final : public RecordingReader {
   static std::string optional_string(hid_t loc, const char* attr, const std::string& where) {
     return h5::has_attr(loc, attr) ? h5::read_attr_string(loc, attr, where) : std::string();
   }
-  // A step or distance, which becomes an int: bounded so that none wraps into a plausible one.
-  static int small_int(hid_t loc, const char* attr, const std::string& where) {
-    return static_cast<int>(
-        h5::read_attr_int_in(loc, attr, -kMaxElectrodes, kMaxElectrodes, where));
-  }
-
   std::string name_;
   h5::Handle file_, dataset_;
   int rank_ = 2;

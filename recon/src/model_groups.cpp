@@ -76,19 +76,35 @@ void write_geometry(hid_t root, const Model& m, const std::string& file) {
   }
 }
 
+namespace {
+
+// The option attributes of the open /protocol group `g`.
+ProtocolOptions protocol_options(hid_t g, const std::string& where) {
+  ProtocolOptions o;
+  o.n_electrodes =
+      static_cast<int>(h5::read_attr_int_in(g, "n_electrodes", 2, kMaxElectrodes, where));
+  o.drive_distance = static_cast<int>(
+      h5::read_attr_int_in(g, "drive_distance", -kMaxElectrodes, kMaxElectrodes, where));
+  o.measure_step = static_cast<int>(
+      h5::read_attr_int_in(g, "measure_step", -kMaxElectrodes, kMaxElectrodes, where));
+  o.order = parse_measurement_order(h5::read_attr_string(g, "order", where));
+  o.measure_on_driven = h5::read_attr_int(g, "measure_on_driven", where) != 0;
+  return o;
+}
+
+}  // namespace
+
+ProtocolOptions read_protocol_options(hid_t root, const std::string& file) {
+  const std::string where = file + ": /protocol";
+  return protocol_options(h5::open_group(root, "protocol", where).get(), where);
+}
+
 Protocol read_protocol(hid_t root, const std::string& file, hsize_t n_meas) {
   const std::string where = file + ": /protocol";
-  h5::Handle g = h5::open_group(root, "protocol", where);
+  const h5::Handle g = h5::open_group(root, "protocol", where);
   Protocol p;
-  p.n_electrodes =
-      static_cast<int>(h5::read_attr_int_in(g.get(), "n_electrodes", 2, kMaxElectrodes, where));
-  p.options.n_electrodes = p.n_electrodes;
-  p.options.drive_distance = static_cast<int>(
-      h5::read_attr_int_in(g.get(), "drive_distance", -kMaxElectrodes, kMaxElectrodes, where));
-  p.options.measure_step = static_cast<int>(
-      h5::read_attr_int_in(g.get(), "measure_step", -kMaxElectrodes, kMaxElectrodes, where));
-  p.options.order = parse_measurement_order(h5::read_attr_string(g.get(), "order", where));
-  p.options.measure_on_driven = h5::read_attr_int(g.get(), "measure_on_driven", where) != 0;
+  p.options = protocol_options(g.get(), where);
+  p.n_electrodes = p.options.n_electrodes;
   const auto dd = h5::expect_shape(g.get(), "drives", where + "/drives", {0, 2}, "source, sink");
   h5::expect_shape(g.get(), "measurements", where + "/measurements", {n_meas, 3},
                    fmt::format("one row per column of H: drive, positive, negative"));

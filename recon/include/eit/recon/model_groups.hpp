@@ -17,6 +17,9 @@ using OutputGeometry = std::variant<MeshGeometry, GridGeometry>;
 void write_protocol(hid_t root, const Protocol& protocol, const std::string& file);
 void write_geometry(hid_t root, const Model& model, const std::string& file);
 
+// /protocol's option attributes alone (what a raw-frame recording needs to map its frames), each
+// bounded so that none wraps into a plausible int: n_electrodes 2–1024, steps within ±1024.
+ProtocolOptions read_protocol_options(hid_t root, const std::string& file);
 // /protocol, whose measurements dataset must have n_meas rows (H's columns); no validation beyond
 // the shapes (validate_model checks the indices).
 Protocol read_protocol(hid_t root, const std::string& file, hsize_t n_meas);
