@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -132,6 +133,30 @@ QuietErrors::QuietErrors() {
 
 QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
 
+std::string error_reason() {
+  struct Found {
+    std::string system, innermost;
+  } found;
+  // Upward: the innermost error (where it happened) first, the API call last.
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        auto& f = *static_cast<Found*>(data);
+        const std::string_view desc = e->desc != nullptr ? e->desc : "";
+        if (f.innermost.empty()) f.innermost = desc;
+        // The POSIX drivers (sec2, core) say "…, errno = 28, error message = 'No space left
+        // on device', …" when a system call failed.
+        constexpr std::string_view key = "error message = '";
+        if (const size_t at = desc.find(key); f.system.empty() && at != desc.npos) {
+          const size_t from = at + key.size(), to = desc.find('\'', from);
+          f.system = desc.substr(from, to == desc.npos ? desc.npos : to - from);
+        }
+        return 0;
+      },
+      &found);
+  return !found.system.empty() ? found.system : found.innermost;
+}
+
 Handle create_file(const std::string& path) {
   Handle f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) fail(fmt::format("{}: cannot create HDF5 file", path));
@@ -179,9 +204,18 @@ void write_attr(hid_t loc, const std::string& name, double value, const std::str
 
 Handle open_file(const std::string& path) {
   if (H5Fis_hdf5(path.c_str()) <= 0) fail(fmt::format("{}: not an HDF5 file", path));
-  Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!f.valid()) fail(fmt::format("{}: cannot open HDF5 file", path));
-  return f;
+  std::string reason;
+  {
+    const QuietErrors quiet;
+    Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (f.valid()) return f;
+    reason = error_reason();
+    // A recording still being written, or whose writer was killed, is marked open for SWMR
+    // writing: a plain open refuses it, a SWMR read opens it (the rows written so far).
+    Handle swmr(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT), H5Fclose);
+    if (swmr.valid()) return swmr;
+  }
+  fail(fmt::format("{}: cannot open HDF5 file{}", path, reason.empty() ? "" : ": " + reason));
 }
 
 Handle open_group(hid_t loc, const std::string& name, const std::string& where) {

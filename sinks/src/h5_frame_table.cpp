@@ -1,10 +1,14 @@
 #include "h5_frame_table.hpp"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "eit/recon/hdf5_io.hpp"
 
 namespace eit::sinks::detail {
 namespace {
@@ -16,7 +20,8 @@ namespace {
 }  // namespace
 
 H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string& data_name,
-                           size_t width, size_t chunk_rows, int deflate_level)
+                           size_t width, size_t chunk_rows, int deflate_level,
+                           bool replace_existing)
     : path_(path.string()), width_(width), chunk_rows_(std::max<size_t>(1, chunk_rows)) {
   if (width == 0) throw std::invalid_argument(fmt::format("{}: row width 0", path_));
   if (deflate_level < 0 || deflate_level > 9)
@@ -25,9 +30,22 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
   // SWMR needs the 1.10 file format; the latest bound lets HDF5 use it.
   const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-  file_ = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  // EXCL: HDF5's own lock is gone once SWMR writing starts, so a second run given the same path
+  // would otherwise truncate and interleave with the first.
+  {
+    const recon::h5::QuietErrors quiet;
+    file_ = H5Fcreate(path_.c_str(), replace_existing ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
+                      fapl);
+  }
   H5Pclose(fapl);
-  if (file_ < 0) fail(path_, "creating the file");
+  if (file_ < 0) {
+    std::error_code ec;
+    if (!replace_existing && std::filesystem::exists(path, ec))
+      throw std::runtime_error(fmt::format(
+          "{}: the file exists; not replaced (an earlier recording, or another run's)", path_));
+    throw std::runtime_error(
+        fmt::format("{}: creating the file failed: {}", path_, recon::h5::error_reason()));
+  }
   data_ = create_column(data_name, H5T_NATIVE_FLOAT, width, deflate_level);
   seq_ = create_column("seq", H5T_NATIVE_UINT64, 1, 0);
   t_acq_ = create_column("t_acquired_ns", H5T_NATIVE_INT64, 1, 0);
@@ -81,6 +99,10 @@ void H5FrameTable::start_swmr() {
 }
 
 bool H5FrameTable::append(const float* row, const FrameRowMeta& meta) noexcept {
+  if (stopped_.load(std::memory_order_relaxed)) {
+    rows_lost_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   std::memcpy(rows_.data() + buffered_ * width_, row, width_ * sizeof(float));
   seq_buf_[buffered_] = meta.seq;
   t_acq_buf_[buffered_] = meta.t_acquired_ns;
@@ -99,38 +121,76 @@ bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) 
   const int rank = c.width > 1 ? 2 : 1;
   const hsize_t done = rows_written_.load(std::memory_order_relaxed);
   const hsize_t new_dims[2] = {done + rows, c.width};
-  if (H5Dset_extent(c.dataset, new_dims) < 0) return false;
+  if (H5Dset_extent(c.dataset, new_dims) < 0) return note_failure();
   if (c.direct && done % c.chunk_rows == 0 && rows == c.chunk_rows) {
     // One whole chunk at a chunk boundary: its bytes as they are in memory, no cache, no copy.
     const hsize_t offset[2] = {done, 0};
     const size_t bytes = rows * c.width * H5Tget_size(c.type);
-    return H5Dwrite_chunk(c.dataset, H5P_DEFAULT, 0, offset, bytes, data) >= 0;
+    return H5Dwrite_chunk(c.dataset, H5P_DEFAULT, 0, offset, bytes, data) >= 0 || note_failure();
   }
   const hid_t file_space = H5Dget_space(c.dataset);
   const hsize_t start[2] = {done, 0}, count[2] = {rows, c.width};
   H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr);
   const hid_t mem_space = H5Screate_simple(rank, count, nullptr);
-  const herr_t rc = H5Dwrite(c.dataset, c.type, mem_space, file_space, H5P_DEFAULT, data);
+  const bool ok = H5Dwrite(c.dataset, c.type, mem_space, file_space, H5P_DEFAULT, data) >= 0 ||
+                  note_failure();  // before the closes below clear HDF5's error stack
   H5Sclose(mem_space);
   H5Sclose(file_space);
-  return rc >= 0;
+  return ok;
+}
+
+bool H5FrameTable::room_on_disk() noexcept {
+  if (min_free_ == 0) return true;
+  uint64_t free = 0;
+  if (free_probe_) {
+    free = free_probe_();
+  } else {
+    struct statvfs fs {};
+    if (::statvfs(path_.c_str(), &fs) != 0) return true;  // unknown: let the write tell
+    free = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  }
+  const uint64_t needed = buffered_ * (width_ * sizeof(float) + 32) + min_free_;
+  if (free >= needed) return true;
+  try {
+    reason_ = fmt::format("the disk has {:.1f} MiB free, and the recorder keeps {:.1f} MiB free",
+                          static_cast<double>(free) / (1 << 20),
+                          static_cast<double>(min_free_) / (1 << 20));
+  } catch (...) {
+  }
+  stop_after_failure("stopped before the disk was full");
+  return false;
+}
+
+bool H5FrameTable::note_failure() noexcept {
+  try {
+    reason_ = recon::h5::error_reason();
+  } catch (...) {  // out of memory while failing: the counts still tell
+  }
+  return false;
 }
 
 bool H5FrameTable::flush() noexcept {
-  if (file_ < 0) return true;
+  if (file_ < 0 || stopped_.load(std::memory_order_relaxed)) return true;
   if (buffered_ > 0) return write_buffered(true);
   if (!swmr_ || flush_each_chunk_) return true;
   // Whole chunks written since the last flush are not visible yet: flush in the same order.
+  const recon::h5::QuietErrors quiet;  // a failure is reported once, by failure(), not printed
   bool ok = true;
   for (const Column* c : {&seq_, &t_acq_, &t_pub_, &flags_, &dropped_, &data_})
-    ok = ok && H5Dflush(c->dataset) >= 0;
-  if (!ok) write_errors_.fetch_add(1, std::memory_order_relaxed);
-  return ok;
+    ok = ok && (H5Dflush(c->dataset) >= 0 || note_failure());
+  if (!ok) {
+    stop_after_failure("flushing the rows to the file failed");
+    return false;
+  }
+  rows_durable_ = rows_written_.load(std::memory_order_relaxed);
+  return true;
 }
 
 bool H5FrameTable::write_buffered(bool make_visible) noexcept {
   if (buffered_ == 0 || file_ < 0) return true;
   if (before_write_) before_write_();
+  if (!room_on_disk()) return false;
+  const recon::h5::QuietErrors quiet;  // a failure is reported once, by failure(), not printed
   bool ok = true;
   // Per-frame columns first and the data last, each flushed, so a SWMR reader that sees a row of
   // /images (its length decides the frame count) also sees that row's seq and times.
@@ -141,25 +201,61 @@ bool H5FrameTable::write_buffered(bool make_visible) noexcept {
                                  {&dropped_, dropped_buf_.data()},
                                  {&data_, rows_.data()}}) {
     ok = ok && write_column(*col, buf, buffered_);
-    if (ok && swmr_ && make_visible) ok = H5Dflush(col->dataset) >= 0;
+    if (ok && swmr_ && make_visible) ok = H5Dflush(col->dataset) >= 0 || note_failure();
   }
-  if (ok) {
-    rows_written_.fetch_add(buffered_, std::memory_order_relaxed);
-  } else {
-    rows_lost_.fetch_add(buffered_, std::memory_order_relaxed);
-    accepted_.fetch_sub(buffered_, std::memory_order_relaxed);
-    write_errors_.fetch_add(1, std::memory_order_relaxed);
+  if (!ok) {
+    stop_after_failure("writing rows to the file failed");
+    return false;
   }
+  rows_written_.fetch_add(buffered_, std::memory_order_relaxed);
+  // Flushed (or nothing to flush before SWMR): on disk whole. Unflushed chunks become durable at
+  // the next flush().
+  if (make_visible || !swmr_) rows_durable_ = rows_written_.load(std::memory_order_relaxed);
   buffered_ = 0;
-  return ok;
+  return true;
+}
+
+void H5FrameTable::stop_after_failure(const char* what) noexcept {
+  // Rows written since the last complete flush may be partly on disk, and HDF5 may have grown
+  // some datasets and not others: cut every dataset back to the last complete row, so a reader
+  // never sees a row whose image or columns were not written (zeros in place of an image).
+  const uint64_t undone = rows_written_.load(std::memory_order_relaxed) - rows_durable_;
+  rows_lost_.fetch_add(undone + buffered_, std::memory_order_relaxed);
+  accepted_.fetch_sub(undone + buffered_, std::memory_order_relaxed);
+  write_errors_.fetch_add(1, std::memory_order_relaxed);
+  rows_written_.store(rows_durable_, std::memory_order_relaxed);
+  buffered_ = 0;
+  {
+    const recon::h5::QuietErrors quiet;  // the cut may fail too (the disk is still full)
+    for (const Column* c : {&data_, &seq_, &t_acq_, &t_pub_, &flags_, &dropped_}) {
+      const hsize_t dims[2] = {rows_durable_, c->width};
+      H5Dset_extent(c->dataset, dims);
+      if (swmr_) H5Dflush(c->dataset);
+    }
+  }
+  try {
+    failure_ = fmt::format("{} after {} rows: {}; nothing more is written to it", what,
+                           rows_durable_, reason_.empty() ? "HDF5 gave no reason" : reason_);
+  } catch (...) {  // out of memory while failing: the counts still tell
+  }
+  stopped_.store(true, std::memory_order_release);
+}
+
+std::string H5FrameTable::failure() const {
+  return stopped_.load(std::memory_order_acquire) ? failure_ : std::string();
 }
 
 void H5FrameTable::close() noexcept {
   if (file_ < 0) return;
   flush();
+  const recon::h5::QuietErrors quiet;
   for (Column* c : {&data_, &seq_, &t_acq_, &t_pub_, &flags_, &dropped_})
     if (c->dataset >= 0) H5Dclose(c->dataset), c->dataset = H5I_INVALID_HID;
-  H5Fclose(file_);
+  // Closing writes the last metadata (and ends SWMR writing): it can fail on a full disk too.
+  if (H5Fclose(file_) < 0 && !stopped_.load(std::memory_order_relaxed)) {
+    note_failure();
+    stop_after_failure("closing the file failed");
+  }
   file_ = H5I_INVALID_HID;
 }
 

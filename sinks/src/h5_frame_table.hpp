@@ -12,7 +12,10 @@
 // close() (or the destructor). append() copies into buffers allocated at construction and writes
 // whole chunks (unfiltered: H5Dwrite_chunk, bypassing the chunk cache); flush() writes what is
 // buffered (any row count) and makes it visible to readers.
-// One writer thread; append/flush never throw (a failed write is counted in write_errors()).
+// One writer thread; append/flush never throw. The first failed write or flush (a full disk, an
+// I/O error) stops the table: the datasets are cut back to the rows last flushed whole, so the
+// file holds only complete rows; those rows after them, and every later row, are counted as lost
+// and never written; failure() then says why (the system's reason where HDF5 reports one).
 #include <hdf5.h>
 
 #include <atomic>
@@ -35,8 +38,9 @@ struct FrameRowMeta {
 
 class H5FrameTable {
  public:
+  // replace_existing false: an existing file is refused (std::runtime_error naming it).
   H5FrameTable(const std::filesystem::path& path, const std::string& data_name, size_t width,
-               size_t chunk_rows, int deflate_level);
+               size_t chunk_rows, int deflate_level, bool replace_existing);
   ~H5FrameTable();
   H5FrameTable(const H5FrameTable&) = delete;
   H5FrameTable& operator=(const H5FrameTable&) = delete;
@@ -46,12 +50,18 @@ class H5FrameTable {
   void start_swmr();  // after all attributes and fixed datasets; throws
 
   // Buffers one row (width floats); writes the buffer when a chunk is full. False when that
-  // write failed (the buffered rows are then lost and counted).
+  // write failed or the table had stopped (the rows are then lost and counted).
   bool append(const float* row, const FrameRowMeta& meta) noexcept;
   bool flush() noexcept;
   void close() noexcept;
   // Set-up: called before each write of buffered rows (Hdf5RecorderOptions::before_write).
   void set_before_write(std::function<void()> hook) { before_write_ = std::move(hook); }
+  // Set-up: stop cleanly (the file stays whole) when a write would leave less than `min_free`
+  // bytes free; `probe` gives the free bytes (null: statvfs of the file).
+  void set_min_free(uint64_t min_free, std::function<uint64_t()> probe) {
+    min_free_ = min_free;
+    free_probe_ = std::move(probe);
+  }
   // Set-up: false leaves whole-chunk writes unflushed; flush() and close() still flush.
   void set_flush_each_chunk(bool on) noexcept { flush_each_chunk_ = on; }
 
@@ -60,6 +70,9 @@ class H5FrameTable {
   uint64_t rows_accepted() const noexcept { return accepted_.load(std::memory_order_relaxed); }
   uint64_t rows_lost() const noexcept { return rows_lost_.load(std::memory_order_relaxed); }
   uint64_t write_errors() const noexcept { return write_errors_.load(std::memory_order_relaxed); }
+  // Empty while writing works; after the first failure, what failed and why (set once).
+  std::string failure() const;
+  bool stopped() const noexcept { return stopped_.load(std::memory_order_relaxed); }
 
  private:
   struct Column {
@@ -73,6 +86,14 @@ class H5FrameTable {
   bool write_column(const Column& c, const void* data, size_t rows) noexcept;
   // Writes the buffered rows; make_visible flushes each dataset after its write (SWMR).
   bool write_buffered(bool make_visible) noexcept;
+  // After a failed write or flush: cut every dataset back to rows_durable_, count what is lost,
+  // remember why (`what` failed) and write nothing more.
+  void stop_after_failure(const char* what) noexcept;
+  // True when the disk has room for the buffered rows and min_free_ beside them; else stops
+  // the table (nothing is written, the file stays whole) and says why.
+  bool room_on_disk() noexcept;
+  // Keeps HDF5's reason for the call that just failed (before another call clears it); false.
+  bool note_failure() noexcept;
 
   std::string path_;
   hid_t file_ = H5I_INVALID_HID;
@@ -84,9 +105,15 @@ class H5FrameTable {
   std::vector<uint32_t> flags_buf_, dropped_buf_;
   size_t buffered_ = 0;
   std::atomic<uint64_t> accepted_{0}, rows_written_{0}, rows_lost_{0}, write_errors_{0};
+  uint64_t rows_durable_ = 0;  // rows written and flushed (the writer thread's)
+  std::atomic<bool> stopped_{false};
+  std::string reason_;   // HDF5's reason for the last failed call
+  std::string failure_;  // written once before stopped_ is set (release)
   bool swmr_ = false;
   bool flush_each_chunk_ = true;
   std::function<void()> before_write_;
+  uint64_t min_free_ = 0;
+  std::function<uint64_t()> free_probe_;
 };
 
 }  // namespace eit::sinks::detail

@@ -9,12 +9,14 @@ namespace eit::sinks::detail {
 H5Recording::H5Recording(const std::filesystem::path& path, const std::string& format,
                          const std::string& data_name, size_t width, const recon::Model& model,
                          const Hdf5RecorderOptions& o)
-    : table_(std::make_unique<H5FrameTable>(path, data_name, width, o.chunk_frames, o.deflate)),
+    : table_(std::make_unique<H5FrameTable>(path, data_name, width, o.chunk_frames, o.deflate,
+                                            o.replace_existing)),
       flush_interval_ns_(o.flush_interval_ns),
       policy_(o.drop_when_behind ? pipeline::SinkPolicy::kDropNewest
                                  : pipeline::SinkPolicy::kBlock) {
   table_->set_before_write(o.before_write);
   table_->set_flush_each_chunk(o.flush_each_chunk);
+  table_->set_min_free(o.min_free_bytes, o.free_bytes);
   namespace h5 = recon::h5;
   const hid_t r = table_->root();
   const std::string& file = table_->path();
@@ -47,6 +49,7 @@ void H5Recording::append(const float* row, const pipeline::FrameSlot& frame) noe
   using pipeline::Stage;
   table_->append(row, {frame.seq, frame.stamp(Stage::kReceived), frame.stamp(Stage::kPublished),
                        frame.flags, frame.dropped_before});
+  if (table_->stopped()) return;  // the file failed: the annexes write to it too
   for (const auto& a : annexes_) a->append(frame);
 }
 
@@ -54,6 +57,7 @@ void H5Recording::tick(int64_t now_ns) noexcept {
   if (now_ns - last_flush_ns_ < flush_interval_ns_) return;
   last_flush_ns_ = now_ns;
   table_->flush();
+  if (table_->stopped()) return;
   for (const auto& a : annexes_) a->flush();
 }
 
@@ -61,6 +65,8 @@ void H5Recording::close() noexcept {
   for (const auto& a : annexes_) a->close();
   table_->close();
 }
+
+std::string H5Recording::failure() const { return table_->failure(); }
 
 pipeline::SinkStats H5Recording::stats() const noexcept {
   uint64_t errors = table_->write_errors();

@@ -57,6 +57,9 @@ class H5Recording {
   // Errors include the annexes'.
   pipeline::SinkStats stats() const noexcept;
   pipeline::SinkPolicy policy() const noexcept { return policy_; }
+  // "" while the file is written; after a failed write, why, and that recording stopped (the
+  // annexes stop with it). Any thread.
+  std::string failure() const;
 
  private:
   std::unique_ptr<H5FrameTable> table_;

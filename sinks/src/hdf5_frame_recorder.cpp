@@ -27,6 +27,7 @@ void Hdf5FrameRecorder::publish(const pipeline::FrameSlot& frame) noexcept {
 void Hdf5FrameRecorder::tick(int64_t now_ns) noexcept { file_->tick(now_ns); }
 void Hdf5FrameRecorder::end() noexcept { file_->close(); }
 pipeline::SinkStats Hdf5FrameRecorder::stats() const noexcept { return file_->stats(); }
+std::string Hdf5FrameRecorder::failure() const { return file_->failure(); }
 pipeline::SinkPolicy Hdf5FrameRecorder::policy() const noexcept { return file_->policy(); }
 
 }  // namespace eit::sinks

@@ -24,6 +24,7 @@ void Hdf5ImageRecorder::publish(const pipeline::FrameSlot& frame) noexcept {
 void Hdf5ImageRecorder::tick(int64_t now_ns) noexcept { file_->tick(now_ns); }
 void Hdf5ImageRecorder::end() noexcept { file_->close(); }
 pipeline::SinkStats Hdf5ImageRecorder::stats() const noexcept { return file_->stats(); }
+std::string Hdf5ImageRecorder::failure() const { return file_->failure(); }
 pipeline::SinkPolicy Hdf5ImageRecorder::policy() const noexcept { return file_->policy(); }
 
 }  // namespace eit::sinks

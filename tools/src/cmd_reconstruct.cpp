@@ -7,7 +7,9 @@
 // otherwise; a summary per file with each thread's busy time.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -38,7 +40,8 @@ struct ReconstructArgs {
   std::vector<std::string> recordings;
   std::string model, output, reference, stream = "offline", backend = "auto";
   RecordingArgs recording;
-  bool normalize = false, quiet = false;
+  bool normalize = false, quiet = false, force = false;
+  double fps = 0;  // the recording's frame rate when the file gives none
   uint64_t batch = 4096, gemm_batch = 0, compress = 0, chunk = 0;
 };
 
@@ -57,6 +60,25 @@ fs::path output_for(const ReconstructArgs& a, const fs::path& recording) {
   if (a.recordings.size() == 1 && !fs::is_directory(a.output)) return a.output;
   fs::create_directories(a.output);
   return fs::path(a.output) / name;
+}
+
+// Before any work: every recording's output, refused when two recordings would write one file
+// (the same stem in two folders) or when the file exists without --force.
+void check_outputs(const ReconstructArgs& a) {
+  std::map<fs::path, std::string> seen;
+  for (const auto& r : a.recordings) {
+    if (is_nats_uri(r)) continue;
+    const fs::path out = fs::weakly_canonical(fs::absolute(output_for(a, r)));
+    if (const auto [at, fresh] = seen.emplace(out, r); !fresh)
+      throw CommandError(
+          fmt::format("{} and {} would both be written to {}: give them one "
+                      "folder each, or run them one at a time with -o",
+                      at->second, r, out.string()));
+    std::error_code ec;
+    if (!a.force && fs::exists(out, ec))
+      throw CommandError(fmt::format(
+          "{}: the file exists; give --force to replace it (or -o another name)", out.string()));
+  }
 }
 
 uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
@@ -93,7 +115,11 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   const fs::path out = output_for(a, path);
   sinks::Hdf5RecorderOptions ro;
   ro.stream = a.stream;
-  ro.frame_rate_hz = info.rate_hz;
+  ro.frame_rate_hz = info.rate_hz > 0 ? info.rate_hz : a.fps;
+  if (a.fps > 0 && info.rate_hz > 0 && a.fps != info.rate_hz)
+    fmt::print(stderr, "eitstream: warning: --fps {:g} ignored: {} gives {:g} Hz\n", a.fps,
+               path.filename().string(), info.rate_hz);
+  ro.replace_existing = a.force;
   ro.reference = ref.description;
   ro.source = source_fingerprint(path);
   ro.chunk_frames = chunk_rows(a, model.n_out());
@@ -124,8 +150,9 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   print_gn_summary(stdout, *backend.reconstructor);
   for (const auto& w : info.warnings) fmt::print("warning: {}\n", w);
   if (st.errors > 0)
-    throw CommandError(
-        fmt::format("{}: {} write errors, {} frames lost", out.string(), st.errors, st.dropped));
+    throw CommandError(fmt::format("{}: {} write errors, {} frames lost{}", out.string(), st.errors,
+                                   st.dropped,
+                                   recorder.failure().empty() ? "" : "; " + recorder.failure()));
   return written;
 }
 
@@ -143,6 +170,7 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
   o.chunk_frames = chunk_rows(a, model.n_out());
   o.max_batch = a.gemm_batch ? a.gemm_batch : 256;
   o.quiet = a.quiet;
+  o.replace_existing = a.force;
   const auto r = reconstruct_nats(uri, model, a.output, o);
   fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
              uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
@@ -151,6 +179,7 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
 void run_reconstruct(const ReconstructArgs& a) {
   recon::Model model =
       a.model.empty() || a.model == "builtin" ? recon::default_model() : recon::load_model(a.model);
+  check_outputs(a);
   for (const auto& r : a.recordings) {
     if (is_nats_uri(r)) {
       reconstruct_from_nats(a, model, r);
@@ -198,6 +227,12 @@ const RegisterCommand kReconstruct{
       cmd->add_option("--stream", a->stream, "Stream name stored in the file")
           ->capture_default_str();
       cmd->add_flag("--quiet", a->quiet, "No progress output");
+      cmd->add_flag("--force", a->force,
+                    "Replace existing image files (by default an existing file is refused)");
+      cmd->add_option("--fps", a->fps,
+                      "The recordings' frame rate, stored in the image file (breath timing in "
+                      "`eitstream indices` needs it) when a file gives none")
+          ->check(CLI::PositiveNumber);
       add_recording_options(cmd, a->recording, false);
       cmd->callback([a] { run_reconstruct(*a); });
     }};

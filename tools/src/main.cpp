@@ -4,8 +4,9 @@
 #include <cstdio>
 #include <exception>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <hdf5.h>
+#include <CLI/CLI.hpp>
 
 #include "command_registry.hpp"
 
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
   // A closed stdout/stderr pipe (`eitstream run | head`) or a peer gone mid-write must surface as
   // EPIPE on that write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // Every file is closed by its owner. libhdf5 1.10's own clean-up at exit crashes (SIGSEGV in
+  // H5F__close_cb) on a file whose close failed, e.g. a recording that hit a full disk; without
+  // it a failed recording ends the run with its real exit status. First HDF5 call, as required.
+  H5dont_atexit();
   CLI::App app{
       "eitstream: real-time electrical impedance tomography reconstruction.\n"
       "Frames from a device, a recording or a synthetic phantom are reconstructed with a\n"

@@ -45,6 +45,7 @@ NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Mode
   ro.source = uri;
   ro.deflate = o.deflate;
   ro.chunk_frames = o.chunk_frames;
+  ro.replace_existing = o.replace_existing;
   sinks::Hdf5ImageRecorder recorder(output, model, ro);
   pipeline::PipelineOptions po;
   po.policy = pipeline::Policy::kLossless;

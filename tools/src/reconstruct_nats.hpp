@@ -19,6 +19,7 @@ struct NatsReconstructOptions {
   size_t chunk_frames = 256;     // rows per HDF5 chunk
   size_t max_batch = 256;        // frames per backend call
   bool quiet = false;
+  bool replace_existing = false;  // --force: replace an existing image file
 };
 
 struct NatsReconstructResult {

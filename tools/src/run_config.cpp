@@ -61,6 +61,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("record_raw", "--record-raw", c.record_raw);
   f("record_compress", "--record-compress", c.record_compress);
   f("record_chunk", "--record-chunk", c.record_chunk);
+  f("force", "--force", c.force);
   f("publish", "--publish", c.publish);
   f("http", "--http", c.http);
   f("monitor", "--monitor", c.monitor);

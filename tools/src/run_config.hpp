@@ -37,6 +37,7 @@ struct RunConfig {
   std::string record_raw;   // HDF5 raw-frame file to write ("" = none)
   uint64_t record_compress = 0;  // deflate level of the image file (0 = none)
   uint64_t record_chunk = 64;    // frames per HDF5 chunk
+  bool force = false;            // replace existing --record/--record-raw files
   std::string publish;      // also publish to NATS JetStream: nats://host:port?site=S&bed=B
   std::string http;         // live view address (HOST:PORT); empty: none
   double source_timeout = 10;  // live source: fail after N s without a valid frame (0: never)

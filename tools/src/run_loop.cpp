@@ -81,6 +81,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
   std::string source_failure;
   int64_t next_watch = t0;
   bool stopping = false, aborted = false;
+  bool recording_failure_told = false;
   while (!pipe.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const int64_t now = pipeline::now_ns();
@@ -106,6 +107,15 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
       fmt::print(stderr, "{}eitstream: CPUs: {}\n", tty ? "\r\x1b[K" : "",
                  cpu_line(pipe.stats(), sinks));
       cpus_told = true;
+    }
+    // A recorder that stopped (a full disk) says so at once, once, on its own line: the status
+    // line is overwritten, and the stream goes on without the file.
+    if (!recording_failure_told && now >= next_status) {
+      if (const std::string failed = recording_failure(sinks.recorders); !failed.empty()) {
+        fmt::print(stderr, "{}eitstream: RECORDING STOPPED: {}; the stream goes on\n",
+                   tty ? "\r\x1b[K" : "", failed);
+        recording_failure_told = true;
+      }
     }
     if (!c.quiet && now >= next_status) {
       std::string line = fmt::format("{} | {}", status.next(), sinks.publisher->health_line());

@@ -63,7 +63,11 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   "Deflate level 1-9 for the image file (0 = none)")
       ->capture_default_str();
   cmd->add_option("--record-chunk", cli.record_chunk, "Frames per HDF5 chunk")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  cmd->add_flag("--force", cli.force,
+                "Replace existing --record/--record-raw files (by default an existing file is "
+                "refused: an earlier recording is never overwritten)");
   add_recording_options(cmd, cli.recording, true);
   cmd->add_option("--publish", cli.publish,
                   "Also publish images to NATS JetStream: nats://HOST:4222?site=S&bed=B "

@@ -28,8 +28,13 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
                          std::unique_ptr<sinks::RecordingAnnex> annex = nullptr);
 
 // A recorder's summary: its own counts, plus the frames its queue dropped because the disk was
-// slower than the live stream (live policy only).
+// slower than the live stream (live policy only), and why it stopped (`failure`, "" if it did
+// not).
 std::string sink_line(const char* what, const std::string& path, const pipeline::SinkStats& s,
-                      const pipeline::SinkQueueStats& q);
+                      const pipeline::SinkQueueStats& q, const std::string& failure);
+
+// "" while both recorders write; else which stopped and why ("--record images.h5: writing rows
+// … failed after 64 rows: No space left on device; …"). Any thread.
+std::string recording_failure(const Recorders& r);
 
 }  // namespace eit::cli

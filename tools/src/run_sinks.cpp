@@ -106,7 +106,9 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
     fmt::print(stderr, "eitstream: also publishing to NATS {}\n", c.publish);
   }
 
-  const double indices_rate = c.fps > 0 ? c.fps : source.nominal_rate_hz();
+  // Breath timing runs on the frames' own time base, whatever the replay speed (--fps sets it
+  // for a replay, and is the nominal rate of a live source).
+  const double indices_rate = source.recorded_rate_hz();
   // CURVE on the indices too, with the publisher's keys; the live view inside this process reads
   // them with a key pair of its own, admitted for this run only.
   view::ZmqViewCurve view_curve;

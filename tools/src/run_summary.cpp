@@ -22,16 +22,21 @@ int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const R
     fmt::print("indices publisher: CURVE admitted {}, refused {} unknown keys\n",
                ix->curve_admitted(), ix->curve_refused());
   if (sinks.recorders.images)
-    fmt::print("{}", sink_line("images", c.record, stats.sinks.at(sinks.images_at),
-                               stats.sink_queues.at(sinks.images_at)));
+    fmt::print("{}",
+               sink_line("images", c.record, stats.sinks.at(sinks.images_at),
+                         stats.sink_queues.at(sinks.images_at), sinks.recorders.images->failure()));
   if (sinks.recorders.frames)
-    fmt::print("{}", sink_line("raw frames", c.record_raw, stats.sinks.at(sinks.frames_at),
-                               stats.sink_queues.at(sinks.frames_at)));
+    fmt::print("{}",
+               sink_line("raw frames", c.record_raw, stats.sinks.at(sinks.frames_at),
+                         stats.sink_queues.at(sinks.frames_at), sinks.recorders.frames->failure()));
   for (const auto& w : warnings) fmt::print("warning: {}\n", w);
   if (sinks.nats) fmt::print("{}\n", nats_status(*sinks.nats));
   std::fflush(stdout);
   if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
   if (!source_failure.empty()) throw CommandError("source failed: " + source_failure, 5);
+  // The run was asked to keep every frame in a file, and the file stopped (full disk, I/O error).
+  if (const std::string failed = recording_failure(sinks.recorders); !failed.empty())
+    throw CommandError("recording stopped: " + failed, 6);
   // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
   const auto health = sinks.publisher->health();
   if (sinks.publisher_options.lossless &&

@@ -62,7 +62,7 @@ class ReplaySource final : public pipeline::Source {
   pipeline::SourceStats stats() const override;
 
   ReplayProgress progress() const noexcept;
-  double recorded_rate_hz() const noexcept { return recorded_hz_; }
+  double recorded_rate_hz() const noexcept override { return recorded_hz_; }
   // Set-up findings (truncation, missing rate, …), also the first last_error.
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 

@@ -36,6 +36,11 @@ class PacedSource final : public Source {
   std::string describe() const override;
   size_t n_values() const noexcept override { return inner_.n_values(); }
   double nominal_rate_hz() const noexcept override { return rate_hz_; }
+  // The inner source's own time base where it knows one; else the pace.
+  double recorded_rate_hz() const noexcept override {
+    const double inner = inner_.recorded_rate_hz();
+    return inner > 0 ? inner : rate_hz_;
+  }
   ReadStatus read(FrameSlot& slot, std::chrono::milliseconds timeout) override;
   void stop() noexcept override;
   SourceStats stats() const override { return inner_.stats(); }

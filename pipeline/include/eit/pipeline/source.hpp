@@ -42,6 +42,10 @@ class Source {
   virtual size_t n_values() const noexcept = 0;
   // The source's nominal frame rate in Hz, 0 when unknown or unpaced.
   virtual double nominal_rate_hz() const noexcept { return 0.0; }
+  // The rate of the frames' own time base, 0 when unknown: what the device produced them at.
+  // A replay at --speed 4 (or unpaced) delivers faster than this; recordings store this one and
+  // breath timing uses it. Live sources: the nominal rate.
+  virtual double recorded_rate_hz() const noexcept { return nominal_rate_hz(); }
   virtual ReadStatus read(FrameSlot& slot, std::chrono::milliseconds timeout) = 0;
   virtual void stop() noexcept = 0;
   virtual SourceStats stats() const = 0;

@@ -43,6 +43,11 @@ class QuietErrors {
   void* data_ = nullptr;
 };
 
+// Why the last HDF5 call on this thread failed, from its error stack: the operating system's
+// message where the file driver reports one ("No space left on device"), else the innermost
+// description HDF5 gave; "" when the stack is empty. Call it before the next HDF5 call.
+std::string error_reason();
+
 // Writing. `dims` gives the dataset shape (row-major); data holds the product of dims values.
 // Datasets of 1 MiB or more are chunked along dims[0] (about 4 MiB per chunk, whole rows).
 Handle create_file(const std::string& path);

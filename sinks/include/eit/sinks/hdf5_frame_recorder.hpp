@@ -29,6 +29,10 @@ class Hdf5FrameRecorder final : public pipeline::ImageSink {
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
+  // "" while recording works; after the first failed write (a full disk, an I/O error), what
+  // failed and why: the file then keeps the rows before it, whole, and nothing more is written
+  // (every later frame counts as lost). Any thread.
+  std::string failure() const;
   // kBlock, or kDropNewest with Hdf5RecorderOptions::drop_when_behind.
   pipeline::SinkPolicy policy() const noexcept override;
 

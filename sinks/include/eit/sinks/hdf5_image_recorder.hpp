@@ -9,8 +9,10 @@
 // publish() copies the image into a chunk buffer allocated at construction and writes to disk
 // only when a chunk is full (tick() also writes a partial chunk every flush_interval_ns so SWMR
 // readers keep up); it blocks for that write. Policy kBlock (a lossless run waits for the disk),
-// or kDropNewest with drop_when_behind (a live run: the recorder's own queue drops, counted). A
-// failed write is counted in stats().errors and its frames in stats().dropped; it never throws.
+// or kDropNewest with drop_when_behind (a live run: the recorder's own queue drops, counted). The
+// first failed write stops the recording (failure() says why; the file keeps every row before
+// it, whole); it is counted in stats().errors, and its frames and all later ones in
+// stats().dropped; it never throws. An existing file is refused unless replace_existing.
 // end() writes the rest and closes the file. An optional RecordingAnnex (e.g. the clinical
 // indices) writes its own objects into the same file, on the same thread, after each image.
 #include <filesystem>
@@ -38,6 +40,10 @@ class Hdf5ImageRecorder final : public pipeline::ImageSink {
   void tick(int64_t now_ns) noexcept override;
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
+  // "" while recording works; after the first failed write (a full disk, an I/O error), what
+  // failed and why: the file then keeps the rows before it, whole, and nothing more is written
+  // (every later frame counts as lost). Any thread.
+  std::string failure() const;
   // kBlock, or kDropNewest with Hdf5RecorderOptions::drop_when_behind.
   pipeline::SinkPolicy policy() const noexcept override;
 

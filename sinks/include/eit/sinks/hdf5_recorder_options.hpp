@@ -14,6 +14,9 @@ struct Hdf5RecorderOptions {
   std::string reference;           // which reference the images use, in words (root attribute)
   std::string source;              // file name + content hash, or the device URI
   size_t chunk_frames = 64;        // rows per HDF5 chunk; publish() writes whole chunks
+  // An existing file at the path is refused (an earlier recording is never lost to a repeated
+  // command, and two runs cannot share one file); true replaces it.
+  bool replace_existing = false;
   int deflate = 0;                 // 0: no compression; 1–9: shuffle + deflate level
   int64_t flush_interval_ns = 1'000'000'000;  // tick() writes a partial chunk this often (SWMR)
   // Whole chunks are made visible to SWMR readers as each is written (each dataset flushed,
@@ -29,6 +32,12 @@ struct Hdf5RecorderOptions {
   // instead of making the pipeline wait (policy() kDropNewest instead of kBlock). Lossless runs
   // leave it false: the whole run then waits for the disk.
   bool drop_when_behind = false;
+  // The recording stops cleanly, before a chunk write would leave less than this free on the
+  // file's disk: the file is then closed whole and readable (a write that fails on a full disk
+  // leaves HDF5 unable to finish the file). 0: never checked.
+  uint64_t min_free_bytes = uint64_t{16} << 20;
+  // Test hook: the bytes free on the file's disk (default: statvfs of the file's folder).
+  std::function<uint64_t()> free_bytes;
   // Test hook: called on the recorder's thread right before each chunk write to the file (not per
   // frame). A hook that sleeps or blocks is a slow or stalled disk, seen by the real write path.
   std::function<void()> before_write;

@@ -1,0 +1,132 @@
+// What `eitstream run --record` and `eitstream reconstruct` do to keep recordings safe, through
+// the real binary: an existing file is refused without --force, two outputs never share a file, a
+// disk that fails mid-run ends the run with exit status 6 and its reason (the stream goes on),
+// and a replay at another speed stores the recording's own frame rate.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "../sinks/h5_read_support.hpp"
+#include "cli_run.hpp"
+
+namespace fs = std::filesystem;
+namespace h5r = eit::test::h5read;
+using eit::test::contains;
+using eit::test::run_eitstream;
+
+namespace {
+
+fs::path work_dir(const char* name) {
+  const fs::path d = fs::temp_directory_path() / fmt::format("eit_{}_{}", name, ::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const char* kQuick = "--frames 40 --fps 0 --policy lossless --endpoint 'tcp://127.0.0.1:*' --quiet";
+
+double stored_rate(const fs::path& path) {
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const double rate = h5r::attr_double(f, "frame_rate_hz");
+  H5Fclose(f);
+  return rate;
+}
+
+}  // namespace
+
+TEST_CASE("run --record refuses an existing file unless --force, and one file for both recorders") {
+  const fs::path d = work_dir("recsafe");
+  const fs::path earlier = d / "earlier.h5";
+  std::ofstream(earlier) << "yesterday's recording";
+  for (const char* option : {"--record", "--record-raw"}) {
+    CAPTURE(option);
+    const auto r = run_eitstream(fmt::format("run {} {} {}", kQuick, option, earlier.string()));
+    CHECK(r.code != 0);
+    CHECK(contains(r.output, fmt::format("{} {}: the file exists; give --force to replace it",
+                                         option, earlier.string())));
+    CHECK(fs::file_size(earlier) == std::string("yesterday's recording").size());
+  }
+  const auto same = run_eitstream(fmt::format("run {} --record {} --record-raw {}", kQuick,
+                                              (d / "one.h5").string(), (d / "one.h5").string()));
+  CHECK(same.code != 0);
+  CHECK(contains(same.output, "--record and --record-raw name the same file"));
+  CHECK_FALSE(fs::exists(d / "one.h5"));
+
+  const auto forced =
+      run_eitstream(fmt::format("run {} --record {} --force", kQuick, earlier.string()));
+  CHECK(forced.code == 0);
+  CHECK(contains(forced.output, "40 frames written, 0 lost"));
+}
+
+TEST_CASE("reconstruct refuses two recordings that would write one image file, before any work") {
+  const fs::path d = work_dir("recsafe2");
+  fs::create_directories(d / "monday");
+  fs::create_directories(d / "tuesday");
+  for (const char* day : {"monday", "tuesday"})
+    REQUIRE(
+        run_eitstream(fmt::format("run {} --record-raw {}", kQuick, (d / day / "bed5.h5").string()))
+            .code == 0);
+  const auto r = run_eitstream(
+      fmt::format("reconstruct {} {} -o {} --quiet", (d / "monday" / "bed5.h5").string(),
+                  (d / "tuesday" / "bed5.h5").string(), (d / "out").string()));
+  CHECK(r.code != 0);
+  CHECK(contains(r.output, "would both be written to"));
+  CHECK_FALSE(fs::exists(d / "out" / "bed5.images.h5"));
+
+  const fs::path out = d / "monday.images.h5";
+  std::ofstream(out) << "kept";
+  const auto exists = run_eitstream(fmt::format("reconstruct {} -o {} --quiet",
+                                                (d / "monday" / "bed5.h5").string(), out.string()));
+  CHECK(exists.code != 0);
+  CHECK(contains(exists.output, "the file exists; give --force to replace it"));
+  CHECK(fs::file_size(out) == 4);
+  CHECK(run_eitstream(fmt::format("reconstruct {} -o {} --quiet --force",
+                                  (d / "monday" / "bed5.h5").string(), out.string()))
+            .code == 0);
+}
+
+TEST_CASE("a recording whose writes fail ends run with status 6 and the system's reason") {
+  const fs::path d = work_dir("recsafe3");
+  // The shell's file size limit makes every write past 400 KiB fail with EFBIG ("File too
+  // large"), as a full disk or an I/O error would fail it: after the first chunks.
+  const std::string cmd = fmt::format(
+      "sh -c \"ulimit -f 400; trap '' XFSZ; exec {} run --frames 2000 --fps 0 --policy lossless "
+      "--endpoint 'tcp://127.0.0.1:*' --quiet --record {}\" 2>&1",
+      EITSTREAM_BIN, (d / "images.h5").string());
+  std::string output;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+  const int status = ::pclose(pipe);
+  CAPTURE(output);
+  REQUIRE(WIFEXITED(status));  // not a crash in libhdf5's clean-up at exit
+  CHECK(WEXITSTATUS(status) == 6);
+  CHECK(contains(output, "recording stopped: --record writing rows to the file failed after"));
+  CHECK(contains(output, "File too large"));
+  CHECK(contains(output, "THE RECORDING IS INCOMPLETE"));
+  CHECK(contains(output, "frames: in 2000"));  // the stream itself went on
+}
+
+TEST_CASE("a replay at --speed 4 records the recording's own frame rate, not the pace") {
+  const fs::path d = work_dir("recsafe4");
+  REQUIRE(run_eitstream(fmt::format("run --frames 100 --fps 1000 --endpoint 'tcp://127.0.0.1:*' "
+                                    "--quiet --policy lossless --record-raw {}",
+                                    (d / "raw.h5").string()))
+              .code == 0);
+  CHECK(stored_rate(d / "raw.h5") == 1000.0);
+  const auto r = run_eitstream(fmt::format(
+      "run --source {} --speed 4 --endpoint 'tcp://127.0.0.1:*' --quiet --policy lossless "
+      "--record {} --record-raw {}",
+      (d / "raw.h5").string(), (d / "img4.h5").string(), (d / "raw4.h5").string()));
+  REQUIRE(r.code == 0);
+  CHECK(stored_rate(d / "img4.h5") == 1000.0);
+  CHECK(stored_rate(d / "raw4.h5") == 1000.0);
+}
