@@ -1,8 +1,10 @@
 // `eitstream indices`: the clinical indices of a recorded image sequence, offline, with the same
 // IndicesEngine the live sink runs (so the breaths found are those a live run would publish).
 // Input: an image file (.h5, docs/formats.md), or a recording reconstructed here with a model.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <numbers>
@@ -11,6 +13,7 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "command_registry.hpp"
 #include "eit/indices/body_layout.hpp"
@@ -69,6 +72,10 @@ void write_npy(const std::string& path, const std::vector<float>& z, size_t n, s
   out.write(reinterpret_cast<const char*>(&len), 2);
   out << header;
   out.write(reinterpret_cast<const char*>(z.data()), static_cast<std::streamsize>(z.size() * 4));
+  out.close();  // a full disk shows here, not in a file cut short with exit status 0
+  if (!out)
+    throw CommandError(
+        fmt::format("--images-out {}: writing failed: {}", path, std::strerror(errno)));
 }
 
 int run_indices(const IndicesArgs& a) {
@@ -123,8 +130,8 @@ int run_indices(const IndicesArgs& a) {
   }
   const double peak = spectral_peak(global, seq.rate_hz);
   if (!csv) {
-    out = fmt::format("{{\"input\":\"{}\",\"frame_rate_hz\":{},\"frames\":{},\"sign\":{},", a.input,
-                      seq.rate_hz, seq.n_frames, a.common.sign);
+    out = fmt::format("{{\"input\":{},\"frame_rate_hz\":{},\"frames\":{},\"sign\":{},",
+                      nlohmann::json(a.input).dump(), seq.rate_hz, seq.n_frames, a.common.sign);
     out += fmt::format("\"global_spectral_peak_hz\":{},\"regions\":[", peak);
     for (size_t r = 0; r < lay.region_names().size(); ++r)
       out += fmt::format("{}\"{}\"", r ? "," : "", lay.region_names()[r]);
@@ -136,11 +143,16 @@ int run_indices(const IndicesArgs& a) {
     out += "],\"breaths\":[\n" + breath_json + "]}\n";
   }
   if (a.output.empty() || a.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
+      throw CommandError(
+          fmt::format("writing to standard output failed: {}", std::strerror(errno)));
   } else {
     std::ofstream f(a.output, std::ios::binary);
     if (!f) throw CommandError(fmt::format("-o {}: cannot write", a.output));
     f << out;
+    f.close();  // a full disk shows here, not in a file cut short with exit status 0
+    if (!f)
+      throw CommandError(fmt::format("-o {}: writing failed: {}", a.output, std::strerror(errno)));
   }
   if (!a.images_out.empty()) write_npy(a.images_out, z, seq.n_frames, seq.n_out, lay);
   fmt::print(stderr,

@@ -79,6 +79,9 @@ ImageSequence reconstruct_recording(const std::filesystem::path& path, const rec
                                     const std::string& reference) {
   auto reader = acquisition::open_recording_reader(path, {}, model.protocol);
   const auto& info = reader->info();
+  // What the reader found at set-up (a truncated last frame, a missing rate): the indices of a
+  // cut-short file must not pass for those of the whole recording.
+  for (const auto& w : info.warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
   const size_t n = info.n_frames, m = model.n_meas();
   if (n == 0) throw fail(path.string(), "no whole frame");
   std::vector<float> values(n * m);

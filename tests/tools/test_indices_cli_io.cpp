@@ -1,0 +1,76 @@
+// `eitstream indices` at the edges of its input and output: a recording whose writer was killed
+// (still marked open for SWMR writing) is read, an output that cannot be written fails the
+// command instead of leaving a cut-off file behind with status 0, and a truncated recording says
+// so. Through the real binary.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cli_run.hpp"
+#include "test_data.hpp"
+
+namespace fs = std::filesystem;
+using eit::test::contains;
+using eit::test::run_eitstream;
+
+namespace {
+
+fs::path work_dir(const char* name) {
+  const fs::path d = fs::temp_directory_path() / fmt::format("eit_{}_{}", name, ::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("indices reads a recording whose writer was killed, and fails on an unwritable output") {
+  const fs::path d = work_dir("indio");
+  const fs::path images = d / "killed.h5";
+  // SIGKILL while recording: the file stays marked open for SWMR writing; a plain open refuses it.
+  const std::string cmd = fmt::format(
+      "{} run --fps 200 --duration 20 --endpoint 'tcp://127.0.0.1:*' --quiet --record {} "
+      ">/dev/null 2>&1 & pid=$!; sleep 2.5; kill -9 $pid; wait $pid",
+      EITSTREAM_BIN, images.string());
+  std::system(cmd.c_str());
+  REQUIRE(fs::exists(images));
+  const auto r = run_eitstream(
+      fmt::format("indices {} -o {}", images.string(), (d / "breaths.json").string()));
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(fs::file_size(d / "breaths.json") > 0);
+
+  // /dev/full takes the open and fails every write with ENOSPC, as a full disk does.
+  const auto full = run_eitstream(fmt::format("indices {} -o /dev/full", images.string()));
+  CHECK(full.code != 0);
+  CHECK(contains(full.output, "-o /dev/full: writing failed: No space left on device"));
+  const auto npy = run_eitstream(fmt::format("indices {} -o {} --images-out /dev/full",
+                                             images.string(), (d / "b2.json").string()));
+  CHECK(npy.code != 0);
+  CHECK(contains(npy.output, "--images-out /dev/full: writing failed: No space left on device"));
+}
+
+TEST_CASE("indices on a truncated recording warns that its last frame is cut off") {
+  const auto eit = eit::test::shared_data_file("recordings/draeger_ID_SC_10_60.eit");
+  if (!eit) return;
+  const fs::path d = work_dir("indtrunc");
+  const fs::path cut = d / "cut.eit";
+  {
+    std::ifstream in(*eit, std::ios::binary);
+    std::string head(150'000, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(cut, std::ios::binary).write(head.data(), in.gcount());
+  }
+  const auto r =
+      run_eitstream(fmt::format("indices {} -o {}", cut.string(), (d / "b.json").string()));
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(contains(r.output, "eitstream: warning: "));
+  CHECK(contains(r.output, "truncated"));
+}
