@@ -89,7 +89,17 @@ void ReconstructStage::apply_reference() noexcept {
     if (s_.fallback) s_.fallback->set_reference(mean, s_.normalize);
     have_reference_ = true;
   } catch (const std::exception& e) {
-    s_.set_error(fmt::format("captured reference rejected: {}", e.what()));
+    // A recapture that is refused keeps the reference in use. The first one has none to keep:
+    // without a new capture every later image would stay empty, so capture again from the next
+    // frames (a channel that read 0 while the electrodes settled may read properly by then).
+    s_.set_error(fmt::format("captured reference rejected: {}{}", e.what(),
+                             have_reference_ ? "; the previous reference stays in use"
+                                             : "; no images until a reference is accepted: "
+                                               "capturing again"));
+    if (!have_reference_) {
+      s_.reference.request_again();
+      s_.reference.start_if_requested();  // from the very next frame
+    }
   }
 }
 

@@ -9,6 +9,7 @@ bool ReferenceCapture::start_if_requested() noexcept {
   const size_t n = requested_.exchange(0, std::memory_order_acq_rel);
   if (n == 0) return false;
   target_ = n;
+  last_frames_ = n;
   added_ = 0;
   std::fill(sum_.begin(), sum_.end(), 0.0);
   return true;

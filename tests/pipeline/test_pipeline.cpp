@@ -188,6 +188,37 @@ TEST_CASE("reference first:N is the mean of the first N frames, those frames car
   CHECK(p.stats().reference_captures == 1);
 }
 
+TEST_CASE("a captured reference the backend refuses is captured again, and the fault is told") {
+  const auto m = random_model(256);
+  auto frames = random_frames(m, 60);
+  // Channel 3 reads 0 in the first 10 frames (electrodes settling): a reference taken from them
+  // cannot normalise (|v_ref| = 0). The next 10 frames give one that can.
+  for (size_t i = 0; i < 10; ++i) frames[i][3] = 0.0f;
+  Eigen::VectorXd mean = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m.n_meas()));
+  for (size_t i = 10; i < 20; ++i)
+    for (Eigen::Index k = 0; k < mean.size(); ++k)
+      mean[k] += frames[i][static_cast<size_t>(k)] / 10.0;
+  VectorSource source(frames);
+  CollectingSink sink(m.n_out());
+  PipelineOptions o;
+  o.reference = {ReferenceMode::kCapture, 10, {}};
+  o.normalize = 1;
+  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
+  p.start();
+  REQUIRE(wait_finished(p));
+  const auto got = sink.frames();
+  REQUIRE(got.size() == 60);
+  for (size_t i = 0; i < 20; ++i) CHECK((got[i].flags & kFlagReference) != 0);
+  double worst = 0;
+  for (size_t i = 20; i < 60; ++i)
+    worst = std::max(
+        worst, eit::test::relative_error(got[i].image, expected_image(m, frames[i], mean, true)));
+  CHECK(worst < 1e-4);
+  CHECK(p.stats().reference_captures == 2);
+  CHECK(p.stats().error.find("captured reference rejected") == 0);
+  CHECK(p.stats().error.find("capturing again") != std::string::npos);
+}
+
 TEST_CASE("a backend fault falls back to the CPU without losing or reordering frames") {
   const auto m = random_model(256);
   const auto frames = random_frames(m, 500);

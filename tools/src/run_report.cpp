@@ -55,6 +55,8 @@ std::string StatusLine::next() {
   if (s.source.reconnects) line += fmt::format(" | reconnects {}", s.source.reconnects);
   if (s.source.bad_frames) line += fmt::format(" | rejected frames {}", s.source.bad_frames);
   if (!s.source.last_error.empty()) line += fmt::format(" | source: {}", s.source.last_error);
+  // The pipeline's last fault (a refused reference: images stay empty until one is accepted).
+  if (!s.error.empty()) line += fmt::format(" | error: {}", s.error);
   return line;
 }
 

@@ -36,6 +36,8 @@ class ReferenceCapture {
     requested_.store(n_frames == 0 ? 1 : n_frames, std::memory_order_release);
   }
 
+  // Stage thread: capture again as many frames as the last capture took (its mean was refused).
+  void request_again() noexcept { request(last_frames_); }
   // Stage thread. Starts a requested capture unless one is running; true when it started one.
   bool start_if_requested() noexcept;
   bool capturing() const noexcept { return target_ > 0; }
@@ -48,7 +50,7 @@ class ReferenceCapture {
  private:
   std::atomic<size_t> requested_{0};
   std::vector<double> sum_, mean_;
-  size_t target_ = 0, added_ = 0;
+  size_t target_ = 0, added_ = 0, last_frames_ = 1;
   std::atomic<uint64_t> completed_{0};
 };
 
