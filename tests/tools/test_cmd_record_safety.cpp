@@ -1,12 +1,15 @@
 // What `eitstream run --record` and `eitstream reconstruct` do to keep recordings safe, through
 // the real binary: an existing file is refused without --force, two outputs never share a file, a
 // disk that fails mid-run ends the run with exit status 6 and its reason (the stream goes on),
-// and a replay at another speed stores the recording's own frame rate.
+// a replay at another speed stores the recording's own frame rate, and reconstruct counts the
+// frames it could not image.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -129,4 +132,30 @@ TEST_CASE("a replay at --speed 4 records the recording's own frame rate, not the
   REQUIRE(r.code == 0);
   CHECK(stored_rate(d / "img4.h5") == 1000.0);
   CHECK(stored_rate(d / "raw4.h5") == 1000.0);
+}
+
+TEST_CASE("reconstruct counts the non-finite frames it wrote with empty images") {
+  const fs::path d = work_dir("recsafe5");
+  // 20 frames of the built-in model's 208 values as .npy float32; frames 3 and 7 hold a NaN.
+  std::vector<float> values(20 * 208);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0f + 0.001f * static_cast<float>(i % 97);
+  values[3 * 208 + 5] = std::nanf("");
+  values[7 * 208] = std::nanf("");
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (20, 208), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  {
+    std::ofstream out(d / "nan.npy", std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t len = static_cast<uint16_t>(header.size());
+    out.write(reinterpret_cast<const char*>(&len), 2);
+    out << header;
+    out.write(reinterpret_cast<const char*>(values.data()),
+              static_cast<std::streamsize>(values.size() * sizeof(float)));
+  }
+  const auto r = run_eitstream(fmt::format("reconstruct {} -o {} --quiet", (d / "nan.npy").string(),
+                                           (d / "nan.h5").string()));
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(contains(r.output, "0 unreadable, 2 non-finite (empty images, flag 1), 0 lost on write"));
 }

@@ -141,10 +141,12 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   const auto st = recorder.stats();
   fmt::print(
       "{}: {} frames → {} in {:.3f} s ({:.0f} frames/s; busy: read {:.3f} s, compute {:.3f} s = "
-      "{:.0f} frames/s, write {:.3f} s, overlapped), {} unreadable, {} lost on write\n",
+      "{:.0f} frames/s, write {:.3f} s, overlapped), {} unreadable, {} non-finite (empty "
+      "images, flag 1), {} lost on write\n",
       path.filename().string(), written, out.string(), r.wall_s,
       r.wall_s > 0 ? written / r.wall_s : 0.0, r.read_s, r.compute_s,
-      r.compute_s > 0 ? written / r.compute_s : 0.0, r.write_s, r.unreadable, st.dropped);
+      r.compute_s > 0 ? written / r.compute_s : 0.0, r.write_s, r.unreadable, r.non_finite,
+      st.dropped);
   fmt::print("{}: thread CPU: read {:.3f} s, compute {:.3f} s, write {:.3f} s\n",
              path.filename().string(), r.read_cpu_s, r.compute_cpu_s, r.write_cpu_s);
   print_gn_summary(stdout, *backend.reconstructor);

@@ -121,7 +121,7 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
   std::atomic<uint64_t> read_count{0};
   int64_t read_ns = 0, write_ns = 0, compute_ns = 0;
   int64_t read_cpu = 0, write_cpu = 0;
-  uint64_t unreadable = 0, written = 0, computed = 0;
+  uint64_t unreadable = 0, written = 0, computed = 0, non_finite = 0;
 
   std::thread read_thread([&] {
     size_t next = 0;
@@ -162,7 +162,11 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
     while (computed_ch.pop(g)) {
       const int64_t t0 = pipeline::now_ns();
       const Batch& b = batches[g];
-      for (size_t j = 0; j < b.count; ++j) recorder.publish(pool.slot(b.first + j));
+      for (size_t j = 0; j < b.count; ++j) {
+        const pipeline::FrameSlot& slot = pool.slot(b.first + j);
+        if (slot.flags & pipeline::kFlagNonFinite) ++non_finite;
+        recorder.publish(slot);
+      }
       written += b.count;
       const int64_t t1 = pipeline::now_ns();
       recorder.tick(t1);
@@ -248,6 +252,7 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
   r.read = read_count.load();
   r.written = written;
   r.unreadable = unreadable;
+  r.non_finite = non_finite;
   r.read_s = seconds(read_ns);
   r.compute_s = seconds(compute_ns);
   r.write_s = seconds(write_ns);

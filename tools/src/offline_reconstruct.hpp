@@ -28,6 +28,7 @@ namespace eit::cli {
 
 struct OfflineResult {
   uint64_t read = 0, written = 0, unreadable = 0;
+  uint64_t non_finite = 0;  // written with an empty image: a value was NaN/Inf (flag 1)
   double wall_s = 0;
   // Busy time of each thread (waiting for the others excluded): the split to look at when the
   // job is slower than the backend.
