@@ -53,3 +53,18 @@ TEST_CASE("watchdog: a valid frame among the rejected ones starts the count agai
   CHECK_FALSE(w.check(rejected(9), 11, 7 * kS + kS / 2));
   CHECK(w.check(rejected(9), 11, 8 * kS));
 }
+
+TEST_CASE("watchdog: frames refused for their seq count as rejected ones, and are named") {
+  // A device whose seq never advances: its first frame is taken, every later one is refused.
+  SourceWatchdog w("tcp://127.0.0.1:9", 2.0, 0);
+  eit::pipeline::SourceStats s;
+  CHECK_FALSE(w.check(s, 1, kS / 10));
+  s.reordered = 25;
+  CHECK_FALSE(w.check(s, 1, kS));
+  s.reordered = 100;
+  const auto why = w.check(s, 1, 3 * kS);
+  REQUIRE(why);
+  CHECK(*why ==
+        "only rejected frames from tcp://127.0.0.1:9 for 2 s after 1 valid ones (100 frames "
+        "dropped by seq (repeated or behind))");
+}

@@ -12,6 +12,9 @@ SourceWatchdog::SourceWatchdog(std::string source, double timeout_s, int64_t sta
 std::string SourceWatchdog::why(const pipeline::SourceStats& s) const {
   std::string out;
   if (s.bad_frames) out += fmt::format("{} frames rejected", s.bad_frames);
+  if (s.reordered)
+    out += fmt::format("{}{} frames dropped by seq (repeated or behind)", out.empty() ? "" : ", ",
+                       s.reordered);
   if (s.bytes_skipped)
     out += fmt::format("{}{} bytes skipped", out.empty() ? "" : ", ", s.bytes_skipped);
   if (s.reconnects) out += fmt::format("{}{} reconnects", out.empty() ? "" : ", ", s.reconnects);
@@ -25,10 +28,11 @@ std::optional<std::string> SourceWatchdog::check(const pipeline::SourceStats& s,
   if (frames_in > frames_seen_) {
     frames_seen_ = frames_in;
     bad_since_ns_ = -1;
-  } else if (s.bad_frames > bad_seen_ && bad_since_ns_ < 0) {
-    bad_since_ns_ = now_ns;
+  } else if ((s.bad_frames > bad_seen_ || s.reordered > refused_seen_) && bad_since_ns_ < 0) {
+    bad_since_ns_ = now_ns;  // a frame refused for its seq is as useless as a rejected one
   }
   bad_seen_ = s.bad_frames;
+  refused_seen_ = s.reordered;
   if (timeout_ns_ <= 0) return std::nullopt;
   const double t = static_cast<double>(timeout_ns_) / 1e9;
   if (frames_seen_ == 0 && now_ns - start_ns_ >= timeout_ns_)
