@@ -109,12 +109,31 @@ class IoLoop {
       while (!c.done && io_.run_one_until(deadline) != 0) {
       }
     }
-    if (!c.done) {
-      cancel();
-      while (!c.done) {  // the cancelled handler runs promptly; restart defeats a racing stop()
-        io_.restart();
-        io_.run_one_for(std::chrono::milliseconds(100));
+    if (!c.done) finish(c, cancel);
+  }
+
+  // As run(), except that reaching `deadline` leaves the operation in flight and returns false,
+  // so that a later call (or finish()) goes on with it: an operation with a timeout of its own
+  // that outlasts one read's deadline. True once it completed; after stop() it is cancelled.
+  template <typename Cancel>
+  bool run_part(Completion& c, Clock::time_point deadline, Cancel&& cancel) {
+    io_.restart();
+    if (!stopped()) {
+      while (!c.done && io_.run_one_until(deadline) != 0) {
       }
+      if (c.done || !stopped()) return c.done;
+    }
+    if (!c.done) finish(c, cancel);
+    return true;
+  }
+
+  // Cancels the operation in flight and waits for its handler.
+  template <typename Cancel>
+  void finish(Completion& c, Cancel&& cancel) {
+    cancel();
+    while (!c.done) {  // the cancelled handler runs promptly; restart defeats a racing stop()
+      io_.restart();
+      io_.run_one_for(std::chrono::milliseconds(100));
     }
   }
 

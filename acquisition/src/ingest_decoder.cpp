@@ -1,5 +1,6 @@
 // IngestDecoder: a byte-at-a-time header hunt (the magic "EITF" has no repeated prefix, so a
-// mismatch never hides the start of a frame), then bulk copies of the payload.
+// mismatch never hides the start of a frame), then bulk copies of the payload; the bytes of a
+// frame whose payload CRC fails are hunted through again before new input.
 #include "eit/acquisition/ingest_decoder.hpp"
 
 #include <algorithm>
@@ -16,7 +17,10 @@
 namespace eit::acquisition {
 
 IngestDecoder::IngestDecoder(size_t n_values, IngestDecoderOptions options)
-    : n_values_(n_values), options_(options), payload_(n_values * 8) {
+    : n_values_(n_values),
+      options_(options),
+      payload_(n_values * 8),
+      replay_(kIngestMaxHeaderLen + n_values * 8) {
   if (n_values == 0 || n_values > kIngestMaxValues) {
     throw std::invalid_argument(fmt::format("ingest decoder: {} values per frame; expected 1..{}",
                                             n_values, kIngestMaxValues));
@@ -32,7 +36,10 @@ void IngestDecoder::reset() noexcept {
   state_ = State::kHeader;
   header_have_ = 0;
   payload_have_ = 0;
+  header_tail_have_ = 0;
   header_tail_left_ = 0;
+  replay_pos_ = 0;
+  replay_len_ = 0;
 }
 
 DecoderStats IngestDecoder::stats() const noexcept {
@@ -94,6 +101,7 @@ void IngestDecoder::start_frame(const IngestHeader& h) noexcept {
   }
   current_ = h;
   header_have_ = 0;
+  header_tail_have_ = 0;
   header_tail_left_ = h.header_len - kIngestHeaderSize;
   payload_have_ = 0;
   state_ = header_tail_left_ > 0 ? State::kSkipHeaderTail : State::kPayload;
@@ -146,9 +154,8 @@ bool IngestDecoder::finish_payload(pipeline::FrameSlot& slot) noexcept {
   return true;
 }
 
-DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
-                                   pipeline::FrameSlot& slot) noexcept {
-  size_t pos = 0;
+IngestDecoder::Step IngestDecoder::consume(std::span<const uint8_t> in, size_t& pos,
+                                           pipeline::FrameSlot& slot) noexcept {
   while (pos < in.size()) {
     switch (state_) {
       case State::kHeader: {
@@ -171,6 +178,8 @@ DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
       }
       case State::kSkipHeaderTail: {
         const size_t take = std::min(header_tail_left_, in.size() - pos);
+        std::memcpy(header_tail_ + header_tail_have_, in.data() + pos, take);
+        header_tail_have_ += take;
         header_tail_left_ -= take;
         pos += take;
         if (header_tail_left_ == 0) state_ = State::kPayload;
@@ -182,12 +191,79 @@ DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
         std::memcpy(payload_.data() + payload_have_, in.data() + pos, take);
         payload_have_ += take;
         pos += take;
-        if (payload_have_ == size && finish_payload(slot)) return {pos, true};
+        if (payload_have_ == size) return finish_payload(slot) ? Step::kFrame : Step::kDamaged;
         break;
       }
     }
   }
-  return {pos, false};
+  return Step::kMore;
+}
+
+void IngestDecoder::replay_damaged_frame(size_t rest_from) noexcept {
+  // Only the header vouched for the frame's length, and a frame that lost bytes in transit ends
+  // inside the next one: the bytes after the damaged frame's magic are hunted through again,
+  // ahead of what was still to be replayed from replay_[rest_from..]. Both together never
+  // exceed one frame, as the damaged frame began at or after the replay's start.
+  const size_t tail = header_tail_have_, payload = current_.payload_size();
+  const size_t frame = kIngestHeaderSize - 1 + tail + payload;
+  size_t rest = replay_len_ - rest_from;
+  if (frame + rest > replay_.size()) {  // not reached (see above); bounded all the same
+    add(bytes_skipped_, frame + rest - replay_.size());
+    rest = replay_.size() - frame;
+  }
+  std::memmove(replay_.data() + frame, replay_.data() + rest_from, rest);
+  uint8_t* out = replay_.data();
+  std::memcpy(out, header_ + 1, kIngestHeaderSize - 1);
+  std::memcpy(out + kIngestHeaderSize - 1, header_tail_, tail);
+  std::memcpy(out + kIngestHeaderSize - 1 + tail, payload_.data(), payload);
+  replay_pos_ = 0;
+  replay_len_ = frame + rest;
+  add(bytes_skipped_, 1);  // the magic
+}
+
+// A frame came out of the replay before any new byte was used, yet decode() must consume one:
+// that byte joins the end of the replay, keeping the order of the bytes.
+size_t IngestDecoder::defer_input_byte(uint8_t b) noexcept {
+  std::memmove(replay_.data(), replay_.data() + replay_pos_, replay_len_ - replay_pos_);
+  replay_len_ -= replay_pos_;
+  replay_pos_ = 0;
+  if (replay_len_ < replay_.size()) {  // always: the frame just out of the replay made room
+    replay_[replay_len_++] = b;
+  } else {
+    add(bytes_skipped_, 1);
+  }
+  return 1;
+}
+
+DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
+                                   pipeline::FrameSlot& slot) noexcept {
+  size_t pos = 0;
+  for (;;) {
+    if (replay_pos_ < replay_len_) {
+      size_t p = replay_pos_;
+      const Step step = consume({replay_.data(), replay_len_}, p, slot);
+      if (step == Step::kDamaged) {
+        replay_damaged_frame(p);
+        continue;
+      }
+      replay_pos_ = p;
+      if (step == Step::kFrame) {
+        if (pos == 0 && !in.empty()) pos = defer_input_byte(in[0]);
+        return {pos, true};
+      }
+      replay_pos_ = replay_len_ = 0;  // all replayed
+    }
+    const Step step = consume(in, pos, slot);
+    if (step != Step::kDamaged) return {pos, step == Step::kFrame};
+    replay_damaged_frame(replay_len_);
+  }
+}
+
+bool IngestDecoder::flush(pipeline::FrameSlot& slot) noexcept {
+  // The replay of a damaged frame may still hold a whole frame; anything partial is dropped.
+  const bool frame = decode({}, slot).frame;
+  reset();
+  return frame;
 }
 
 }  // namespace eit::acquisition

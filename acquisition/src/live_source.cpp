@@ -119,8 +119,16 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
         fmt::format("{}://{}: keepalive='{}'; expected 0 or 1", uri.scheme, uri.host, keepalive));
   }
   liveness.keepalive = keepalive == "1";
+  ReconnectPolicy reconnect = options.reconnect;
+  const double connect_s = number_option<double>(
+      uri, "connect_timeout", static_cast<double>(reconnect.connect_timeout.count()) / 1000);
+  if (!(connect_s >= 0.001 && connect_s <= 3600)) {
+    throw std::invalid_argument(fmt::format("{}://{}: connect_timeout={} s; expected 0.001 to 3600",
+                                            uri.scheme, uri.host, connect_s));
+  }
+  reconnect.connect_timeout = std::chrono::milliseconds(std::llround(connect_s * 1000));
   auto decoder = make_stream_decoder(format, ingest, protocol);
-  auto transport = open_transport(uri, options.reconnect, liveness);
+  auto transport = open_transport(uri, reconnect, liveness);
   return std::make_unique<StreamSource>(std::move(transport), std::move(decoder), source_options);
 }
 

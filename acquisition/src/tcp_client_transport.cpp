@@ -1,5 +1,6 @@
 // TCP client transport: connects to a device server, reads whatever arrives, and after losing
-// the connection, failing to make it, or hearing nothing for the idle timeout, tries again after
+// the connection, failing to make it (refused, or unanswered for the connect timeout, which may
+// span many reads), or hearing nothing for the idle timeout, tries again after
 // initial, 2×, 4×, … max backoff. The backoff resets only once bytes flow again, so a device
 // that accepts connections but stays silent is not hammered. With a TLS context (tls-connect://) each
 // connection is a TLS session over the same socket: a failed handshake is counted in refused()
@@ -54,6 +55,16 @@ class TcpClientTransport final : public TlsClientTransport {
     }
     for (const auto& r : results) endpoints_.push_back(r.endpoint());
     backoff_ = policy_.initial;
+  }
+
+  ~TcpClientTransport() override {
+    // A connect left in flight by the last read() must end before its Completion is destroyed.
+    if (connecting_) {
+      loop_.finish(completion_, [this] {
+        boost::system::error_code ignored;
+        socket_.close(ignored);
+      });
+    }
   }
 
   std::string describe() const override { return name_ + " (client)"; }
@@ -133,21 +144,29 @@ class TcpClientTransport final : public TlsClientTransport {
 
   void grow_backoff() { backoff_ = detail::grown_backoff(backoff_, policy_); }
 
-  // kData once connected; kTimeout or kStopped otherwise.
+  // kData once connected; kTimeout or kStopped otherwise. A connect in flight at the read's
+  // deadline stays in flight (kTimeout): the next read() goes on waiting for it, up to
+  // policy_.connect_timeout, so a round trip longer than a read's deadline still connects.
   TransportStatus connect(Clock::time_point deadline) {
     for (;;) {
-      if (auto status =
-              detail::wait_for_attempt(loop_, timer_, completion_, next_attempt_, deadline))
-        return *status;
-      // A connect abandoned at the deadline still reaches the device's accept (and wastes its
-      // turn): start one only with a few milliseconds left; the next read() starts it otherwise.
-      if (deadline - Clock::now() < std::chrono::milliseconds(5)) return TransportStatus::kTimeout;
-      const tcp::endpoint& target = endpoints_[attempt_++ % endpoints_.size()];
-      socket_.async_connect(target, completion_.handler());
-      loop_.run(completion_, deadline, [this] {
+      if (!connecting_) {
+        if (auto status =
+                detail::wait_for_attempt(loop_, timer_, completion_, next_attempt_, deadline))
+          return *status;
+        target_ = endpoints_[attempt_++ % endpoints_.size()];
+        socket_.async_connect(target_, completion_.handler());
+        connecting_ = true;
+        connect_deadline_ = Clock::now() + policy_.connect_timeout;
+      }
+      const auto close_socket = [this] {
         boost::system::error_code ignored;
         socket_.close(ignored);
-      });
+      };
+      if (!loop_.run_part(completion_, std::min(deadline, connect_deadline_), close_socket)) {
+        if (Clock::now() < connect_deadline_) return TransportStatus::kTimeout;
+        loop_.finish(completion_, close_socket);
+      }
+      connecting_ = false;
       if (completion_.ok() && tls_ && !handshake()) continue;  // refused: counted, retried later
       if (completion_.ok()) {
         boost::system::error_code ignored;
@@ -163,12 +182,18 @@ class TcpClientTransport final : public TlsClientTransport {
         ever_connected_ = connected_ = fresh_ = true;
         return TransportStatus::kData;
       }
-      boost::system::error_code ignored;
-      socket_.close(ignored);
-      if (completion_.ec == asio::error::operation_aborted) continue;  // deadline or stop
-      note_error(fmt::format("{}: connect failed ({}); retrying in {} ms", name_,
-                             completion_.ec.message(), backoff_.count()));
-      if (lost_reason_.empty()) lost_reason_ = completion_.ec.message();
+      close_socket();
+      if (loop_.stopped()) return TransportStatus::kStopped;
+      // The only cancellation left is the connect's own timeout (a stop returned above).
+      const bool timed_out = completion_.ec == asio::error::operation_aborted;
+      const std::string why = timed_out ? fmt::format("connect to {}:{} timed out after {} ms",
+                                                      target_.address().to_string(), target_.port(),
+                                                      policy_.connect_timeout.count())
+                                        : completion_.ec.message();
+      note_error(fmt::format("{}: {}; retrying in {} ms", name_,
+                             timed_out ? why : fmt::format("connect failed ({})", why),
+                             backoff_.count()));
+      if (lost_reason_.empty()) lost_reason_ = why;
       next_attempt_ = Clock::now() + backoff_;
       grow_backoff();
     }
@@ -187,7 +212,9 @@ class TcpClientTransport final : public TlsClientTransport {
   detail::Completion completion_;
   std::vector<tcp::endpoint> endpoints_;
   size_t attempt_ = 0;
-  bool connected_ = false, ever_connected_ = false, fresh_ = false;
+  tcp::endpoint target_;                // the address being (or last) connected to
+  Clock::time_point connect_deadline_;  // when the connect in flight is abandoned
+  bool connecting_ = false, connected_ = false, ever_connected_ = false, fresh_ = false;
   std::string lost_reason_;
   std::chrono::milliseconds backoff_;
   Clock::time_point next_attempt_{};

@@ -291,6 +291,84 @@ TEST_CASE("a corrupted payload fails its CRC, is counted, and the next frame sti
   CHECK(d.last_problem().find("CRC") != std::string::npos);
 }
 
+// Decodes `s` whole, cut once at every offset and byte by byte; all must equal the whole.
+Decoded decode_any_split(const std::vector<uint8_t>& s, size_t n) {
+  IngestDecoder whole_decoder(n);
+  const Decoded whole = decode_all(whole_decoder, s);
+  std::vector<size_t> every;
+  for (size_t cut = 1; cut < s.size(); ++cut) {
+    CAPTURE(cut);
+    IngestDecoder d(n);
+    const auto r = decode_all(d, s, {cut});
+    CHECK(r.seqs == whole.seqs);
+    CHECK(r.values == whole.values);
+    CHECK(r.stats.bytes_skipped == whole.stats.bytes_skipped);
+    every.push_back(cut);
+  }
+  IngestDecoder bytewise(n);
+  const auto r = decode_all(bytewise, s, every);
+  CHECK(r.seqs == whole.seqs);
+  CHECK(r.values == whole.values);
+  CHECK(r.stats.bytes_skipped == whole.stats.bytes_skipped);
+  return whole;
+}
+
+TEST_CASE("a frame that lost bytes in transit costs only itself, not the frame begun inside it") {
+  // Frames 5, 15 and 25 lose 10 payload bytes (a serial overrun): each one's claimed length
+  // reaches 10 bytes into the next frame. The old decoder skipped those as payload, failed the
+  // CRC and lost the intact next frame as well (15 damaged frames cost 30 in the audit).
+  const size_t n = 208;
+  std::vector<uint8_t> s;
+  std::vector<uint64_t> intact;
+  for (uint64_t k = 0; k < 30; ++k) {
+    auto f = frame_bytes(IngestSampleType::kF32, k, -1, eit::test::test_frame(k, n));
+    if (k % 10 == 5) {
+      f.erase(f.begin() + 300, f.begin() + 310);
+    } else {
+      intact.push_back(k);
+    }
+    append(s, f);
+  }
+  const auto r = decode_any_split(s, n);
+  CHECK(r.seqs == intact);
+  CHECK(r.values.back() == eit::test::test_frame(29, n));
+  CHECK(r.stats.bad_frames == 3);
+  CHECK(r.stats.bytes_skipped == 3 * (40 + 4 * n - 10));  // the damaged frames, to the byte
+}
+
+TEST_CASE("a frame cut short is followed by the next frame, whole") {
+  const size_t n = 208;
+  std::vector<uint8_t> s = frame_bytes(IngestSampleType::kF32, 1, -1, eit::test::test_frame(1, n));
+  s.resize(40 + 400);
+  for (uint64_t k = 2; k < 5; ++k)
+    append(s, frame_bytes(IngestSampleType::kF32, k, -1, eit::test::test_frame(k, n)));
+  const auto r = decode_any_split(s, n);
+  CHECK(r.seqs == std::vector<uint64_t>{2, 3, 4});
+  CHECK(r.stats.bad_frames == 1);
+  CHECK(r.stats.bytes_skipped == 40 + 400);
+}
+
+TEST_CASE("several whole frames inside a damaged frame's length all decode, in order") {
+  // A header promising a 256-byte header and 8 float64 values (320 bytes to come), then only
+  // i16 frames of 56 bytes: five of them lie inside the damaged frame's length.
+  const size_t n = 8;
+  IngestHeader h;
+  h.sample_type = IngestSampleType::kF64;
+  h.header_len = kIngestMaxHeaderLen;
+  h.seq = 100;
+  h.value_count = n;
+  std::vector<uint8_t> s(kIngestHeaderSize);
+  const std::vector<uint8_t> lost_payload(n * 8, 0x5A);
+  encode_ingest_header(std::span<uint8_t, kIngestHeaderSize>(s.data(), kIngestHeaderSize), h,
+                       lost_payload);
+  for (uint64_t k = 0; k < 8; ++k)
+    append(s, frame_bytes(IngestSampleType::kI16, k, -1, eit::test::test_frame(k * 4, n)));
+  const auto r = decode_any_split(s, n);
+  CHECK(r.seqs == std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(r.stats.bad_frames == 1);
+  CHECK(r.stats.bytes_skipped == kIngestHeaderSize);
+}
+
 TEST_CASE("a later version with a longer header is read by its version-1 fields") {
   const std::vector<float> v = eit::test::test_frame(5, 4);
   auto f = frame_bytes(IngestSampleType::kF32, 5, -1, v);

@@ -128,6 +128,27 @@ TEST_CASE("tcp client reconnects after the device restarts and reports the seq g
   CHECK(st.last_error.find("reconnected") != std::string::npos);
 }
 
+TEST_CASE("tcp client follows a device that reboots: its seq restarts lower, no frame is lost") {
+  auto first = open_device_link("tcp-listen://127.0.0.1:0");
+  const std::string where = first->endpoint();
+  auto source = open_live_source("tcp://" + where, {}, eit::test::adjacent16());
+  std::thread device([&] { send_range(*first, 100, 150); });
+  check_in_order(read_frames(*source, 50), 100, 50);
+  device.join();
+  first.reset();
+  auto second = open_device_link("tcp-listen://" + where);  // rebooted: counts from 0 again
+  std::thread device2([&] { send_range(*second, 0, 40); });
+  const auto after = read_frames(*source, 40);
+  device2.join();
+  check_in_order(after, 0, 40);
+  CHECK((after[0].flags & eit::pipeline::kFlagGapBefore) != 0);
+  const auto st = source->stats();
+  CHECK(st.reordered == 0);
+  CHECK(source->seq_restarts() == 1);
+  CHECK(st.last_error.find("device seq restarted 1 time(s), last at 0 where 150 was expected") !=
+        std::string::npos);
+}
+
 TEST_CASE("tcp-listen source accepts the device again after it disconnects") {
   auto source = open_live_source("tcp-listen://127.0.0.1:0", {}, eit::test::adjacent16());
   {

@@ -54,6 +54,8 @@ std::string StatusLine::next() {
   if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
   if (s.source.reconnects) line += fmt::format(" | reconnects {}", s.source.reconnects);
   if (s.source.bad_frames) line += fmt::format(" | rejected frames {}", s.source.bad_frames);
+  if (s.source.reordered)
+    line += fmt::format(" | dropped by seq {} (repeated or behind)", s.source.reordered);
   if (!s.source.last_error.empty()) line += fmt::format(" | source: {}", s.source.last_error);
   // The pipeline's last fault (a refused reference: images stay empty until one is accepted).
   if (!s.error.empty()) line += fmt::format(" | error: {}", s.error);
@@ -77,9 +79,11 @@ std::string final_summary(const pipeline::PipelineStats& s) {
                          : fmt::format(", sink {} {}/{}{}", q.name, q.queue.high_water,
                                        q.queue.capacity, q.blocks ? " (blocking)" : "");
   out += "\n";
-  if (s.source.bad_frames || s.source.seq_gaps || s.source.bytes_skipped)
-    out += fmt::format("source: {} bad frames, {} frames missing by seq, {} bytes skipped\n",
-                       s.source.bad_frames, s.source.seq_gaps, s.source.bytes_skipped);
+  if (s.source.bad_frames || s.source.seq_gaps || s.source.reordered || s.source.bytes_skipped)
+    out += fmt::format(
+        "source: {} bad frames, {} frames missing by seq, {} dropped by seq (repeated or "
+        "behind), {} bytes skipped\n",
+        s.source.bad_frames, s.source.seq_gaps, s.source.reordered, s.source.bytes_skipped);
   if (s.source.reconnects) out += fmt::format("source: {} reconnects\n", s.source.reconnects);
   if (!s.source.last_error.empty())
     out += fmt::format("source: last problem: {}\n", s.source.last_error);

@@ -4,7 +4,9 @@
 //   - no valid frame within `timeout_s` of the start: a refused or silent connection, or a device
 //     whose every frame is rejected (a device/model mismatch: 208 values against an 896-value
 //     model);
-//   - after valid frames, only rejected frames for `timeout_s` (the device was reconfigured);
+//   - after valid frames, only rejected frames for `timeout_s`, counted from the first rejected
+//     one (the device was reconfigured; an outage before it does not count); frames refused for
+//     their seq (repeated or behind: a device whose seq never advances) count as rejected;
 //   - at the end of the run, a source that never yielded a valid frame (e.g. stopped by
 //     --duration or Ctrl-C before the timeout).
 // Silence after valid frames is not a failure: the transport reconnects and the status line
@@ -35,8 +37,7 @@ class SourceWatchdog {
   std::string source_;
   int64_t timeout_ns_;
   int64_t start_ns_;
-  uint64_t frames_seen_ = 0, bad_seen_ = 0;
-  int64_t last_frame_ns_;      // when frames_in last grew (start before the first)
+  uint64_t frames_seen_ = 0, bad_seen_ = 0, refused_seen_ = 0;
   int64_t bad_since_ns_ = -1;  // first rejected frame since the last valid one; -1: none
 };
 

@@ -36,11 +36,14 @@ struct TransportStats {
   std::string last_error;      // most recent problem, with what was done about it
 };
 
-// How a transport that lost its peer tries again: waits initial, then ×factor up to max.
+// How a transport that lost its peer tries again: waits initial, then ×factor up to max. A TCP
+// connect that has not completed after connect_timeout is abandoned and counts as failed; it
+// outlasts read deadlines, so that a device a long round trip away can still be reached.
 struct ReconnectPolicy {
   std::chrono::milliseconds initial{50};
   std::chrono::milliseconds max{2000};
   double factor = 2.0;
+  std::chrono::milliseconds connect_timeout{3000};
 };
 
 class ByteTransport {

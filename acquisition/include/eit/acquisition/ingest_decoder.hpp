@@ -7,9 +7,10 @@
 // frame and is then treated as garbage: the decoder hunts for the next header from the byte
 // after its magic and never trusts its length (a forged count cannot swallow good frames), so
 // its payload, if any, goes to bytes_skipped too. A payload CRC mismatch on a frame of the
-// expected size consumes that size and goes to bad_frames.
+// expected size goes to bad_frames, and its bytes after the magic are hunted through again (a
+// frame that lost bytes in transit swallowed the start of the next one, which must not be lost).
 //
-// Owns a buffer of n_values × 8 bytes allocated at construction; decode() never allocates.
+// Owns buffers of about n_values × 16 bytes allocated at construction; decode() never allocates.
 // One thread decodes; stats() and last_problem() may be called from another.
 #include <atomic>
 #include <cstdint>
@@ -33,6 +34,7 @@ class IngestDecoder final : public StreamDecoder {
   std::string_view name() const noexcept override { return "ingest"; }
   size_t n_values() const noexcept override { return n_values_; }
   DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept override;
+  bool flush(pipeline::FrameSlot& slot) noexcept override;
   void reset() noexcept override;
   DecoderStats stats() const noexcept override;
   bool carries_seq() const noexcept override { return true; }
@@ -45,6 +47,12 @@ class IngestDecoder final : public StreamDecoder {
   void resync_after_bad_header() noexcept;
   void start_frame(const IngestHeader& h) noexcept;
   bool finish_payload(pipeline::FrameSlot& slot) noexcept;
+  // What consume() stopped on: the input ran out, a frame completed, or a frame failed its
+  // payload CRC (replay_damaged_frame() must run before anything else is consumed).
+  enum class Step { kMore, kFrame, kDamaged };
+  Step consume(std::span<const uint8_t> in, size_t& pos, pipeline::FrameSlot& slot) noexcept;
+  void replay_damaged_frame(size_t rest_from) noexcept;
+  size_t defer_input_byte(uint8_t b) noexcept;
   static void add(std::atomic<uint64_t>& counter, uint64_t n) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
@@ -55,9 +63,14 @@ class IngestDecoder final : public StreamDecoder {
   uint8_t header_[kIngestHeaderSize];
   size_t header_have_ = 0;
   IngestHeader current_;
-  size_t header_tail_left_ = 0;  // header bytes beyond version 1's, skipped
+  uint8_t header_tail_[kIngestMaxHeaderLen - kIngestHeaderSize];  // beyond version 1's, unread
+  size_t header_tail_have_ = 0, header_tail_left_ = 0;
   size_t payload_have_ = 0;
   std::vector<uint8_t> payload_;  // n_values × 8 bytes
+  // Bytes decoded again before new input: those of a damaged frame after its magic, then what
+  // was left of an earlier replay. At most one frame's size (kIngestMaxHeaderLen + 8·n_values).
+  std::vector<uint8_t> replay_;
+  size_t replay_pos_ = 0, replay_len_ = 0;
 
   std::atomic<uint64_t> frames_{0}, bad_frames_{0}, bytes_skipped_{0};
   std::atomic<uint32_t> last_bad_count_{0};  // value count of the last wrong-length frame
