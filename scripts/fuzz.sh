@@ -97,6 +97,27 @@ def compressed(elem):
     return struct.pack("<II", 15, len(z)) + z
 cell = element(14, element(6, struct.pack("<II", 1, 0)) + element(5, struct.pack("<ii", 1, 1)) + element(1, b"c") + element(14, b""))
 put("fuzz_mat", "compressed.mat", hdr + compressed(cell) + compressed(matrix("v", 6, 9, "d", [float(i) for i in range(512)])))
+# ... and as MATLAB -v7.3 writes them (HDF5 with a 512-byte user block), when h5py is there.
+try:
+    import h5py, numpy, tempfile
+except ImportError:
+    h5py = None
+if h5py:
+    def mat73(name, values, deflate):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "v73.mat")
+            with h5py.File(path, "w", userblock_size=512) as f:
+                # MATLAB stores its 256x2 column-major, i.e. as a 2x256 dataset.
+                d = f.create_dataset(name, data=numpy.array(values, dtype="<f8").reshape(2, 256),
+                                     compression="gzip" if deflate else None)
+                d.attrs["MATLAB_class"] = numpy.bytes_("double")
+            v73 = b"MATLAB 7.3 MAT-file, eitstream fuzz seed".ljust(116, b" ") + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM"
+            data = bytearray(open(path, "rb").read())
+            data[:128] = v73
+            return bytes(data)
+    for target in ("fuzz_mat", "fuzz_recon_mat"):
+        put(target, "v73.mat", mat73("v", [float(i) for i in range(512)], False))
+        put(target, "v73_deflate.mat", mat73("v", [float(i) for i in range(512)], True))
 # Ingest framing, 8 values: two frames (f32, i16) around garbage, a wrong count, a false magic.
 import zlib
 def ingest(seq, stype, fmt, values):

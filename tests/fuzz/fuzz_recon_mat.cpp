@@ -8,7 +8,7 @@
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static eit::fuzz::MemFile file("fuzz.mat");
+  static eit::fuzz::InputFile file("fuzz.mat");
   const auto& path = file.write(data, size);
   for (const char* name : {"", "v"}) {
     try {

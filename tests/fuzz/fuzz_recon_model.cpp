@@ -10,7 +10,7 @@
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static eit::fuzz::MemFile file("fuzz.h5");
+  static eit::fuzz::InputFile file("fuzz.h5");
   static const bool quiet = [] { return H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0; }();
   (void)quiet;
   const auto& path = file.write(data, size);
