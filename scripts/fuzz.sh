@@ -97,27 +97,6 @@ def compressed(elem):
     return struct.pack("<II", 15, len(z)) + z
 cell = element(14, element(6, struct.pack("<II", 1, 0)) + element(5, struct.pack("<ii", 1, 1)) + element(1, b"c") + element(14, b""))
 put("fuzz_mat", "compressed.mat", hdr + compressed(cell) + compressed(matrix("v", 6, 9, "d", [float(i) for i in range(512)])))
-# ... and as MATLAB -v7.3 writes them (HDF5 with a 512-byte user block), when h5py is there.
-try:
-    import h5py, numpy, tempfile
-except ImportError:
-    h5py = None
-if h5py:
-    def mat73(name, values, deflate):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "v73.mat")
-            with h5py.File(path, "w", userblock_size=512) as f:
-                # MATLAB stores its 256x2 column-major, i.e. as a 2x256 dataset.
-                d = f.create_dataset(name, data=numpy.array(values, dtype="<f8").reshape(2, 256),
-                                     compression="gzip" if deflate else None)
-                d.attrs["MATLAB_class"] = numpy.bytes_("double")
-            v73 = b"MATLAB 7.3 MAT-file, eitstream fuzz seed".ljust(116, b" ") + b"\0" * 8 + struct.pack("<H", 0x0200) + b"IM"
-            data = bytearray(open(path, "rb").read())
-            data[:128] = v73
-            return bytes(data)
-    for target in ("fuzz_mat", "fuzz_recon_mat"):
-        put(target, "v73.mat", mat73("v", [float(i) for i in range(512)], False))
-        put(target, "v73_deflate.mat", mat73("v", [float(i) for i in range(512)], True))
 # Ingest framing, 8 values: two frames (f32, i16) around garbage, a wrong count, a false magic.
 import zlib
 def ingest(seq, stype, fmt, values):
@@ -147,12 +126,13 @@ def image_header(seq):
 heads = b"".join(image_header(s) for s in range(3))
 put("fuzz_image_batch", "three", struct.pack("<H", len(heads)) + heads + struct.pack("<12f", *range(12)))
 PY
-# A small Model file (HDF5) when the normal build's eitstream is there (CI builds it first).
-mkdir -p "$seeds/fuzz_recon_model"
-if [ -x build/eitstream ]; then
-  ./build/eitstream model build --mesh circle --h0 0.5 --algorithm bp \
-    -o "$seeds/fuzz_recon_model/bp.h5" >/dev/null 2>&1 || true
-fi
+# The HDF5 targets build their files from the input (tests/fuzz/fuzzed_hdf5.hpp): byte k alone
+# picks layout k with every place valid (Model file: grid, voxels, mesh on nodes, on elements, gn;
+# v7.3: v alone, or with 1 or 2 more variables).
+for t in fuzz_recon_model fuzz_mat73; do
+  mkdir -p "$seeds/$t"
+  for k in 0 1 2 3 4; do printf "\\x0$k" >"$seeds/$t/valid$k"; done
+done
 
 status=0
 summary=()
