@@ -53,6 +53,25 @@ void write_any(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_ty
     fail(fmt::format("{}: cannot write dataset {}", file, name));
 }
 
+// A dataset may claim at most 1032 bytes of values per byte of its file: deflate's largest
+// ratio, and no filter eitstream or h5py writes packs more. Values never written (fill values)
+// cost nothing whatever extent is declared, and the readers allocate that extent: a 12 KB Model
+// file declaring H as 2^28 × 3 made load_model allocate and fill 3.2 GB before refusing it.
+constexpr hsize_t kMaxInflation = 1032;
+
+void check_claimed_size(hid_t set, hssize_t n, const std::string& where) {
+  const Handle type(H5Dget_type(set), H5Tclose);
+  const size_t value_size = type.valid() ? H5Tget_size(type.get()) : 0;
+  const Handle file(H5Iget_file_id(set), H5Fclose);
+  hsize_t file_size = 0;
+  if (!file.valid() || H5Fget_filesize(file.get(), &file_size) < 0)
+    fail(fmt::format("{}: cannot read the size of its file", where));
+  const auto claimed = static_cast<unsigned __int128>(n) * std::max<size_t>(value_size, 1);
+  if (claimed > static_cast<unsigned __int128>(file_size) * kMaxInflation)
+    fail(fmt::format("{}: {} values of {} bytes, more than the {}-byte file can hold", where, n,
+                     value_size, file_size));
+}
+
 // Opens dataset `name` and checks that it holds integers or floats and, when expected_count is
 // given, exactly that many values (the count is checked first).
 struct NumericDataset {
@@ -65,6 +84,7 @@ NumericDataset open_numeric_dataset(hid_t loc, const std::string& name, const st
   Handle space(H5Dget_space(d.set.get()), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) fail(fmt::format("{}: cannot read its shape", where));
+  check_claimed_size(d.set.get(), n, where);
   if (expected_count && static_cast<size_t>(n) != *expected_count)
     fail(fmt::format("{}: {} values, expected {}", where, n, *expected_count));
   Handle type(H5Dget_type(d.set.get()), H5Tclose);
@@ -238,6 +258,8 @@ std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name, const std
   if (rank < 0) fail(fmt::format("{}: cannot read its shape", where));
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  // Callers size buffers by the shape before reading (H straight into the model's matrix).
+  check_claimed_size(set.get(), H5Sget_simple_extent_npoints(space.get()), where);
   return dims;
 }
 

@@ -27,7 +27,34 @@ std::string dims_text(const std::vector<hsize_t>& dims) {
   return s.empty() ? "a scalar" : s;
 }
 
+// libmatio reads MATLAB_class into a buffer of one string's length, and MATLAB_fields (a
+// struct's field names) with its extent written into one integer (left unset for a scalar) and
+// each value read as a variable-length sequence of bytes (hvl_t) whatever its own type is.
+std::string check_names(hid_t object, const std::string& path) {
+  if (H5Aexists(object, "MATLAB_class") > 0) {
+    const h5::Handle a(H5Aopen(object, "MATLAB_class", H5P_DEFAULT), H5Aclose);
+    const h5::Handle space(a.valid() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
+    const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    if (n != 1)
+      return fmt::format("attribute MATLAB_class of '{}' holds {} values, expected 1", path, n);
+  }
+  if (H5Aexists(object, "MATLAB_fields") <= 0) return {};
+  const h5::Handle a(H5Aopen(object, "MATLAB_fields", H5P_DEFAULT), H5Aclose);
+  const h5::Handle space(a.valid() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
+  const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (rank != 1)  // a scalar left libmatio's count at 0 and it read one value into no room
+    return fmt::format("attribute MATLAB_fields of '{}' has {} dimensions, expected 1", path, rank);
+  const h5::Handle type(H5Aget_type(a.get()), H5Tclose);
+  const h5::Handle base(type.valid() ? H5Tget_super(type.get()) : H5I_INVALID_HID, H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_VLEN || !base.valid() || H5Tget_size(base.get()) != 1)
+    return fmt::format(
+        "attribute MATLAB_fields of '{}' is not a list of variable-length character sequences",
+        path);
+  return {};
+}
+
 std::string check_object(hid_t object, const std::string& path, bool is_dataset) {
+  if (std::string names = check_names(object, path); !names.empty()) return names;
   for (const char* attribute : kOneValueAttributes) {
     if (H5Aexists(object, attribute) <= 0) continue;
     const h5::Handle a(H5Aopen(object, attribute, H5P_DEFAULT), H5Aclose);

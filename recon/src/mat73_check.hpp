@@ -3,9 +3,12 @@
 // fixed-size buffers without checking: the attributes MATLAB_empty, MATLAB_global,
 // MATLAB_int_decode and MATLAB_sparse, each read as one integer, must hold one value; and a
 // dataset marked MATLAB_empty holds its dimensions vector, read into a buffer of its last
-// dimension's length, so it must be one row of at most 32 values. A forged file broke each rule
-// into a heap or stack overflow (later libmatio bounds the reads). Private to eit_recon; throws
-// std::runtime_error naming the file (`name`), the object and what was found.
+// dimension's length, so it must be one row of at most 32 values. MATLAB_class must hold one
+// string (it is read into one string's buffer); MATLAB_fields, when present, must be a 1-D (not
+// scalar) list of variable-length byte sequences (libmatio writes its extent into one integer and
+// reads it as such whatever its type). A forged file broke each rule into a heap or stack overflow
+// (later libmatio bounds the reads). Private to eit_recon; throws std::runtime_error naming the
+// file (`name`), the object and what was found.
 #include <filesystem>
 #include <string_view>
 

@@ -5,7 +5,7 @@
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static eit::fuzz::MemFile file("fuzz.get");
+  static eit::fuzz::InputFile file("fuzz.get");
   eit::fuzz::open_and_read_all(file.write(data, size), "get", eit::fuzz::protocol(), size);
   return 0;
 }

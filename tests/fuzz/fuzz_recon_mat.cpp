@@ -1,5 +1,5 @@
 // libFuzzer target: recon's .mat matrix import (read_mat_variable through the shared hardened
-// reader) on arbitrary file contents, by name and by "the only numeric variable".
+// reader) on arbitrary file contents (MATLAB v5 to v7), by name and by "the only numeric variable".
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -8,7 +8,8 @@
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static eit::fuzz::MemFile file("fuzz.mat");
+  static eit::fuzz::InputFile file("fuzz.mat");
+  if (eit::fuzz::says_mat73(data, size)) return -1;  // v7.3 is fuzz_mat73's
   const auto& path = file.write(data, size);
   for (const char* name : {"", "v"}) {
     try {

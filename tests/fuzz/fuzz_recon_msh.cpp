@@ -8,7 +8,7 @@
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static eit::fuzz::MemFile file("fuzz.msh");
+  static eit::fuzz::InputFile file("fuzz.msh");
   const auto& path = file.write(data, size);
   for (int electrodes : {0, 16}) {  // from physical groups, or placed at pyEIT's angles
     try {

@@ -9,7 +9,7 @@
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static eit::fuzz::MemFile file("fuzz.npy");
+  static eit::fuzz::InputFile file("fuzz.npy");
   const auto& path = file.write(data, size);
   try {
     const eit::recon::DenseArray a = eit::recon::read_npy(path);

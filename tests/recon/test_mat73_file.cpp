@@ -177,3 +177,110 @@ TEST_CASE("a .mat file whose header says v7.3 but is not HDF5 is refused by name
   CHECK(why.find("its header says MATLAB v7.3, but it is not an HDF5 file") != std::string::npos);
   fs::remove(p);
 }
+
+namespace {
+
+// Adds to a v7.3 file (from mat73_file) a struct `s` with one field `a`, its field names written
+// by `fields` (MATLAB: a 1-D attribute of variable-length char sequences, one per field).
+template <typename Fields>
+void add_struct(const fs::path& p, Fields fields) {
+  const hid_t file = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  const hid_t g = H5Gcreate2(file, "s", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  string_attribute(g, "MATLAB_class", "struct");
+  fields(g);
+  const double one = 1.0;
+  const hsize_t dims[2] = {1, 1};
+  const hid_t space = H5Screate_simple(2, dims, nullptr);
+  const hid_t a =
+      H5Dcreate2(g, "a", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(H5Dwrite(a, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &one) >= 0);
+  string_attribute(a, "MATLAB_class", "double");
+  H5Dclose(a);
+  H5Sclose(space);
+  H5Gclose(g);
+  H5Fclose(file);
+}
+
+// MATLAB_fields holding `rank` dimensions of 1 × 1 × … field names "a", as `type` (vlen char
+// sequences as MATLAB writes them, or variable-length strings).
+void fields_attribute(hid_t g, int rank, bool as_strings) {
+  const std::vector<hsize_t> dims(static_cast<size_t>(rank), 1);
+  const hid_t space =
+      rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims.data(), nullptr);
+  hid_t type = -1;
+  const char* text = "a";
+  hvl_t seq{1, const_cast<char*>(text)};
+  const void* data = &seq;
+  if (as_strings) {
+    type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    data = &text;
+  } else {
+    type = H5Tvlen_create(H5T_NATIVE_CHAR);
+  }
+  const hid_t a = H5Acreate2(g, "MATLAB_fields", type, space, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(a >= 0);
+  REQUIRE(H5Awrite(a, type, data) >= 0);
+  H5Aclose(a);
+  H5Tclose(type);
+  H5Sclose(space);
+}
+
+Variable matrix_v() {
+  Variable v;
+  v.dims = {2, 3};
+  v.values = {1, 2, 3, 4, 5, 6};
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a v7.3 .mat MATLAB_class must hold one string") {
+  if (skip_without_matio()) return;
+  // libmatio 1.5.23 reads MATLAB_class into a buffer of one string's length whatever the
+  // attribute holds: two strings overflowed it (found by fuzz_mat73).
+  const auto p = mat73_file("class2.mat", {matrix_v()});
+  {
+    const hid_t file = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t set = H5Dopen2(file, "v", H5P_DEFAULT);
+    H5Adelete(set, "MATLAB_class");
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 6);
+    eit::test::write_h5_attribute(set, "MATLAB_class", type, type, "doubledouble", 2);
+    H5Tclose(type);
+    H5Dclose(set);
+    H5Fclose(file);
+  }
+  const std::string why = error_of(p);
+  CAPTURE(why);
+  CHECK(why.find("attribute MATLAB_class of '/v' holds 2 values, expected 1") != std::string::npos);
+  fs::remove(p);
+}
+
+TEST_CASE("a v7.3 .mat struct's MATLAB_fields must be a 1-D list of char sequences") {
+  if (skip_without_matio()) return;
+  // libmatio 1.5.23 writes MATLAB_fields' extent into one integer on its stack (rank 2
+  // overflowed it), leaves that count at 0 for a scalar and still reads one value into no room
+  // (both found by fuzz_mat73), and reads the values as char sequences whatever their type.
+  const auto ok = mat73_file("fields_ok.mat", {matrix_v()});
+  add_struct(ok, [](hid_t g) { fields_attribute(g, 1, false); });
+  CHECK(error_of(ok).empty());  // MATLAB's own layout still reads
+  for (int rank : {0, 2}) {
+    const auto p = mat73_file(fmt::format("fields_rank{}.mat", rank), {matrix_v()});
+    add_struct(p, [rank](hid_t g) { fields_attribute(g, rank, false); });
+    const std::string why = error_of(p);
+    CAPTURE(why);
+    CHECK(why.find(fmt::format("attribute MATLAB_fields of '/s' has {} dimensions, expected 1",
+                               rank)) != std::string::npos);
+    fs::remove(p);
+  }
+  const auto strings = mat73_file("fields_strings.mat", {matrix_v()});
+  add_struct(strings, [](hid_t g) { fields_attribute(g, 1, true); });
+  const std::string why = error_of(strings);
+  CAPTURE(why);
+  CHECK(why.find("attribute MATLAB_fields of '/s' is not a list of variable-length character "
+                 "sequences") != std::string::npos);
+  fs::remove(ok);
+  fs::remove(strings);
+}

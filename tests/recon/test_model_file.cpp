@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -200,6 +201,49 @@ TEST_CASE("a model's integer attribute beyond int is refused, not wrapped into a
       load_model(file),
       doctest::Contains("/protocol: attribute 'n_electrodes' is 4294967304, expected 2 to 1024"),
       std::runtime_error);
+  fs::remove(file);
+}
+
+// Replaces dataset `name` of `group` in `file` by one of `dims` with no values written: HDF5
+// stores nothing for it (its fill value stands in), so a few bytes declare any extent.
+void set_unwritten_dataset(const fs::path& file, const char* group, const char* name, hid_t type,
+                           const std::vector<hsize_t>& dims) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t g = H5Gopen2(f, group, H5P_DEFAULT);
+  REQUIRE(H5Ldelete(g, name, H5P_DEFAULT) >= 0);
+  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t set = H5Dcreate2(g, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(set >= 0);
+  H5Dclose(set);
+  H5Sclose(space);
+  H5Gclose(g);
+  H5Fclose(f);
+}
+
+TEST_CASE("a model dataset claiming more values than its file can hold is refused unread") {
+  // H declared 2^18 × n_meas in a file of a few KB: load_model sized H by the declared shape and
+  // read 42 MB of fill values before finding the rows did not match the grid (at 2^28 rows:
+  // 3.2 GB allocated and filled, 7.5 s; found while writing fuzz_recon_model); a 2^20 × 2^20 mask
+  // was a 1 TB allocation.
+  const fs::path file = temp_path("unwritten.h5");
+  Model m = grid_model();
+  save_model(file, m);
+  const auto n_meas = static_cast<hsize_t>(m.protocol.n_meas());
+  set_unwritten_dataset(file, "/", "H", H5T_IEEE_F32LE, {hsize_t{1} << 18, n_meas});
+  const std::string expected =
+      fmt::format(": /H: {} values of 4 bytes, more than the {}-byte file can hold",
+                  (hsize_t{1} << 18) * n_meas, fs::file_size(file));
+  CHECK_THROWS_WITH_AS(load_model(file), doctest::Contains(expected.c_str()), std::runtime_error);
+  save_model(file, m);
+  set_int_attribute(file, "geometry", "nx", int64_t{1} << 20);
+  set_int_attribute(file, "geometry", "ny", int64_t{1} << 20);
+  set_unwritten_dataset(file, "geometry", "mask", H5T_STD_U8LE,
+                        {hsize_t{1} << 20, hsize_t{1} << 20});
+  CHECK_THROWS_WITH_AS(load_model(file),
+                       doctest::Contains("/geometry/mask: 1099511627776 values of 1 bytes, more "
+                                         "than the"),
+                       std::runtime_error);
   fs::remove(file);
 }
 

@@ -65,7 +65,10 @@ void write_attr(hid_t loc, const std::string& name, const std::string& value,
 void write_attr(hid_t loc, const std::string& name, int64_t value, const std::string& file);
 void write_attr(hid_t loc, const std::string& name, double value, const std::string& file);
 
-// Reading. `where` names the object in messages, e.g. "model.h5: /protocol/drives".
+// Reading. `where` names the object in messages, e.g. "model.h5: /protocol/drives". A dataset
+// whose shape claims more than 1032 bytes of values per byte of its file (deflate's largest
+// ratio) is refused by dataset_shape, expect_shape and the read_* functions before anything is
+// allocated: unwritten values cost no file space whatever extent is declared.
 Handle open_file(const std::string& path);
 Handle open_group(hid_t loc, const std::string& name, const std::string& where);
 bool exists(hid_t loc, const std::string& name);
