@@ -134,6 +134,11 @@ for t in fuzz_recon_model fuzz_mat73; do
   for k in 0 1 2 3 4; do printf "\\x0$k" >"$seeds/$t/valid$k"; done
 done
 
+# The targets write each input to a file (libhdf5 needs a real path) in a folder of their own
+# under this one, in memory where /dev/shm exists; removed at the end, also after a crash.
+inputs=$(mktemp -d "$([ -d /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/eit-fuzz-run.XXXXXX")
+trap 'rm -rf "$inputs"' EXIT
+
 status=0
 summary=()
 for t in "${targets[@]}"; do
@@ -151,7 +156,7 @@ for t in "${targets[@]}"; do
   # Leaks inside third-party libraries we cannot fix are listed in scripts/lsan-suppressions.txt.
   LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
   ASAN_OPTIONS="allocator_may_return_null=0:max_allocation_size_mb=256${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+  TMPDIR="$inputs" "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
     -print_final_stats=1 -seed="$seed" \
     -artifact_prefix="$build/$t-" "$corpus" >"$log" 2>&1 || rc=$?
   # libFuzzer's RSS watchdog can report out-of-memory and still exit 0: read the log too.

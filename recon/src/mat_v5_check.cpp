@@ -107,8 +107,12 @@ class V5Walker {
         check_matrix_header(pos + 8, nbytes);
       }
       if (type == 15 && nbytes > 0) walk_compressed(pos, nbytes, depth);
-      const uint64_t padded = type == 15 ? nbytes : (nbytes + 7) / 8 * 8;  // 15 = miCOMPRESSED
-      pos += 8 + std::min(padded, end - pos - 8);
+      // Where libmatio reads the next element: a variable's successor right after its bytes
+      // (it seeks nBytes + 8, unpadded: MATLAB's variables are multiples of 8 anyway); inside a
+      // matrix, after the padding to 8 bytes. Walking padded variables let a forged size skip
+      // the bytes libmatio then read as the next header (a 512 MB dims array).
+      const uint64_t step = variables || type == 15 ? nbytes : (nbytes + 7) / 8 * 8;
+      pos += 8 + std::min(step, end - pos - 8);
     }
   }
 

@@ -19,17 +19,18 @@
 namespace eit::fuzz {
 
 // The fuzz input as a real file, rewritten for every input, named `name` (the extension the
-// format expects) in a directory of its own under /dev/shm (memory, no disk) or $TMPDIR. Not a
-// memfd behind /proc/self/fd: libhdf5 resolves a file's real path before opening it, and a
-// memfd has none ("/memfd:… (deleted)"), so every HDF5 input (Model files, MATLAB v7.3) failed
-// to open and the fuzzer never got past H5Fopen.
+// format expects) in a directory of its own under $TMPDIR (scripts/fuzz.sh points it at a folder
+// in /dev/shm that it removes afterwards, also when a target crashed), else /dev/shm (memory, no
+// disk), else /tmp. Not a memfd behind /proc/self/fd: libhdf5 resolves a file's real path before
+// opening it, and a memfd has none ("/memfd:… (deleted)"), so every HDF5 input (Model files,
+// MATLAB v7.3) failed to open and the fuzzer never got past H5Fopen.
 class InputFile {
  public:
   explicit InputFile(const char* name) {
     const char* tmp = std::getenv("TMPDIR");
-    std::string dir_template = std::filesystem::is_directory("/dev/shm") ? "/dev/shm"
-                               : tmp != nullptr                          ? tmp
-                                                                         : "/tmp";
+    std::string dir_template = tmp != nullptr && *tmp != '\0'              ? tmp
+                               : std::filesystem::is_directory("/dev/shm") ? "/dev/shm"
+                                                                           : "/tmp";
     dir_template += "/eit-fuzz-XXXXXX";
     if (::mkdtemp(dir_template.data()) == nullptr) std::abort();
     dir_ = dir_template;

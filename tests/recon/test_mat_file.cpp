@@ -254,6 +254,24 @@ TEST_CASE("a .mat variable that is an empty matrix element is refused, its heade
   fs::remove(p);
 }
 
+TEST_CASE("a .mat variable whose length is not a multiple of 8 is walked where libmatio reads on") {
+  if (skip_without_matio()) return;
+  // Found by fuzz_mat (CI's seed, 512 MB malloc): libmatio reads the next variable right after a
+  // variable's bytes (it seeks nBytes + 8, unpadded), where the check walked on after padding to
+  // 8. A variable claiming 4 bytes more than its matrix holds: libmatio's next tag starts 4
+  // bytes later than the padded walk's, here a matrix of 2^31 - 16 bytes.
+  std::string v = double_matrix("v", 1, 1, {5});
+  const uint32_t body = static_cast<uint32_t>(v.size() - 8), claimed = body + 4;
+  std::memcpy(v.data() + 4, &claimed, 4);
+  for (const uint32_t word : {0u, 14u, 0x7ffffff0u, 0u}) put32(v, word);
+  const auto p = mat_file("unpadded.mat", v);
+  const std::string why = error_of(p);
+  CAPTURE(why);
+  CHECK(why.find(fmt::format("element at byte {} claims 2147483632 bytes", 128 + 8 + body + 4)) !=
+        std::string::npos);
+  fs::remove(p);
+}
+
 namespace {
 
 // `data` as an miCOMPRESSED element (zlib stream, unpadded), as MATLAB's -v7 writes variables.
