@@ -112,10 +112,20 @@ ZmqPublisher::~ZmqPublisher() {
     (void)pool_.release();  // deliberately leaked: libzmq may still read it
 }
 
+void ZmqPublisher::stop_waiting_at(int64_t deadline_ns) noexcept {
+  int64_t none = INT64_MAX;
+  give_up_ns_.compare_exchange_strong(none, deadline_ns, std::memory_order_relaxed);
+}
+
+bool ZmqPublisher::done_waiting() const noexcept {
+  return aborted_.load(std::memory_order_relaxed) ||
+         pipeline::now_ns() >= give_up_ns_.load(std::memory_order_relaxed);
+}
+
 // Sends one multipart message; on any failure the parts not sent are closed (returning their
-// pool slot). Lossless: waits on EAGAIN until abort().
+// pool slot). Lossless: waits on EAGAIN (every 100 ms: ZMQ_SNDTIMEO) until done_waiting().
 bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n, uint64_t images) noexcept {
-  const bool wait = options_.lossless && !aborted_.load(std::memory_order_relaxed);
+  const bool wait = options_.lossless && !done_waiting();
   const auto base = wait ? zmq::send_flags::none : zmq::send_flags::dontwait;
   pipeline::Backoff backoff(std::chrono::microseconds(1000));
   for (size_t i = 0; i < n; ++i) {
@@ -130,7 +140,7 @@ bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n, uint64_t images
       }
       // EAGAIN: the peer's queue is full (or, for PUSH, there is no peer yet). Multipart
       // messages are atomic, so this only happens on the first part.
-      if (!options_.lossless || aborted_.load(std::memory_order_relaxed)) {
+      if (!options_.lossless || done_waiting()) {
         bump(dropped_, images);
         for (size_t j = i; j < n; ++j) parts[j].rebuild();
         return false;
@@ -244,7 +254,7 @@ void ZmqPublisher::drain() noexcept {
   int64_t deadline = pipeline::now_ns() + budget;
   int quiet_polls = 0;
   bool flushed = false;
-  while (!aborted_.load(std::memory_order_relaxed) && pipeline::now_ns() < deadline) {
+  while (!done_waiting() && pipeline::now_ns() < deadline) {
     guard_->poll(pipeline::now_ns(), sent_.load(std::memory_order_relaxed));
     if (!flushed) {
       const bool idle = pool_->in_use() == 0 && !pool_->text_lent() && guard_->drained();

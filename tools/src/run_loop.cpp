@@ -58,6 +58,23 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Lossless: the frames queued for the consumer may never leave (no consumer, or one that stopped
+// reading). Asked to stop, the run waits for them a bounded time, saying so, instead of for ever.
+void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineStats& st,
+                               bool quiet) {
+  if (!sinks.publisher_options.lossless) return;
+  const double wait_s = sinks.publisher_options.drain_timeout_s;
+  sinks.publisher->stop_waiting_at(pipeline::now_ns() + static_cast<int64_t>(wait_s * 1e9));
+  const auto sent = sinks.publisher->stats();
+  const uint64_t handled = sent.sent + sent.dropped;
+  const uint64_t waiting = st.frames_in > handled ? st.frames_in - handled : 0;
+  if (!quiet && waiting > 0)
+    fmt::print(stderr,
+               "\neitstream: stopping: waiting up to {:g} s for the consumer to take {} frames "
+               "(lossless); Ctrl-C again to give up\n",
+               wait_s, waiting);
+}
+
 }  // namespace
 
 std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
@@ -89,6 +106,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
     if (!stopping && (g_interrupts > 0 || timed_out)) {
       stopping = true;
       pipe.request_stop();
+      stop_waiting_for_consumer(sinks, pipe.stats(), c.quiet);
     }
     if (device_source && !stopping && now >= next_watch) {
       const auto st = pipe.stats();

@@ -39,13 +39,15 @@ int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const R
     throw CommandError("recording stopped: " + failed, 6);
   // Lossless: every frame reaches the consumer, or the run says how many did not and fails.
   const auto health = sinks.publisher->health();
-  if (sinks.publisher_options.lossless &&
-      (health.undelivered > 0 || !health.series_end_delivered)) {
+  // Frames the socket never took (the run stopped waiting for the consumer) and frames it took
+  // that never left the host (still queued at the end) are both in the publisher's drops.
+  const uint64_t lost = sinks.publisher->stats().dropped;
+  if (sinks.publisher_options.lossless && (lost > 0 || !health.series_end_delivered)) {
     fmt::print(stderr,
-               "eitstream: lossless {}: {} frames{} did not reach the consumer (still queued when "
-               "the run ended)\n",
-               c.push ? "PUSH" : "PUB", health.undelivered,
-               health.series_end_delivered ? "" : " and the series-end");
+               "eitstream: lossless {}: {} frames{} did not reach the consumer ({} still queued "
+               "when the run ended, the others not taken before it stopped waiting)\n",
+               c.push ? "PUSH" : "PUB", lost,
+               health.series_end_delivered ? "" : " and the series-end", health.undelivered);
     return 4;
   }
   return 0;

@@ -126,6 +126,11 @@ class ZmqPublisher final : public pipeline::ImageSink {
     return options_.lossless ? pipeline::SinkPolicy::kBlock : pipeline::SinkPolicy::kDropNewest;
   }
   void abort() noexcept override { aborted_.store(true, std::memory_order_relaxed); }
+  // Lossless, when the run is asked to stop: wait for the consumer at most until
+  // `deadline_ns` (pipeline clock), in publish() and in end()'s drain together; a frame the
+  // socket has not taken by then is dropped and counted. Without it a lossless run with no
+  // consumer waits for one for ever. The first call sets the deadline; any thread.
+  void stop_waiting_at(int64_t deadline_ns) noexcept;
   PublisherHealth health() const noexcept;
   // One line for the status line, e.g. "subscribers 2 (1 stalled: 1804 frames), cut 1".
   std::string health_line() const;
@@ -164,6 +169,9 @@ class ZmqPublisher final : public pipeline::ImageSink {
   std::unique_ptr<PeerGuard> guard_;
   std::unique_ptr<ZapAuthenticator> zap_;
   std::atomic<bool> aborted_{false}, end_delivered_{false};
+  std::atomic<int64_t> give_up_ns_{INT64_MAX};  // stop_waiting_at()
+  // Lossless waiting is over: abort() or the stop_waiting_at() deadline passed.
+  bool done_waiting() const noexcept;
   std::atomic<uint64_t> sent_{0}, dropped_{0}, errors_{0}, copied_{0}, undelivered_{0},
       lingering_{0};
 };

@@ -1,0 +1,26 @@
+// `eitstream run --push --policy lossless` asked to stop while no consumer takes its frames: one
+// Ctrl-C starts a bounded wait for the consumer, said on stderr, then the run ends with exit
+// status 4 and counts that agree (before, it waited for a consumer for ever, silently).
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <string>
+
+#include "subprocess.hpp"
+
+using eit::test::Subprocess;
+
+TEST_CASE("a lossless run with no consumer stops within its drain wait after one Ctrl-C") {
+  Subprocess run({EITSTREAM_BIN, "run", "--endpoint", "tcp://127.0.0.1:0", "--push", "--policy",
+                  "lossless", "--fps", "50"});
+  REQUIRE(run.wait_for_stderr("latency p50", std::chrono::seconds(20)));  // the first status line
+  run.signal(SIGINT);
+  CHECK(run.wait_for_stderr("eitstream: stopping: waiting up to 10 s for the consumer to take",
+                            std::chrono::seconds(5)));
+  const int code = run.wait(std::chrono::seconds(40));
+  CAPTURE(run.out());
+  CAPTURE(run.err());
+  CHECK(code == 4);
+  CHECK(run.err().find("frames and the series-end did not reach the consumer") !=
+        std::string::npos);
+}
