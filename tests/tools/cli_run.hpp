@@ -39,6 +39,15 @@ inline std::filesystem::path cli_temp_path(std::string_view prefix, std::string_
   return std::filesystem::temp_directory_path() / fmt::format("{}_{}_{}", prefix, ::getpid(), name);
 }
 
+// A fresh, empty folder <temp>/eit_<prefix>_<pid> for one test's files (emptied if it exists).
+inline std::filesystem::path fresh_work_dir(std::string_view prefix) {
+  const auto d =
+      std::filesystem::temp_directory_path() / fmt::format("eit_{}_{}", prefix, ::getpid());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
 inline bool contains(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }

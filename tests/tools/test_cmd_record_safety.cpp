@@ -25,13 +25,6 @@ using eit::test::run_eitstream;
 
 namespace {
 
-fs::path work_dir(const char* name) {
-  const fs::path d = fs::temp_directory_path() / fmt::format("eit_{}_{}", name, ::getpid());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
 const char* kQuick = "--frames 40 --fps 0 --policy lossless --endpoint 'tcp://127.0.0.1:*' --quiet";
 
 double stored_rate(const fs::path& path) {
@@ -45,7 +38,7 @@ double stored_rate(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("run --record refuses an existing file unless --force, and one file for both recorders") {
-  const fs::path d = work_dir("recsafe");
+  const fs::path d = eit::test::fresh_work_dir("recsafe");
   const fs::path earlier = d / "earlier.h5";
   std::ofstream(earlier) << "yesterday's recording";
   for (const char* option : {"--record", "--record-raw"}) {
@@ -69,7 +62,7 @@ TEST_CASE("run --record refuses an existing file unless --force, and one file fo
 }
 
 TEST_CASE("reconstruct refuses two recordings that would write one image file, before any work") {
-  const fs::path d = work_dir("recsafe2");
+  const fs::path d = eit::test::fresh_work_dir("recsafe2");
   fs::create_directories(d / "monday");
   fs::create_directories(d / "tuesday");
   for (const char* day : {"monday", "tuesday"})
@@ -96,7 +89,7 @@ TEST_CASE("reconstruct refuses two recordings that would write one image file, b
 }
 
 TEST_CASE("a recording whose writes fail ends run with status 6 and the system's reason") {
-  const fs::path d = work_dir("recsafe3");
+  const fs::path d = eit::test::fresh_work_dir("recsafe3");
   // The shell's file size limit makes every write past 400 KiB fail with EFBIG ("File too
   // large"), as a full disk or an I/O error would fail it: after the first chunks.
   const std::string cmd = fmt::format(
@@ -119,7 +112,7 @@ TEST_CASE("a recording whose writes fail ends run with status 6 and the system's
 }
 
 TEST_CASE("a replay at --speed 4 records the recording's own frame rate, not the pace") {
-  const fs::path d = work_dir("recsafe4");
+  const fs::path d = eit::test::fresh_work_dir("recsafe4");
   REQUIRE(run_eitstream(fmt::format("run --frames 100 --fps 1000 --endpoint 'tcp://127.0.0.1:*' "
                                     "--quiet --policy lossless --record-raw {}",
                                     (d / "raw.h5").string()))
@@ -135,7 +128,7 @@ TEST_CASE("a replay at --speed 4 records the recording's own frame rate, not the
 }
 
 TEST_CASE("reconstruct counts the non-finite frames it wrote with empty images") {
-  const fs::path d = work_dir("recsafe5");
+  const fs::path d = eit::test::fresh_work_dir("recsafe5");
   // 20 frames of the built-in model's 208 values as .npy float32; frames 3 and 7 hold a NaN.
   std::vector<float> values(20 * 208);
   for (size_t i = 0; i < values.size(); ++i) values[i] = 1.0f + 0.001f * static_cast<float>(i % 97);

@@ -19,19 +19,8 @@ namespace fs = std::filesystem;
 using eit::test::contains;
 using eit::test::run_eitstream;
 
-namespace {
-
-fs::path work_dir(const char* name) {
-  const fs::path d = fs::temp_directory_path() / fmt::format("eit_{}_{}", name, ::getpid());
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-}  // namespace
-
 TEST_CASE("indices reads a recording whose writer was killed, and fails on an unwritable output") {
-  const fs::path d = work_dir("indio");
+  const fs::path d = eit::test::fresh_work_dir("indio");
   const fs::path images = d / "killed.h5";
   // SIGKILL while recording: the file stays marked open for SWMR writing; a plain open refuses it.
   const std::string cmd = fmt::format(
@@ -59,7 +48,7 @@ TEST_CASE("indices reads a recording whose writer was killed, and fails on an un
 TEST_CASE("indices on a truncated recording warns that its last frame is cut off") {
   const auto eit = eit::test::shared_data_file("recordings/draeger_ID_SC_10_60.eit");
   if (!eit) return;
-  const fs::path d = work_dir("indtrunc");
+  const fs::path d = eit::test::fresh_work_dir("indtrunc");
   const fs::path cut = d / "cut.eit";
   {
     std::ifstream in(*eit, std::ios::binary);
