@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/pipeline/frame.hpp"
 #include "eit/recon/hdf5_io.hpp"
 #include "eit/recon/model_groups.hpp"
 #include "file_handle.hpp"
@@ -64,7 +65,30 @@ class Hdf5FramesReader final : public RecordingReader {
     return true;
   }
 
+ public:
+  bool origin(size_t i, FrameOrigin& out) const noexcept override {
+    if (i >= seq_.size()) return false;
+    out.seq = seq_[i];
+    out.gap_before = i < flags_.size() && (flags_[i] & pipeline::kFlagGapBefore) != 0;
+    out.dropped_before = i < dropped_.size() ? dropped_[i] : 0;
+    return true;
+  }
+
+ protected:
  private:
+  // The recorder's per-frame columns, when they match /frames row for row (a file written by
+  // `run --record-raw`): the frames' original seq, gap flags and drops. Partial columns (a file
+  // edited since) are not used: frames are then numbered 0..n-1 as in any other format.
+  void read_origins(hid_t root, const std::string& var) {
+    if (var != "frames" || !h5::exists(root, "seq")) return;
+    auto seq = h5::read_uint64(root, "seq", name_ + ": /seq");
+    if (seq.size() != info_.n_frames) return;
+    if (h5::exists(root, "flags")) flags_ = h5::read_uint32(root, "flags", name_ + ": /flags");
+    if (h5::exists(root, "dropped_before"))
+      dropped_ = h5::read_uint32(root, "dropped_before", name_ + ": /dropped_before");
+    seq_ = std::move(seq);
+  }
+
   void open(const fs::path& path, const RecordingOptions& o, const recon::Protocol& model) {
     const hid_t root = file_.get();
     const std::string format = optional_string(root, "format", name_);
@@ -107,6 +131,7 @@ class Hdf5FramesReader final : public RecordingReader {
       info_.warnings.push_back(
           fmt::format("{}: no frame rate recorded; replay needs --fps", name_));
     if (h5::exists(root, "v_ref")) info_.reference_variable = "v_ref";
+    if (rank_ == 2) read_origins(root, var);
 
     // Complex frames: each row is n_meas (re, im) pairs; the measurement count is half the width.
     const std::string complex = optional_string(root, "complex", name_);
@@ -153,6 +178,8 @@ class Hdf5FramesReader final : public RecordingReader {
   size_t width_ = 0;
   std::vector<double> block_;
   size_t block_start_ = 0, block_rows_ = 0;
+  std::vector<uint64_t> seq_;  // read_origins(): empty when the file does not keep them
+  std::vector<uint32_t> flags_, dropped_;
 };
 
 }  // namespace

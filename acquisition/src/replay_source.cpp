@@ -86,6 +86,23 @@ std::string ReplaySource::describe() const {
   return s + ")";
 }
 
+// A recording that keeps each frame's place in the stream it came from (an eitstream raw file)
+// replays with that seq, its gaps and drops, and times from its seq, not renumbered 0..n-1. Not
+// when looping: the seqs would repeat.
+void ReplaySource::keep_origin(pipeline::FrameSlot& slot) noexcept {
+  FrameOrigin o, first;
+  if (!reader_ || loop_ ||
+      !reader_->origin(frame_in_file_.load(std::memory_order_relaxed) - 1, o) ||
+      !reader_->origin(0, first))
+    return;
+  slot.seq = o.seq;
+  slot.device_time_ns = recorded_hz_ > 0 && o.seq >= first.seq
+                            ? std::llround(double(o.seq - first.seq) * 1e9 / recorded_hz_)
+                            : slot.device_time_ns;
+  if (o.gap_before) slot.flags |= pipeline::kFlagGapBefore;
+  slot.dropped_before += o.dropped_before;
+}
+
 ReplaySource::Produce ReplaySource::produce_from_reader(pipeline::FrameSlot& slot) noexcept {
   const size_t n = reader_->info().n_frames;
   uint64_t i = frame_in_file_.load(std::memory_order_relaxed);
@@ -186,6 +203,7 @@ pipeline::ReadStatus ReplaySource::read_file(pipeline::FrameSlot& slot,
         recorded_hz_ > 0 ? std::llround(double(schedule_index_) * 1e9 / recorded_hz_) : 0;
     if (gap_pending_) slot.flags |= pipeline::kFlagGapBefore;
     gap_pending_ = false;
+    keep_origin(slot);
     ++schedule_index_;
     delivered_.fetch_add(1, std::memory_order_relaxed);
     return pipeline::ReadStatus::kFrame;

@@ -113,7 +113,8 @@ void SourceStage::run(Forward&& forward, AfterRead&& after_read) noexcept {
     if (!target.stamp(Stage::kReceived)) target.stamp(Stage::kReceived, t);
     if (!target.stamp(Stage::kScheduled))
       target.stamp(Stage::kScheduled, target.stamp(Stage::kReceived));
-    target.dropped_before = static_cast<uint32_t>(pending_drops_);
+    // Added to what the source reported (a replayed recording's own drops before this frame).
+    target.dropped_before = static_cast<uint32_t>(target.dropped_before + pending_drops_);
     target.stamp(Stage::kEnqueued, t);
     if (forward(slot)) {
       slot = nullptr;

@@ -123,6 +123,8 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
   int64_t read_cpu = 0, write_cpu = 0;
   uint64_t unreadable = 0, written = 0, computed = 0, non_finite = 0;
 
+  acquisition::FrameOrigin first_origin;
+  const bool have_origin = reader.origin(0, first_origin);
   std::thread read_thread([&] {
     size_t next = 0;
     bool gap = false;
@@ -142,8 +144,17 @@ OfflineResult reconstruct_offline(acquisition::RecordingReader& reader,
         s.flags = gap ? uint32_t{pipeline::kFlagGapBefore} : 0u;
         s.dropped_before = 0;
         gap = false;
+        uint64_t t_index = next;
+        // An eitstream raw file keeps each frame's seq, gap and drops in the stream it was
+        // recorded from: the images keep them too (and their times count the gaps).
+        if (acquisition::FrameOrigin o; have_origin && reader.origin(next, o)) {
+          s.seq = o.seq;
+          if (o.gap_before) s.flags |= pipeline::kFlagGapBefore;
+          s.dropped_before = o.dropped_before;
+          t_index = o.seq >= first_origin.seq ? o.seq - first_origin.seq : next;
+        }
         s.stamp(pipeline::Stage::kReceived,
-                info.rate_hz > 0 ? static_cast<int64_t>(next * 1e9 / info.rate_hz) : 0);
+                info.rate_hz > 0 ? static_cast<int64_t>(t_index * 1e9 / info.rate_hz) : 0);
         ++b.count;
       }
       read_ns += pipeline::now_ns() - t0;

@@ -36,6 +36,14 @@ struct RecordingInfo {
                                       // (eitstream raw files: "v_ref"); "" when none
 };
 
+// Where a frame stood in the stream it was recorded from, when the file keeps that (eitstream
+// raw-frame files: /seq, the gap bit of /flags, /dropped_before).
+struct FrameOrigin {
+  uint64_t seq = 0;             // its sequence number in the recorded stream
+  bool gap_before = false;      // frames were missing before it there
+  uint32_t dropped_before = 0;  // how many, where the recorder knew
+};
+
 class RecordingReader {
  public:
   virtual ~RecordingReader() = default;
@@ -53,6 +61,13 @@ class RecordingReader {
     return true;
   }
   uint64_t bad_frames() const noexcept { return bad_frames_; }
+  // Frame i's place in the recorded stream; false when the file does not keep it (then frame i
+  // is frame i, no gaps). Replay and reconstruct keep the original numbering and gaps with it.
+  virtual bool origin(size_t i, FrameOrigin& out) const noexcept {
+    (void)i;
+    (void)out;
+    return false;
+  }
 
  protected:
   // Derived readers fill info_, then call set_map() once the device layout is known.

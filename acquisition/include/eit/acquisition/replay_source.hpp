@@ -88,6 +88,7 @@ class ReplaySource final : public pipeline::Source {
   enum class Produce { kFrame, kBad, kEnd };
   pipeline::ReadStatus read_file(pipeline::FrameSlot& slot, std::chrono::milliseconds timeout);
   Produce produce(pipeline::FrameSlot& slot) noexcept;
+  void keep_origin(pipeline::FrameSlot& slot) noexcept;
   Produce produce_from_reader(pipeline::FrameSlot& slot) noexcept;
   Produce produce_from_decoder(pipeline::FrameSlot& slot) noexcept;
   void init_pacing(const ReplayOptions& options, const std::string& name);
