@@ -151,4 +151,19 @@ TEST_CASE("reconstruct counts the non-finite frames it wrote with empty images")
   CAPTURE(r.output);
   CHECK(r.code == 0);
   CHECK(contains(r.output, "0 unreadable, 2 non-finite (empty images, flag 1), 0 lost on write"));
+  // The stored reference says what it is: the frames it had, and those it left out.
+  const auto reference = [](const fs::path& path) {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const std::string text = h5r::attr_string(f, "reference");
+    H5Fclose(f);
+    return text;
+  };
+  CHECK(reference(d / "nan.h5") ==
+        "first:10 (mean of frames 0–9 (2 unreadable or non-finite left out))");
+  REQUIRE(run_eitstream(fmt::format("reconstruct {} -o {} --quiet --reference first:1000",
+                                    (d / "nan.npy").string(), (d / "all.h5").string()))
+              .code == 0);
+  CHECK(reference(d / "all.h5") ==
+        "first:1000 (mean of frames 0–19 (2 unreadable or non-finite left out))");
 }

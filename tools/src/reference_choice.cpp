@@ -39,24 +39,34 @@ std::unique_ptr<acquisition::RecordingReader> open_reader(const std::string& pat
 
 }  // namespace
 
-std::vector<double> mean_of_frames(acquisition::RecordingReader& reader, size_t first,
-                                   size_t last) {
+FrameMean mean_of_frames(acquisition::RecordingReader& reader, size_t first, size_t last) {
   const size_t n = reader.n_values();
-  std::vector<double> sum(n, 0.0);
+  FrameMean m;
+  m.values.assign(n, 0.0);
   std::vector<float> v(n);
-  size_t used = 0;
-  for (size_t i = first; i <= last && i < reader.info().n_frames; ++i) {
-    if (!reader.read(i, v)) continue;
-    if (!std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); })) continue;
-    for (size_t k = 0; k < n; ++k) sum[k] += v[k];
-    ++used;
+  m.last = std::min(last, reader.info().n_frames > 0 ? reader.info().n_frames - 1 : 0);
+  for (size_t i = first; i <= m.last && i < reader.info().n_frames; ++i) {
+    if (!reader.read(i, v) ||
+        !std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); })) {
+      ++m.skipped;
+      continue;
+    }
+    for (size_t k = 0; k < n; ++k) m.values[k] += v[k];
+    ++m.used;
   }
-  if (used == 0)
+  if (m.used == 0)
     throw CommandError(fmt::format("{}: no readable finite frame among frames {}–{} ({} in file)",
                                    reader.info().path.filename().string(), first, last,
                                    reader.info().n_frames));
-  for (double& s : sum) s /= static_cast<double>(used);
-  return sum;
+  for (double& s : m.values) s /= static_cast<double>(m.used);
+  return m;
+}
+
+std::string FrameMean::describe(size_t first) const {
+  const std::string range = first == last ? fmt::format("frame {}", first)
+                                          : fmt::format("mean of frames {}–{}", first, last);
+  return skipped == 0 ? range
+                      : fmt::format("{} ({} unreadable or non-finite left out)", range, skipped);
 }
 
 ReferenceChoice absolute_imaging_reference(size_t n_values) {
@@ -110,7 +120,8 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
       c.description = fmt::format("{} (mean of the first {} frames of the stream)", spec, n);
     } else {
       auto reader = open_reader(ctx.recording, ctx.recording_options, model, spec);
-      given(mean_of_frames(*reader, 0, n - 1), fmt::format("mean of frames 0–{}", n - 1));
+      FrameMean m = mean_of_frames(*reader, 0, n - 1);
+      given(std::move(m.values), m.describe(0));
     }
   } else if (spec.starts_with("mean:")) {
     const std::string range = spec.substr(5);
@@ -124,20 +135,22 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
     if (a >= reader->info().n_frames)
       throw CommandError(fmt::format("--reference '{}': the recording has {} frames", spec,
                                      reader->info().n_frames));
-    given(mean_of_frames(*reader, a, b), fmt::format("mean of frames {}–{}", a, b));
+    FrameMean m = mean_of_frames(*reader, a, b);
+    given(std::move(m.values), m.describe(a));
   } else if (spec.starts_with("frame:")) {
     const size_t k = parse_index(spec.substr(6), spec);
     auto reader = open_reader(ctx.recording, ctx.recording_options, model, spec);
     if (k >= reader->info().n_frames)
       throw CommandError(fmt::format("--reference '{}': the recording has {} frames", spec,
                                      reader->info().n_frames));
-    given(mean_of_frames(*reader, k, k), fmt::format("frame {}", k));
+    FrameMean m = mean_of_frames(*reader, k, k);
+    given(std::move(m.values), m.describe(k));
   } else if (spec.starts_with("variable:")) {
     auto o = ctx.recording_options;
     o.variable = spec.substr(9);
     auto reader = open_reader(ctx.recording, o, model, spec);
     const size_t n = reader->info().n_frames;
-    given(mean_of_frames(*reader, 0, n - 1),
+    given(mean_of_frames(*reader, 0, n - 1).values,
           n == 1 ? fmt::format("stored in {}", reader->info().path.filename().string())
                  : fmt::format("mean of its {} frames in {}", n,
                                reader->info().path.filename().string()));
@@ -145,7 +158,8 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
     const std::string path = spec.substr(5);
     auto reader = acquisition::open_recording_reader(path, ctx.recording_options, model.protocol);
     const size_t n = reader->info().n_frames;
-    given(mean_of_frames(*reader, 0, n - 1), fmt::format("mean of the {} frames of {}", n, path));
+    given(mean_of_frames(*reader, 0, n - 1).values,
+          fmt::format("mean of the {} frames of {}", n, path));
   } else {
     throw CommandError(fmt::format(
         "--reference '{}': expected model, phantom, first:N, mean:A-B, frame:K, variable:NAME or "

@@ -47,6 +47,15 @@ ReferenceChoice absolute_imaging_reference(size_t n_values);
 
 // The mean of frames [first, last] of a recording read for `model`; skips frames that fail to
 // decode or hold non-finite values; throws when none is left.
-std::vector<double> mean_of_frames(acquisition::RecordingReader& reader, size_t first, size_t last);
+struct FrameMean {
+  std::vector<double> values;
+  size_t used = 0;     // frames averaged
+  size_t skipped = 0;  // frames in the range left out (unreadable or non-finite)
+  size_t last = 0;     // the last frame of the range the recording has
+  // What it is, as the file's `reference` attribute says: "mean of frames 0–219 (2 non-finite
+  // left out)", never a range the recording does not have.
+  std::string describe(size_t first) const;
+};
+FrameMean mean_of_frames(acquisition::RecordingReader& reader, size_t first, size_t last);
 
 }  // namespace eit::cli
