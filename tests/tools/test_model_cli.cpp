@@ -49,6 +49,22 @@ TEST_CASE("model build writes a GREIT model and model info describes it") {
   fs::remove(out);
 }
 
+TEST_CASE("model build refuses a Jacobian that cannot fit in memory, before building it") {
+  if (skip_without_gmsh("model build 1024 electrodes")) return;
+  // 1024 electrodes (inside the documented 3..1024): 1,045,504 measurements on ~190,000
+  // triangles, a Jacobian of ~1.5 TB. It died with std::bad_alloc after ~21 s and ~5 GB.
+  const fs::path out = temp_path("e1024.h5");
+  const CliResult b =
+      run_eitstream(fmt::format("model build --electrodes 1024 -o {}", out.string()));
+  INFO(b.output);
+  CHECK(b.code != 0);
+  CHECK(contains(b.output, "eitstream: the Jacobian needs "));
+  CHECK(contains(b.output, "1045504 measurements × "));
+  CHECK(contains(b.output, "GiB available; use fewer electrodes"));
+  CHECK_FALSE(contains(b.output, "jacobian "));  // refused before the step
+  CHECK_FALSE(fs::exists(out));
+}
+
 TEST_CASE("model build on pyEIT's CSV mesh gives pyEIT's JAC matrix with the sign folded in") {
   const auto dir = eit::test::shared_data_file("pyeit/h0_0.1/nodes.csv");
   const auto ref = eit::test::shared_data_file("pyeit/h0_0.1/H_jac.csv");

@@ -23,6 +23,7 @@
 #include "eit/recon/voxel_grid.hpp"
 #include "gn_build.hpp"
 #include "jac_solve_setup.hpp"
+#include "memory_budget.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 #include "protocol_args.hpp"
@@ -131,6 +132,12 @@ void run_build(BuildArgs& a) {
                              : "");
   const recon::Protocol protocol =
       a.protocol.make(a.protocol.electrodes_for(mesh), electrode_ring_count(mesh));
+  // The Jacobian (n_meas × n_elems doubles) is the first matrix every algorithm builds.
+  check_fits_in_memory(
+      8.0 * static_cast<double>(protocol.n_meas()) * static_cast<double>(mesh.n_elems()),
+      "the Jacobian",
+      fmt::format("{} measurements × {} elements × 8 bytes", protocol.n_meas(), mesh.n_elems()),
+      "use fewer electrodes, a coarser mesh (--h0), or a machine with more memory");
   const double jac_work = static_cast<double>(mesh.n_elems()) *
                           static_cast<double>(protocol.n_meas()) *
                           static_cast<double>(protocol.n_meas());  // n_elems · n_meas²
