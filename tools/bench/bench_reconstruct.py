@@ -63,7 +63,7 @@ def bench_fps(exe, backend, batch, frames, workdir):
 def reconstruct_fps(exe, backend, batch, rec, workdir):
     out = os.path.join(workdir, "images.h5")
     p = subprocess.run([exe, "reconstruct", rec, "--values-per-frame", "208", "--batch",
-                        str(batch), "--backend", backend, "--reference", "frame:0", "--quiet",
+                        str(batch), "--backend", backend, "--reference", "frame:0", "--quiet", "--force",
                         "-o", out], check=True, capture_output=True, text=True)
     m = re.search(r"\(([\d.]+) frames/s; busy: read ([\d.]+) s, compute ([\d.]+) s = ([\d.]+) "
                   r"frames/s, write ([\d.]+) s", p.stdout)
