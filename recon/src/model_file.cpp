@@ -1,7 +1,11 @@
 // Model file reading and writing (layout: docs/formats.md, "Model file (.h5)").
 #include "eit/recon/model_file.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -63,13 +67,11 @@ void validate_model(const Model& m, const std::string& what) {
                     fmt::format("H has {} rows", m.H.rows()), n_el, what);
 }
 
-void save_model(const std::filesystem::path& path, Model& m) {
-  const std::string file = path.string();
-  validate_model(m, file);
-  if (m.parameters_json.empty()) m.parameters_json = "{}";  // stored as written, hashed as stored
-  m.id = model_content_hash(m);
+namespace {
+
+void write_model_file(const std::string& path, const std::string& file, const Model& m) {
   h5::QuietErrors quiet;
-  h5::Handle f = h5::create_file(file);
+  h5::Handle f = h5::create_file(path);
   const hid_t root = f.get();
   if (m.gn)
     detail::write_gn(root, m, file);
@@ -87,6 +89,36 @@ void save_model(const std::filesystem::path& path, Model& m) {
   h5::write_attr(root, "created_by", std::string(kCreatedBy), file);
   if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0)
     throw std::runtime_error(fmt::format("{}: cannot flush to disk", file));
+  f = h5::Handle();  // closed before the rename
+}
+
+}  // namespace
+
+void check_output_folder(const std::filesystem::path& path) {
+  const std::filesystem::path folder = path.parent_path();
+  std::error_code ec;
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw std::runtime_error(
+        fmt::format("{}: the folder {} does not exist", path.string(), folder.string()));
+}
+
+void save_model(const std::filesystem::path& path, Model& m) {
+  const std::string file = path.string();
+  validate_model(m, file);
+  check_output_folder(path);
+  if (m.parameters_json.empty()) m.parameters_json = "{}";  // stored as written, hashed as stored
+  m.id = model_content_hash(m);
+  // Written beside the target and renamed over it once whole: a failure (a full disk) leaves
+  // neither a partial model nor a damaged earlier one under that name.
+  const std::string partial = fmt::format("{}.partial-{}", file, ::getpid());
+  try {
+    write_model_file(partial, file, m);
+    std::filesystem::rename(partial, path);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw;
+  }
 }
 
 namespace {

@@ -65,6 +65,38 @@ TEST_CASE("model build refuses a Jacobian that cannot fit in memory, before buil
   CHECK_FALSE(fs::exists(out));
 }
 
+TEST_CASE("model build checks its output folder and --lambda first, and never leaves half a file") {
+  const fs::path missing = temp_path("no_such_folder") / "m.h5";
+  const CliResult folder = run_eitstream(fmt::format("model build -o {}", missing.string()));
+  CHECK(folder.code != 0);
+  CHECK(
+      contains(folder.output, "the folder " + missing.parent_path().string() + " does not exist"));
+  CHECK_FALSE(contains(folder.output, "mesh "));  // before the first step
+  const CliResult lambda = run_eitstream(
+      fmt::format("model build --algorithm jac --lambda 0 -o {}", temp_path("l0.h5").string()));
+  CHECK(lambda.code != 0);
+  CHECK(contains(lambda.output, "--lambda 0: expected a regularisation > 0 for --algorithm jac"));
+  CHECK_FALSE(contains(lambda.output, "mesh "));
+
+  // A save that fails part-way (here a 100 KiB file size limit; a full disk alike) leaves the
+  // earlier model under that name as it was, and no partial file beside it.
+  const fs::path out = temp_path("kept.h5");
+  fs::remove(out);
+  REQUIRE(run_eitstream(fmt::format("model build -o {}", out.string())).code == 0);
+  const auto before = fs::file_size(out);
+  const std::string cmd = fmt::format(
+      "sh -c \"ulimit -f 100; trap '' XFSZ; exec {} model build --grid 64 -o {}\" >/dev/null 2>&1",
+      EITSTREAM_BIN, out.string());
+  CHECK(std::system(cmd.c_str()) != 0);
+  CHECK(fs::file_size(out) == before);
+  CHECK(load_model(out).H.rows() == 1024);
+  size_t partial = 0;
+  for (const auto& e : fs::directory_iterator(out.parent_path()))
+    if (e.path().filename().string().rfind(out.filename().string() + ".partial", 0) == 0) ++partial;
+  CHECK(partial == 0);
+  fs::remove(out);
+}
+
 TEST_CASE("model build on pyEIT's CSV mesh gives pyEIT's JAC matrix with the sign folded in") {
   const auto dir = eit::test::shared_data_file("pyeit/h0_0.1/nodes.csv");
   const auto ref = eit::test::shared_data_file("pyeit/h0_0.1/H_jac.csv");

@@ -100,6 +100,10 @@ void run_build(BuildArgs& a) {
     throw std::invalid_argument(fmt::format(
         "{}: training options of the 3-D GREIT (--dim 3 --algorithm greit), not of --algorithm {}",
         greit_3d_given, a.algorithm));
+  recon::check_output_folder(a.output);  // these checks come before the slow steps
+  if (*a.lambda_opt && a.algorithm != "gn" && !(a.lambda > 0))
+    throw std::invalid_argument(fmt::format(
+        "--lambda {}: expected a regularisation > 0 for --algorithm {}", a.lambda, a.algorithm));
   if (!(a.target_size > 0 && a.target_size < 0.5))  // checked before the slow steps
     throw std::invalid_argument(fmt::format(
         "--target-size {}: expected a fraction of the body's largest extent in (0, 0.5)",
@@ -333,8 +337,9 @@ void attach_model_build(CLI::App* model) {
       "Prior exponent (JAC kotre, GREIT: Σ = diag(YYᵀ)^p); default 0.2, 3-D GREIT 0.5");
   b->lambda_opt = build->add_option("--lambda", b->lambda,
                                     "Regularisation (default: JAC 0.001, GREIT 0.01, pyEIT's)");
-  b->grid_opt =
-      build->add_option("--grid", b->grid, "2-D GREIT grid size n (n × n)")->capture_default_str();
+  b->grid_opt = build->add_option("--grid", b->grid, "2-D GREIT grid size n (n × n)")
+                    ->capture_default_str()
+                    ->check(CLI::PositiveNumber);
   b->greit_3d_opts.push_back(
       build
           ->add_option("--train", b->train,

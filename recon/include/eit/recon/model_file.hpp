@@ -25,8 +25,13 @@ std::string model_content_hash(const Model& model);
 // H rows, indices in range); throws std::invalid_argument naming the field otherwise.
 void validate_model(const Model& model, const std::string& what = "model");
 
-// Validates, sets model.id = model_content_hash(model) and writes the file (replacing it).
+// Validates, sets model.id = model_content_hash(model) and writes the file: into a temporary file
+// beside it, renamed over `path` once whole (a failed write leaves an earlier file as it was).
 void save_model(const std::filesystem::path& path, Model& model);  // empty parameters → "{}"
+
+// Throws std::runtime_error naming `path` when the folder it is to be written in does not exist
+// (a command checks before its slow steps).
+void check_output_folder(const std::filesystem::path& path);
 
 // Reads and validates a Model file. Throws when a dataset is missing or has the wrong shape,
 // or when the stored model_id does not match the content (the file was changed after saving).
