@@ -27,17 +27,22 @@ std::string dims_text(const std::vector<hsize_t>& dims) {
   return s.empty() ? "a scalar" : s;
 }
 
+// "" when `attribute` is absent or holds one value, else why not (libmatio reads it into one).
+std::string check_one_value(hid_t object, const char* attribute, const std::string& path) {
+  if (H5Aexists(object, attribute) <= 0) return {};
+  const h5::Handle a(H5Aopen(object, attribute, H5P_DEFAULT), H5Aclose);
+  const h5::Handle space(a.valid() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
+  const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+  if (n != 1)
+    return fmt::format("attribute {} of '{}' holds {} values, expected 1", attribute, path, n);
+  return {};
+}
+
 // libmatio reads MATLAB_class into a buffer of one string's length, and MATLAB_fields (a
 // struct's field names) with its extent written into one integer (left unset for a scalar) and
 // each value read as a variable-length sequence of bytes (hvl_t) whatever its own type is.
 std::string check_names(hid_t object, const std::string& path) {
-  if (H5Aexists(object, "MATLAB_class") > 0) {
-    const h5::Handle a(H5Aopen(object, "MATLAB_class", H5P_DEFAULT), H5Aclose);
-    const h5::Handle space(a.valid() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
-    const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
-    if (n != 1)
-      return fmt::format("attribute MATLAB_class of '{}' holds {} values, expected 1", path, n);
-  }
+  if (std::string one = check_one_value(object, "MATLAB_class", path); !one.empty()) return one;
   if (H5Aexists(object, "MATLAB_fields") <= 0) return {};
   const h5::Handle a(H5Aopen(object, "MATLAB_fields", H5P_DEFAULT), H5Aclose);
   const h5::Handle space(a.valid() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
@@ -55,14 +60,8 @@ std::string check_names(hid_t object, const std::string& path) {
 
 std::string check_object(hid_t object, const std::string& path, bool is_dataset) {
   if (std::string names = check_names(object, path); !names.empty()) return names;
-  for (const char* attribute : kOneValueAttributes) {
-    if (H5Aexists(object, attribute) <= 0) continue;
-    const h5::Handle a(H5Aopen(object, attribute, H5P_DEFAULT), H5Aclose);
-    const h5::Handle space(a.valid() ? H5Aget_space(a.get()) : H5I_INVALID_HID, H5Sclose);
-    const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
-    if (n != 1)
-      return fmt::format("attribute {} of '{}' holds {} values, expected 1", attribute, path, n);
-  }
+  for (const char* attribute : kOneValueAttributes)
+    if (std::string one = check_one_value(object, attribute, path); !one.empty()) return one;
   if (!is_dataset || H5Aexists(object, "MATLAB_empty") <= 0) return {};
   const h5::Handle space(H5Dget_space(object), H5Sclose);
   const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
