@@ -74,7 +74,6 @@ class Hdf5FramesReader final : public RecordingReader {
     return true;
   }
 
- protected:
  private:
   // The recorder's per-frame columns, when they match /frames row for row (a file written by
   // `run --record-raw`): the frames' original seq, gap flags and drops. Partial columns (a file
