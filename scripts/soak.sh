@@ -87,8 +87,10 @@ def load(name):
     return json.load(open(p)) if os.path.exists(p) else {}
 rec, recon = load("record.json"), load("reconnect.json")
 text = open(os.path.join(out, "run.out")).read()
-m = re.search(r"frames: in (\d+), published (\d+), dropped (\d+)", text)
-frames_in, published, dropped = (int(x) for x in m.groups()) if m else (-1, -1, -1)
+m = re.search(r"frames: in (\d+), reconstructed (\d+), lost before the sinks (\d+)", text)
+frames_in, reconstructed, lost = (int(x) for x in m.groups()) if m else (-1, -1, -1)
+m = re.search(r"sink zmq: sent (\d+), dropped (\d+)", text)
+dropped = int(m.group(2)) if m else -1
 mon = re.search(r"monitor publisher: (.*)", text)
 rss = [tuple(map(int, l.split())) for l in open(os.path.join(out, "rss.tsv")) if l.strip()]
 warm = max(10.0, min(120.0, seconds / 10))
@@ -101,7 +103,8 @@ def check(name, value, limit, ok):
 check("run exit status", run_rc, "0", run_rc == 0)
 check("frames in (source, run)", frames_in, f"≈ {seconds:.0f} s × {fps:.0f}/s",
       frames_in > 0.95 * seconds * fps)
-check("frames dropped (run summary)", dropped, "0", dropped == 0)
+check("frames lost before the sinks (run summary)", lost, "0", lost == 0)
+check("frames the PUSH sink dropped (run summary)", dropped, "0", dropped == 0)
 got = rec.get("images", -1)
 check("images recorded by the PULL consumer", got, "= frames in", got == frames_in)
 check("frames lost (in − recorded)", frames_in - got if got >= 0 else "?", "0", got == frames_in)

@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "run_summary_counts.hpp"
 #include "subprocess.hpp"
 
 using eit::test::Subprocess;
@@ -21,17 +22,6 @@ std::string bound_endpoint(const std::string& err) {
   std::smatch m;
   if (std::regex_search(err, m, std::regex(R"(on (tcp://127\.0\.0\.1:\d+))"))) return m[1];
   return {};
-}
-
-// Parses "frames: in X, published Y, dropped Z" from the run summary.
-bool summary_counts(const std::string& out, uint64_t& in, uint64_t& published, uint64_t& dropped) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex(R"(frames: in (\d+), published (\d+), dropped (\d+))")))
-    return false;
-  in = std::stoull(m[1]);
-  published = std::stoull(m[2]);
-  dropped = std::stoull(m[3]);
-  return true;
 }
 
 }  // namespace
@@ -67,11 +57,16 @@ TEST_CASE("SIGINT stops `eitstream run` cleanly and, lossless, flushes every fra
     }
   }
   REQUIRE(run.wait(60s) == 0);
-  uint64_t in = 0, published = 0, dropped = 0;
-  REQUIRE(summary_counts(run.out(), in, published, dropped));
+  const auto counts = eit::test::run_counts(run.out());
+  const auto zmq = eit::test::sink_counts(run.out(), "zmq");
+  REQUIRE(counts);
+  REQUIRE(zmq);
+  const uint64_t in = counts->in;
   CHECK(in >= 100);
-  CHECK(published == in);
-  CHECK(dropped == 0);
+  CHECK(counts->reconstructed == in);
+  CHECK(counts->lost_before_sinks == 0);
+  CHECK(zmq->sent == in);
+  CHECK(zmq->dropped == 0);
   CHECK(images == in);
   CHECK(in_order);
 }

@@ -12,28 +12,13 @@
 
 #include "../nats/nats_server.hpp"
 #include "../nats/wall_clock.hpp"
+#include "run_summary_counts.hpp"
 #include "subprocess.hpp"
 
 using eit::test::Subprocess;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct Counts {
-  uint64_t in = 0, published = 0, dropped = 0;
-};
-
-Counts summary(const std::string& out) {
-  Counts c;
-  std::smatch m;
-  if (std::regex_search(out, m,
-                        std::regex(R"(frames: in (\d+), published (\d+), dropped (\d+))"))) {
-    c.in = std::stoull(m[1]);
-    c.published = std::stoull(m[2]);
-    c.dropped = std::stoull(m[3]);
-  }
-  return c;
-}
 
 uint64_t acked(const std::string& out) {
   std::smatch m;
@@ -59,10 +44,16 @@ TEST_CASE(
   const int first_rc = first.wait(120s);
   INFO("first run's stderr: " << first.err());
   REQUIRE(first_rc == 0);
-  const Counts a = summary(first.out());
-  CHECK(a.in == 200);
-  CHECK(a.published == 200);
-  CHECK(a.dropped == 0);
+  const auto a = eit::test::run_counts(first.out());
+  const auto a_nats = eit::test::sink_counts(first.out(), "nats");
+  REQUIRE(a);
+  REQUIRE(a_nats);
+  CHECK(a->in == 200);
+  CHECK(a->reconstructed == 195);  // the first 5 are the reference
+  CHECK(first.out().find("taken as the reference 5") != std::string::npos);
+  CHECK(a->lost_before_sinks == 0);
+  CHECK(a_nats->sent == 200);
+  CHECK(a_nats->dropped == 0);
   CHECK(acked(first.out()) == 200);
   CHECK(first.err().find("also publishing to NATS") != std::string::npos);
 
@@ -73,8 +64,9 @@ TEST_CASE(
   const int rc = second.wait(120s);
   INFO("second run's stderr: " << second.err() << "\nstdout: " << second.out());
   REQUIRE(rc == 0);
-  const Counts b = summary(second.out());
-  CHECK(b.in == 100);
+  const auto b = eit::test::run_counts(second.out());
+  REQUIRE(b);
+  CHECK(b->in == 100);
   CHECK(second.out().find("frames missing by seq") == std::string::npos);
 }
 

@@ -114,7 +114,8 @@ TEST_CASE("a non-loopback bind without CURVE is refused, --insecure allows it wi
                        "--fps", "0", "--insecure", "--quiet"});
   CHECK(insecure.wait(120s) == 0);
   CHECK(insecure.err().find("WARNING") != std::string::npos);
-  CHECK(insecure.out().find("frames: in 20, published 20") != std::string::npos);
+  CHECK(insecure.out().find("frames: in 20, reconstructed 20") != std::string::npos);
+  CHECK(insecure.out().find("sink zmq: sent 20, dropped 0") != std::string::npos);
 }
 
 static size_t count_of(const std::string& text, const std::string& what) {
@@ -224,7 +225,7 @@ TEST_CASE("run --config names the CURVE files: curve_secret and curve_allow, ins
   CHECK(curve.wait(120s) == 0);
   INFO(curve.err());
   CHECK(curve.err().find("CURVE on") != std::string::npos);
-  CHECK(curve.out().find("published 20") != std::string::npos);
+  CHECK(curve.out().find("sink zmq: sent 20, dropped 0") != std::string::npos);
 
   const std::string half = config(
       "half.json", fmt::format(R"({{"curve_secret": "{}", "frames": 1}})",

@@ -9,14 +9,8 @@ namespace {
 
 std::string us(int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); }
 
-// Frames the sinks themselves did not send, plus those their own queues dropped.
-uint64_t sink_drops(const pipeline::PipelineStats& s) {
-  uint64_t d = s.sink_dropped();
-  for (const auto& k : s.sinks) d += k.dropped;
-  return d;
-}
-
-// "zmq 3 (queue 2, send 1)" per sink.
+// "zmq 3 (queue 2, send 1)" per sink: frames that sink missed, whether its own queue was full or
+// its send gave up. A frame two sinks missed counts once for each, so there is no total.
 std::string per_sink_drops(const pipeline::PipelineStats& s) {
   std::string out;
   for (size_t i = 0; i < s.sink_queues.size(); ++i) {
@@ -25,6 +19,19 @@ std::string per_sink_drops(const pipeline::PipelineStats& s) {
     if (!out.empty()) out += ", ";
     out += fmt::format("{} {} (queue {}, send {})", q.name, q.queue.dropped + sent_drops,
                        q.queue.dropped, sent_drops);
+  }
+  return out;
+}
+
+// "sink zmq: sent 990, dropped 10 (queue 8, send 2), send errors 0" per sink, one line each.
+std::string per_sink_lines(const pipeline::PipelineStats& s) {
+  std::string out;
+  for (size_t i = 0; i < s.sink_queues.size(); ++i) {
+    const auto& q = s.sink_queues[i];
+    const pipeline::SinkStats own = i < s.sinks.size() ? s.sinks[i] : pipeline::SinkStats{};
+    out += fmt::format("sink {}: sent {}, dropped {} (queue {}, send {}), send errors {}\n", q.name,
+                       own.sent, q.queue.dropped + own.dropped, q.queue.dropped, own.dropped,
+                       own.errors);
   }
   return out;
 }
@@ -45,11 +52,11 @@ std::string StatusLine::next() {
   last_ns_ = s.now_ns;
   const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
   std::string line = fmt::format(
-      "[{:7.1f} s] {:7.1f} frames/s | latency p50 {} µs p99 {} µs | frames {} | drops {} "
-      "(input {}; sinks: {}) | {} {} {}",
+      "[{:7.1f} s] {:7.1f} frames/s | latency p50 {} µs p99 {} µs | frames {} | drops: input {}; "
+      "sinks: {} | {} {} {}",
       elapsed, fps, window.count() ? us(window.percentile(0.5)) : "-",
-      window.count() ? us(window.percentile(0.99)) : "-", s.frames_out, s.dropped() + sink_drops(s),
-      s.dropped(), per_sink_drops(s), s.backend, s.layout, s.latency_mode);
+      window.count() ? us(window.percentile(0.99)) : "-", s.frames_out, s.dropped(),
+      per_sink_drops(s), s.backend, s.layout, s.latency_mode);
   if (s.non_finite) line += fmt::format(" | non-finite {}", s.non_finite);
   if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
   if (s.source.reconnects) line += fmt::format(" | reconnects {}", s.source.reconnects);
@@ -65,12 +72,13 @@ std::string StatusLine::next() {
 std::string final_summary(const pipeline::PipelineStats& s) {
   const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
   std::string out = fmt::format(
-      "frames: in {}, published {}, dropped {} (input queue {}; sinks: {}), "
-      "non-finite {}, backend faults {}, lost on fault {}\n",
-      s.frames_in, s.frames_out, s.dropped() + sink_drops(s), s.input.dropped, per_sink_drops(s),
+      "frames: in {}, reconstructed {}, lost before the sinks {} (input queue {}), taken as the "
+      "reference {}, non-finite {}, backend faults {}, lost on fault {}\n",
+      s.frames_in, s.frames_reconstructed, s.dropped(), s.input.dropped, s.reference_frames,
       s.non_finite, s.backend_faults, s.lost_on_fault);
+  out += per_sink_lines(s);
   out += fmt::format(
-      "run: {:.2f} s, {:.1f} frames/s published, backend {}, stages {}, latency mode {}, "
+      "run: {:.2f} s, {:.1f} frames/s to the sinks, backend {}, stages {}, latency mode {}, "
       "queue high-water: input {}/{}",
       elapsed, elapsed > 0 ? static_cast<double>(s.frames_out) / elapsed : 0.0, s.backend, s.layout,
       s.latency_mode, s.input.high_water, s.input.capacity);

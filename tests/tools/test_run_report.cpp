@@ -1,0 +1,54 @@
+// The final summary of `eitstream run` (tools/src/run_report.cpp) counts each frame once: the
+// old one printed "published" for frames reconstructed whatever the sinks did, and a "dropped"
+// total that added every sink's misses, so a frame both sinks missed counted twice.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../../tools/src/run_report.hpp"
+#include "run_summary_counts.hpp"
+
+namespace {
+
+// 100 frames in, 2 lost at the input queue; two sinks that both missed the same 5 frames (the
+// ZeroMQ one 4 in its queue and 1 in its send, the recorder 5 in its queue).
+eit::pipeline::PipelineStats two_sinks_missing_the_same_frames() {
+  eit::pipeline::PipelineStats s;
+  s.started_ns = 0;
+  s.now_ns = 1'000'000'000;
+  s.frames_in = 100;
+  s.frames_reconstructed = 98;
+  s.frames_out = 98;
+  s.input.dropped = 2;
+  s.sinks = {{.sent = 93, .dropped = 1, .errors = 0}, {.sent = 93, .dropped = 0, .errors = 0}};
+  s.sink_queues.resize(2);
+  s.sink_queues[0].name = "zmq";
+  s.sink_queues[0].queue.dropped = 4;
+  s.sink_queues[1].name = "hdf5-images";
+  s.sink_queues[1].queue.dropped = 5;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("run summary gives each sink its own sent and dropped and no double-counted total") {
+  const std::string out = eit::cli::final_summary(two_sinks_missing_the_same_frames());
+  INFO(out);
+  const auto counts = eit::test::run_counts(out);
+  REQUIRE(counts);
+  CHECK(counts->in == 100);
+  CHECK(counts->reconstructed == 98);
+  CHECK(counts->lost_before_sinks == 2);
+  const auto zmq = eit::test::sink_counts(out, "zmq");
+  const auto recorder = eit::test::sink_counts(out, "hdf5-images");
+  REQUIRE(zmq);
+  REQUIRE(recorder);
+  CHECK(zmq->sent == 93);
+  CHECK(zmq->dropped == 5);
+  CHECK(recorder->sent == 93);
+  CHECK(recorder->dropped == 5);
+  CHECK(out.find("(queue 4, send 1)") != std::string::npos);
+  // 2 + 5 + 5 = 12 would be a frame counted once per sink that missed it.
+  CHECK(out.find("12") == std::string::npos);
+  CHECK(out.find("published") == std::string::npos);
+}
