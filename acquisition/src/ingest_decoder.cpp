@@ -56,6 +56,8 @@ std::string IngestDecoder::last_problem() const {
           last_bad_count_.load(std::memory_order_relaxed), n_values_);
     case 2:
       return "ingest: frame rejected, payload CRC mismatch";
+    case 3:
+      return "ingest: frame cut short (the connection or datagram ended inside it)";
     default:
       return {};
   }
@@ -260,10 +262,22 @@ DecodeResult IngestDecoder::decode(std::span<const uint8_t> in,
 }
 
 bool IngestDecoder::flush(pipeline::FrameSlot& slot) noexcept {
-  // The replay of a damaged frame may still hold a whole frame; anything partial is dropped.
+  // The replay of a damaged frame may still hold a whole frame; anything partial is cut.
   const bool frame = decode({}, slot).frame;
-  reset();
+  cut();
   return frame;
+}
+
+void IngestDecoder::cut() noexcept {
+  uint64_t held = header_have_ + (replay_len_ - replay_pos_);
+  if (state_ != State::kHeader) {
+    // A header that checked out began a frame whose payload never came whole.
+    held += kIngestHeaderSize + header_tail_have_ + payload_have_;
+    add(bad_frames_, 1);
+    last_bad_kind_.store(3, std::memory_order_relaxed);
+  }
+  add(bytes_skipped_, held);
+  reset();
 }
 
 }  // namespace eit::acquisition

@@ -90,6 +90,15 @@ bool OpenEitLineDecoder::flush(pipeline::FrameSlot& slot) noexcept {
   return frame;
 }
 
+void OpenEitLineDecoder::cut() noexcept {
+  // A line cut before its newline is a lost frame (an overlong one was counted when it overflowed).
+  if (!discarding_ && len_ > 0) {
+    ++stats_.bad_frames;
+    stats_.bytes_skipped += len_;
+  }
+  reset();
+}
+
 void OpenEitLineDecoder::reset() noexcept {
   len_ = 0;
   discarding_ = false;

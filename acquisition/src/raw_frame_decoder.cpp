@@ -51,11 +51,15 @@ DecodeResult RawFrameDecoder::decode(std::span<const uint8_t> in,
   return {take, true};
 }
 
-bool RawFrameDecoder::flush(pipeline::FrameSlot& slot) noexcept {
+bool RawFrameDecoder::flush(pipeline::FrameSlot&) noexcept {
+  cut();
+  return false;
+}
+
+void RawFrameDecoder::cut() noexcept {
   stats_.bytes_skipped += fill_;
   if (fill_ > 0) ++stats_.bad_frames;
   fill_ = 0;
-  return false;
 }
 
 }  // namespace eit::acquisition

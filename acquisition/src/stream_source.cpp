@@ -57,10 +57,10 @@ pipeline::ReadStatus StreamSource::read(pipeline::FrameSlot& slot, std::chrono::
         break;
     }
     if (t.new_connection) {
-      decoder_->reset();
+      decoder_->cut();  // a frame the old connection broke off is lost
       after_reconnect_ = have_seq_;
     } else if (transport_->datagrams()) {
-      decoder_->reset();  // a frame never spans datagrams
+      decoder_->cut();  // a frame never spans datagrams: one left partial was truncated
     }
     pos_ = 0;
     len_ = t.size;
@@ -74,9 +74,12 @@ bool StreamSource::accept(pipeline::FrameSlot& slot) noexcept {
   slot.flags = 0;
   if (decoder_->carries_seq()) {
     const uint64_t s = slot.seq;
+    const uint64_t bad_now = decoder_->stats().bad_frames;
     if (have_seq_ && s != next_seq_) {
       if (s > next_seq_) {
-        add(seq_gaps_, s - next_seq_);
+        // Rejected or cut frames since the last good one were counted as bad already.
+        const uint64_t gap = s - next_seq_, rejected = bad_now - bad_at_last_frame_;
+        add(seq_gaps_, gap > rejected ? gap - rejected : 0);
         slot.flags |= pipeline::kFlagGapBefore;
       } else if (after_reconnect_ || next_seq_ - s > options_.restart_window ||
                  (late_run_ + 1 >= options_.restart_run && s == last_late_ + 1)) {
@@ -92,6 +95,7 @@ bool StreamSource::accept(pipeline::FrameSlot& slot) noexcept {
       }
     }
     late_run_ = 0;
+    bad_at_last_frame_ = bad_now;
     have_seq_ = true;
     next_seq_ = s + 1;
   } else {

@@ -36,6 +36,7 @@ class IngestDecoder final : public StreamDecoder {
   DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept override;
   bool flush(pipeline::FrameSlot& slot) noexcept override;
   void reset() noexcept override;
+  void cut() noexcept override;
   DecoderStats stats() const noexcept override;
   bool carries_seq() const noexcept override { return true; }
   std::string last_problem() const override;
@@ -74,7 +75,7 @@ class IngestDecoder final : public StreamDecoder {
 
   std::atomic<uint64_t> frames_{0}, bad_frames_{0}, bytes_skipped_{0};
   std::atomic<uint32_t> last_bad_count_{0};  // value count of the last wrong-length frame
-  std::atomic<uint8_t> last_bad_kind_{0};    // 0 none, 1 wrong count, 2 payload CRC
+  std::atomic<uint8_t> last_bad_kind_{0};    // 0 none, 1 wrong count, 2 payload CRC, 3 cut short
 };
 
 }  // namespace eit::acquisition

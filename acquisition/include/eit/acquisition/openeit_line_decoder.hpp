@@ -30,6 +30,7 @@ class OpenEitLineDecoder final : public StreamDecoder {
   DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept override;
   bool flush(pipeline::FrameSlot& slot) noexcept override;
   void reset() noexcept override;
+  void cut() noexcept override;
   DecoderStats stats() const noexcept override { return stats_; }
 
   uint64_t too_long_lines() const noexcept { return too_long_; }

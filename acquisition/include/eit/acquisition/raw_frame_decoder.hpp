@@ -28,6 +28,7 @@ class RawFrameDecoder final : public StreamDecoder {
   DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept override;
   bool flush(pipeline::FrameSlot& slot) noexcept override;
   void reset() noexcept override { fill_ = 0; }
+  void cut() noexcept override;
   DecoderStats stats() const noexcept override { return stats_; }
 
  private:

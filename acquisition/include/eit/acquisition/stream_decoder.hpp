@@ -43,13 +43,13 @@ class StreamDecoder {
   virtual DecodeResult decode(std::span<const uint8_t> in, pipeline::FrameSlot& slot) noexcept = 0;
   // End of stream (a file's end, a peer's orderly close): completes a frame whose terminator
   // never came, e.g. a text file whose last line has no newline. Returns true when the slot now
-  // holds a frame; a partial frame that cannot complete is dropped and counted. Then as reset().
-  virtual bool flush(pipeline::FrameSlot& slot) noexcept {
-    reset();
-    return false;
-  }
-  // Drops any partial frame (after a reconnect or a UDP datagram boundary).
+  // holds a frame; a partial frame that cannot complete is dropped and counted (as cut()).
+  virtual bool flush(pipeline::FrameSlot& slot) noexcept = 0;
+  // Drops any partial frame, uncounted (a replay that starts the file again).
   virtual void reset() noexcept = 0;
+  // The stream broke under a frame (a new connection, the end of a UDP datagram): a frame that
+  // had begun is lost, so it is counted as a bad frame and its bytes as skipped. Then as reset().
+  virtual void cut() noexcept = 0;
   virtual DecoderStats stats() const noexcept = 0;
   // True when decoded frames carry the device's own sequence number in slot.seq (so a source can
   // find gaps and reordering); false when the format has none and the source numbers frames.

@@ -3,7 +3,9 @@
 // (what they mean). It stamps Stage::kReceived (and kScheduled, the same instant: a live source
 // does not pace itself), keeps the device's seq when the decoder carries one (counting gaps,
 // flagging the frame after a gap with kFlagGapBefore, dropping and counting frames that arrive
-// out of order) or numbers frames itself when it does not.
+// out of order) or numbers frames itself when it does not. A lost frame is counted once: frames
+// the decoder rejected (or a broken connection cut) since the last good one are taken to fill
+// the gap before the next, so they are not counted again as missing by seq.
 //
 // A seq that goes back right after a reconnect, or by more than restart_window, or a run of
 // restart_run late frames numbered one after the other (a UDP device that restarted: the first
@@ -62,6 +64,7 @@ class StreamSource final : public pipeline::Source {
   bool have_seq_ = false, after_reconnect_ = false;
   uint64_t late_run_ = 0, last_late_ = 0;  // consecutive late frames, each one after the last
   uint64_t next_seq_ = 0, local_seq_ = 0;
+  uint64_t bad_at_last_frame_ = 0;  // the decoder's bad_frames when the last frame was accepted
   std::atomic<uint64_t> frames_{0}, seq_gaps_{0}, reordered_{0}, restarts_{0};
   std::atomic<uint64_t> restart_from_{0}, restart_to_{0};
 };

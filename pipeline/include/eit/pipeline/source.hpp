@@ -25,9 +25,9 @@ enum class ReadStatus {
 // Running counters a source keeps; read by the stats/status thread (relaxed snapshot).
 struct SourceStats {
   uint64_t frames = 0;         // frames delivered
-  uint64_t bad_frames = 0;     // frames rejected by the codec (wrong length, unparsable)
+  uint64_t bad_frames = 0;     // rejected by the codec (wrong length, unparsable) or cut short
   uint64_t bytes_skipped = 0;  // bytes discarded while resynchronising
-  uint64_t seq_gaps = 0;       // frames missing by sequence number (lost upstream)
+  uint64_t seq_gaps = 0;  // frames missing by sequence number (lost upstream), not counted as bad
   uint64_t reordered = 0;      // frames that arrived out of order (dropped)
   uint64_t reconnects = 0;     // transport reconnections
   std::string last_error;      // most recent problem in words, for the status line
