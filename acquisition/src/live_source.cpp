@@ -87,7 +87,21 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
                                                    const IngestDecoderOptions& ingest,
                                                    const recon::Protocol& protocol) {
   if (format == "ingest") return std::make_unique<IngestDecoder>(protocol.n_meas(), ingest);
-  if (format == "openeit") return std::make_unique<OpenEitLineDecoder>(protocol);
+  if (format == "openeit") {
+    try {
+      return std::make_unique<OpenEitLineDecoder>(protocol);
+    } catch (const std::invalid_argument& e) {
+      // The usual cause: serial:// reads OpenEIT's lines unless told otherwise, and OpenEIT
+      // drives opposite electrodes where the built-in model drives adjacent ones.
+      const int n = protocol.n_electrodes;
+      throw std::invalid_argument(fmt::format(
+          "{}; OpenEIT frames (format=openeit, the default for serial://) drive opposite "
+          "electrodes: give a model built for them (eitstream model build --electrodes {} "
+          "--drive-distance {} -o openeit.h5, then --model openeit.h5), or the device's own "
+          "format (format=ingest)",
+          e.what(), n, n / 2));
+    }
+  }
   throw std::invalid_argument(
       fmt::format("stream format '{}' unknown; expected ingest or openeit", format));
 }

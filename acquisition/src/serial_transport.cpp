@@ -24,7 +24,7 @@ class SerialTransport final : public ByteTransport {
                           options.baud, options.data_bits, options.parity, options.stop_bits)) {
     backoff_ = options_.reconnect.initial;
     if (auto ec = open()) {
-      throw std::runtime_error(
+      throw SourceUnavailable(
           fmt::format("{}: cannot open ({}); expected a serial device", name_, ec.message()));
     }
   }

@@ -48,7 +48,7 @@ class TcpClientTransport final : public TlsClientTransport {
     tcp::resolver resolver(loop_.io());
     auto results = resolver.resolve(host, std::to_string(port), ec);
     if (ec || results.empty()) {
-      throw std::runtime_error(
+      throw SourceUnavailable(
           fmt::format("{}: cannot resolve host '{}' ({}); expected a host "
                       "name or IP address",
                       name_, host, ec ? ec.message() : "no addresses"));

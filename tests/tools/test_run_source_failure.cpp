@@ -72,3 +72,48 @@ TEST_CASE("run: a device/model mismatch ends with status 5, naming both value co
   // The status line (one per 0.5 s when stderr is not a terminal) counts the rejected frames.
   CHECK(run.err().find("| rejected frames ") != std::string::npos);
 }
+
+// A device or link that is absent at start-up is a source failure (5), like one that stops
+// sending, not a wrong command (1): the old run exited 1 for both cases below.
+TEST_CASE(
+    "run: a host that does not resolve and a serial device that is absent end with status 5") {
+  Subprocess tcp({EITSTREAM_BIN, "run", "--source", "tcp://no-such-host.invalid:5000", "--endpoint",
+                  "tcp://127.0.0.1:*", "--backend", "cpu", "--quiet"});
+  CHECK(tcp.wait(60s) == 5);
+  CAPTURE(tcp.err());
+  CHECK(tcp.err().find("source failed: tcp://no-such-host.invalid:5000: cannot resolve host") !=
+        std::string::npos);
+  Subprocess serial({EITSTREAM_BIN, "run", "--source",
+                     "serial:///dev/eitstream-no-such-tty?format=ingest", "--endpoint",
+                     "tcp://127.0.0.1:*", "--backend", "cpu", "--quiet"});
+  CHECK(serial.wait(60s) == 5);
+  CAPTURE(serial.err());
+  CHECK(serial.err().find("cannot open (No such file or directory)") != std::string::npos);
+  // A wrong URI stays a wrong command.
+  Subprocess no_port({EITSTREAM_BIN, "run", "--source", "tcp://127.0.0.1:0", "--endpoint",
+                      "tcp://127.0.0.1:*", "--backend", "cpu", "--quiet"});
+  CHECK(no_port.wait(60s) == 1);
+}
+
+// serial:// reads OpenEIT lines by default, which drive opposite electrodes; the built-in model
+// drives adjacent ones. The refusal says how to get a model that fits (the old one named only
+// the first measurement the device lacks).
+TEST_CASE("run: serial with the built-in model says which model OpenEIT frames need") {
+  Subprocess run({EITSTREAM_BIN, "run", "--source", "serial:///dev/eitstream-no-such-tty",
+                  "--endpoint", "tcp://127.0.0.1:*", "--backend", "cpu", "--quiet"});
+  CHECK(run.wait(60s) == 1);
+  CAPTURE(run.err());
+  CHECK(run.err().find("--electrodes 16 --drive-distance 8") != std::string::npos);
+  CHECK(run.err().find("format=ingest") != std::string::npos);
+}
+
+TEST_CASE("a command line that does not parse exits 2, not CLI11's own 100-115") {
+  Subprocess unknown({EITSTREAM_BIN, "run", "--no-such-option"});
+  CHECK(unknown.wait(60s) == 2);
+  CHECK(unknown.err().find("--no-such-option") != std::string::npos);
+  Subprocess not_a_number({EITSTREAM_BIN, "run", "--fps", "fast"});
+  CHECK(not_a_number.wait(60s) == 2);
+  Subprocess help({EITSTREAM_BIN, "run", "--help"});
+  CHECK(help.wait(60s) == 0);
+  CHECK(help.out().find("Exit status:") != std::string::npos);
+}

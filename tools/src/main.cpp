@@ -39,7 +39,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 returns 0 for --help and its own code (100-115) per kind of mistake; scripts get the
+    // usual usage status instead, so that 3-6 keep their run-time meanings.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const eit::cli::CommandError& e) {
     fmt::print(stderr, "eitstream: {}\n", e.what());
     return e.exit_code();

@@ -1,3 +1,4 @@
+#include "command_registry.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "run_nats.hpp"
 #include "run_sources.hpp"
@@ -9,7 +10,13 @@ std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
   if (is_nats_uri(uri)) return open_nats(uri, fps, protocol);
   acquisition::LiveSourceOptions o;
   if (fps > 0) o.nominal_rate_hz = fps;
-  return acquisition::open_live_source(uri, o, protocol);
+  try {
+    return acquisition::open_live_source(uri, o, protocol);
+  } catch (const acquisition::SourceUnavailable& e) {
+    // The same status as a device that stops sending: scripts tell "device gone" from "wrong
+    // command" (1) by it.
+    throw CommandError(std::string("source failed: ") + e.what(), 5);
+  }
 }
 
 }  // namespace eit::cli

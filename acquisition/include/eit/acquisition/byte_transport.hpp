@@ -12,9 +12,18 @@
 #include <cstdint>
 #include <mutex>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 namespace eit::acquisition {
+
+// Set-up found the device or its link absent (a host name that does not resolve, a serial device
+// that is not there), as opposed to a URI or option that is wrong (std::invalid_argument): the
+// command's configuration may be right, and trying again later may work.
+class SourceUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 enum class TransportStatus {
   kData,     // `size` bytes were read (for datagram transports: one whole datagram)
