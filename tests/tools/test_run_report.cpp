@@ -1,10 +1,15 @@
-// The final summary of `eitstream run` (tools/src/run_report.cpp) counts each frame once: the
-// old one printed "published" for frames reconstructed whatever the sinks did, and a "dropped"
-// total that added every sink's misses, so a frame both sinks missed counted twice.
+// The final summary of `eitstream run` (tools/src/run_report.cpp) and the live view's pipeline
+// panel (pipeline_status_json.cpp) count each frame once: the old summary printed "published" for
+// frames reconstructed whatever the sinks did, and a "dropped" total that added every sink's
+// misses, so a frame both sinks missed counted twice; the view's "dropped" added every sink's send
+// drops to the pipeline's.
 #include <doctest/doctest.h>
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "../../tools/src/pipeline_status_json.hpp"
 #include "../../tools/src/run_report.hpp"
 #include "run_summary_counts.hpp"
 
@@ -51,4 +56,18 @@ TEST_CASE("run summary gives each sink its own sent and dropped and no double-co
   // 2 + 5 + 5 = 12 would be a frame counted once per sink that missed it.
   CHECK(out.find("12") == std::string::npos);
   CHECK(out.find("published") == std::string::npos);
+}
+
+TEST_CASE(
+    "the live view's pipeline panel gives the frames lost before the sinks and each sink's own") {
+  const auto j =
+      nlohmann::json::parse(eit::cli::pipeline_status_json(two_sinks_missing_the_same_frames()));
+  CHECK(j["frames_in"] == 100);
+  CHECK(j["dropped"] == 2);
+  REQUIRE(j["sinks"].size() == 2);
+  CHECK(j["sinks"][0]["name"] == "zmq");
+  CHECK(j["sinks"][0]["sent"] == 93);
+  CHECK(j["sinks"][0]["dropped"] == 5);
+  CHECK(j["sinks"][1]["name"] == "hdf5-images");
+  CHECK(j["sinks"][1]["dropped"] == 5);
 }

@@ -3,10 +3,9 @@
 #include <chrono>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "command_registry.hpp"
 #include "eit/indices/indices_publisher.hpp"
+#include "pipeline_status_json.hpp"
 #include "view_banner.hpp"
 
 namespace eit::cli {
@@ -52,27 +51,7 @@ RunViewStopper start_run_view(RunView& v, pipeline::Pipeline& pipe) {
     pipe.recapture_reference(frames);
     return std::string();
   });
-  v.server->set_status_provider([&pipe] {
-    const auto s = pipe.stats();
-    uint64_t sink_drops = 0;
-    for (const auto& k : s.sinks) sink_drops += k.dropped;
-    const auto& l = s.latency[pipeline::kSpanTotal];
-    nlohmann::json j = {{"kind", "pipeline"},
-                        {"running", s.running},
-                        {"backend", s.backend},
-                        {"frames_in", s.frames_in},
-                        {"frames_out", s.frames_out},
-                        {"dropped", s.dropped() + sink_drops},
-                        {"reference_captures", s.reference_captures},
-                        {"latency_p99_ms", static_cast<double>(l.p99_ns) / 1e6},
-                        {"source",
-                         {{"bad_frames", s.source.bad_frames},
-                          {"seq_gaps", s.source.seq_gaps},
-                          {"reconnects", s.source.reconnects},
-                          {"last_error", s.source.last_error}}},
-                        {"error", s.error}};
-    return j.dump();
-  });
+  v.server->set_status_provider([&pipe] { return pipeline_status_json(pipe.stats()); });
   v.server->start();
   if (v.indices) v.indices->start();
   print_view_banner(*v.server, "this run's images");

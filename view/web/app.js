@@ -183,7 +183,8 @@
     let text = "", err = "";
     if (src.kind === "pipeline") {
       text = `pipeline ${src.running ? "running" : "stopped"} · ${src.backend}\n` +
-             `in ${src.frames_in} · out ${src.frames_out} · dropped ${src.dropped}\n` +
+             `in ${src.frames_in} · out ${src.frames_out} · lost before the sinks ${src.dropped}\n` +
+             (src.sinks || []).map((k) => `${k.name} sent ${k.sent} dropped ${k.dropped}`).join(" · ") + "\n" +
              `pipeline p99 ${Number(src.latency_p99_ms).toFixed(2)} ms · references ${src.reference_captures}`;
       if (src.source && (src.source.reconnects || src.source.seq_gaps || src.source.bad_frames))
         text += `\ndevice: reconnects ${src.source.reconnects} · gaps ${src.source.seq_gaps} · bad ${src.source.bad_frames}`;
