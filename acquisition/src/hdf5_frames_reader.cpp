@@ -121,8 +121,9 @@ class Hdf5FramesReader final : public RecordingReader {
     info_.path = path;
     info_.format = "eitstream raw frames (HDF5)";
     info_.bytes_total = FileHandle(path).size();
+    // 0 = unknown (as --fps 0); a negative, NaN or infinite rate is refused, as --fps refuses it.
     info_.rate_hz = h5::has_attr(root, "frame_rate_hz")
-                        ? h5::read_attr_double(root, "frame_rate_hz", name_)
+                        ? h5::read_attr_finite_from(root, "frame_rate_hz", 0, name_)
                         : 0;
     if (info_.rate_hz > 0)
       info_.rate_source = "attribute frame_rate_hz";
