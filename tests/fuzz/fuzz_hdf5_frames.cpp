@@ -91,10 +91,6 @@ Written write_recording(FuzzedDataProvider& in, const std::string& path) {
   return w;
 }
 
-void check_nothing_open() {
-  if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) != 0) std::abort();
-}
-
 // What the file holds, read here with plain HDF5 calls: the frame count of the variable read
 // (its rows; 1 for a vector) and the per-frame columns (empty when absent or unreadable).
 struct Held {
@@ -184,7 +180,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   const std::string path = file.path().string();
   const Written w = write_recording(in, path);
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after writing the file");
   eit::acquisition::RecordingOptions o;
   o.format = "h5";
   o.variable = w.variable;
@@ -194,6 +190,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::exception&) {
     if (w.readable) std::abort();  // a valid recording must open
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after the reader");
   return 0;
 }

@@ -91,10 +91,6 @@ Written write_images(FuzzedDataProvider& in, const std::string& path) {
   return w;
 }
 
-void check_nothing_open() {
-  if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) != 0) std::abort();
-}
-
 // What the file holds, read here with plain HDF5 calls: /images' extent, whether it has /seq.
 struct Held {
   std::vector<hsize_t> images;
@@ -156,18 +152,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   const std::string path = file.path().string();
   const Written w = write_images(in, path);
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after writing the file");
   eit::cli::ImageSequence s;
   try {
     s = eit::cli::read_image_file(path);
   } catch (const std::exception&) {
-    check_nothing_open();
+    eit::fuzz::check_nothing_open("after read_image_file threw");
     if (w.readable) std::abort();  // a valid image file must be read
     return 0;
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after read_image_file");
   check_sequence(s, w, path);
   if (!same(s, eit::cli::read_image_file(path))) std::abort();
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after the second read");
   return 0;
 }

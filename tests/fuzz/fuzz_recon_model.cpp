@@ -117,10 +117,6 @@ void store_id(const std::string& path, const std::string& id) {
   h5::write_attr(file.get(), "model_id", id, path);
 }
 
-void check_nothing_open() {
-  if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) != 0) std::abort();
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -130,15 +126,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   const std::string path = file.path().string();
   const bool id_round_trip = write_model(in, path);
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after writing the file");
   eit::recon::Model m;
   try {
     m = eit::recon::load_model(path);
   } catch (const std::exception&) {
-    check_nothing_open();
+    eit::fuzz::check_nothing_open("after load_model threw");
     return 0;
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after load_model");
   if (static_cast<size_t>(m.H.rows()) != (m.gn ? 0 : m.n_out()) ||
       static_cast<size_t>(m.H.cols()) != (m.gn ? 0 : m.n_meas()))
     std::abort();
@@ -150,7 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
   } catch (const std::runtime_error&) {
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after read_model_header");
   if (id_round_trip) {
     store_id(path, m.id);
     if (eit::recon::load_model(path).id != m.id) std::abort();
@@ -163,6 +159,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const std::runtime_error&) {
     }
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after the model id round trip");
   return 0;
 }
