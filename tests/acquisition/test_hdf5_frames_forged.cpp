@@ -205,3 +205,52 @@ TEST_CASE(
   CHECK(r->info().rate_hz == 0.0);
   CHECK(r->info().warnings.size() == 1);
 }
+
+namespace {
+
+// Adds the per-frame column `name` (uint64 or uint32 values) to a written raw-frame file.
+void add_column(const std::filesystem::path& path, const char* name, hid_t type,
+                const std::vector<uint64_t>& values) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  const hsize_t n = values.size();
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const hid_t set = H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(H5Dwrite(set, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0);
+  H5Dclose(set);
+  H5Sclose(space);
+  H5Fclose(file);
+}
+
+}  // namespace
+
+TEST_CASE("a raw-frame HDF5 file's frame origins come from the columns that match its frames") {
+  TempDir tmp;
+  const auto whole = write_raw(tmp, "columns.h5", {});
+  add_column(whole, "seq", H5T_STD_U64LE, {5, 6, 9});
+  add_column(whole, "flags", H5T_STD_U32LE, {0, 0, 4});  // 4: a gap before the frame
+  add_column(whole, "dropped_before", H5T_STD_U32LE, {0, 0, 2});
+  auto r = open_recording_reader(whole, {}, adjacent16());
+  FrameOrigin o;
+  REQUIRE(r->origin(2, o));
+  CHECK(o.seq == 9);
+  CHECK(o.gap_before);
+  CHECK(o.dropped_before == 2);
+  CHECK_FALSE(r->origin(3, o));
+
+  // Found by fuzz_hdf5_frames: /flags and /dropped_before of another length than /frames were
+  // used as far as they went, so frame 0 took a lone flag value's gap bit and the first rows of
+  // a longer column. Only /seq's length was checked.
+  const auto partial = write_raw(tmp, "partial.h5", {});
+  add_column(partial, "seq", H5T_STD_U64LE, {5, 6, 9});
+  add_column(partial, "flags", H5T_STD_U32LE, {4});
+  add_column(partial, "dropped_before", H5T_STD_U32LE, {7, 7, 7, 7, 7});
+  r = open_recording_reader(partial, {}, adjacent16());
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    REQUIRE(r->origin(i, o));
+    CHECK(o.seq == std::vector<uint64_t>{5, 6, 9}[i]);
+    CHECK_FALSE(o.gap_before);
+    CHECK(o.dropped_before == 0);
+  }
+}
