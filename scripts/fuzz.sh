@@ -128,11 +128,16 @@ put("fuzz_image_batch", "three", struct.pack("<H", len(heads)) + heads + struct.
 PY
 # The HDF5 targets build their files from the input (tests/fuzz/fuzzed_hdf5.hpp): byte k alone
 # picks layout k with every place valid (Model file: grid, voxels, mesh on nodes, on elements, gn;
-# v7.3: v alone, or with 1 or 2 more variables).
-for t in fuzz_recon_model fuzz_mat73; do
-  mkdir -p "$seeds/$t"
-  for k in 0 1 2 3 4; do printf "\\x0$k" >"$seeds/$t/valid$k"; done
-done
+# v7.3: v alone, or with 1 or 2 more variables; raw frames: real, complex, each read as /frames,
+# /v_ref or /seq; image file: grid, voxel grid, mesh on nodes, on elements).
+hdf5_layouts() {
+  mkdir -p "$seeds/$1"
+  for ((k = 0; k < $2; k++)); do printf "\\x0$k" >"$seeds/$1/valid$k"; done
+}
+hdf5_layouts fuzz_recon_model 5
+hdf5_layouts fuzz_mat73 5
+hdf5_layouts fuzz_hdf5_frames 6
+hdf5_layouts fuzz_image_file 4
 
 # The targets write each input to a file (libhdf5 needs a real path) in a folder of their own
 # under this one, in memory where /dev/shm exists; removed at the end, also after a crash.

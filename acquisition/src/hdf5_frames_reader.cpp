@@ -77,7 +77,8 @@ class Hdf5FramesReader final : public RecordingReader {
  private:
   // The recorder's per-frame columns, when they match /frames row for row (a file written by
   // `run --record-raw`): the frames' original seq, gap flags and drops. Partial columns (a file
-  // edited since) are not used: frames are then numbered 0..n-1 as in any other format.
+  // edited since) are not used: without /seq frames are numbered 0..n-1 as in any other format;
+  // without /flags or /dropped_before no frame has a gap or drops before it.
   void read_origins(hid_t root, const std::string& var) {
     if (var != "frames" || !h5::exists(root, "seq")) return;
     auto seq = h5::read_uint64(root, "seq", name_ + ": /seq");
@@ -85,6 +86,9 @@ class Hdf5FramesReader final : public RecordingReader {
     if (h5::exists(root, "flags")) flags_ = h5::read_uint32(root, "flags", name_ + ": /flags");
     if (h5::exists(root, "dropped_before"))
       dropped_ = h5::read_uint32(root, "dropped_before", name_ + ": /dropped_before");
+    // A column of another length would give some frames another frame's flag or count.
+    if (flags_.size() != seq.size()) flags_.clear();
+    if (dropped_.size() != seq.size()) dropped_.clear();
     seq_ = std::move(seq);
   }
 
@@ -121,8 +125,9 @@ class Hdf5FramesReader final : public RecordingReader {
     info_.path = path;
     info_.format = "eitstream raw frames (HDF5)";
     info_.bytes_total = FileHandle(path).size();
+    // 0 = unknown (as --fps 0); a negative, NaN or infinite rate is refused, as --fps refuses it.
     info_.rate_hz = h5::has_attr(root, "frame_rate_hz")
-                        ? h5::read_attr_double(root, "frame_rate_hz", name_)
+                        ? h5::read_attr_finite_from(root, "frame_rate_hz", 0, name_)
                         : 0;
     if (info_.rate_hz > 0)
       info_.rate_source = "attribute frame_rate_hz";

@@ -1,6 +1,7 @@
 #include "eit/recon/hdf5_io.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -373,6 +374,15 @@ double read_attr_double(hid_t loc, const std::string& name, const std::string& w
   double v = 0;
   if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0)
     fail(fmt::format("{}: cannot read attribute '{}'", where, name));
+  return v;
+}
+
+double read_attr_finite_from(hid_t loc, const std::string& name, double lo,
+                             const std::string& where) {
+  const double v = read_attr_double(loc, name, where);
+  if (!std::isfinite(v) || v < lo)
+    fail(
+        fmt::format("{}: attribute '{}' is {}, expected a finite number ≥ {}", where, name, v, lo));
   return v;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "eit/recon/hdf5_io.hpp"
+#include "mat73_cells.hpp"
 
 namespace eit::recon {
 namespace {
@@ -62,6 +63,9 @@ std::string check_object(hid_t object, const std::string& path, bool is_dataset)
   if (std::string names = check_names(object, path); !names.empty()) return names;
   for (const char* attribute : kOneValueAttributes)
     if (std::string one = check_one_value(object, attribute, path); !one.empty()) return one;
+  // A cell: libmatio follows its references while it lists the variables.
+  if (is_dataset && is_mat73_cell(object))
+    if (std::string cell = check_mat73_cell(object, path); !cell.empty()) return cell;
   if (!is_dataset || H5Aexists(object, "MATLAB_empty") <= 0) return {};
   const h5::Handle space(H5Dget_space(object), H5Sclose);
   const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;

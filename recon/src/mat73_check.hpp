@@ -7,7 +7,8 @@
 // string (it is read into one string's buffer); MATLAB_fields, when present, must be a 1-D (not
 // scalar) list of variable-length byte sequences (libmatio writes its extent into one integer and
 // reads it as such whatever its type). A forged file broke each rule into a heap or stack overflow
-// (later libmatio bounds the reads). Private to eit_recon; throws std::runtime_error naming the
+// (later libmatio bounds the reads). Cells (datasets of object references) must pass
+// check_mat73_cell (mat73_cells.hpp). Private to eit_recon; throws std::runtime_error naming the
 // file (`name`), the object and what was found.
 #include <filesystem>
 #include <string_view>

@@ -5,8 +5,11 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "eit/acquisition/recording_reader.hpp"
 #include "eit/recon/protocol.hpp"
@@ -44,6 +47,7 @@ struct RawFile {
   std::vector<const char*> format{"eitstream-frames"};
   std::vector<int64_t> electrodes{16};
   bool fixed_length_strings = false;  // format and order as fixed-length strings
+  double rate = 50;                   // frame_rate_hz
   // Replaces the integer attribute drive_distance when set: writes it some other way.
   void (*drive_distance)(hid_t group) = nullptr;
 };
@@ -58,8 +62,7 @@ std::filesystem::path write_raw(const TempDir& tmp, const char* name, const RawF
     fixed_string_attribute(file, "format", f.format.at(0));
   else
     string_attribute(file, "format", f.format);
-  const double rate = 50;
-  write_h5_attribute(file, "frame_rate_hz", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &rate, 1);
+  write_h5_attribute(file, "frame_rate_hz", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &f.rate, 1);
   size_t n = 1;
   for (hsize_t d : f.dims) n *= d;
   std::vector<float> values(n);
@@ -178,4 +181,76 @@ TEST_CASE(
   missing.drive_distance = [](hid_t) {};
   CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "missing.h5", missing), {}, adjacent16()),
                     doctest::Contains("/protocol: attribute 'drive_distance' missing"));
+}
+
+TEST_CASE(
+    "a raw-frame HDF5 frame rate that is negative, NaN or infinite is refused; 0 is unknown") {
+  // Found by fuzz_hdf5_frames: such a rate was taken as it stood. Negative and NaN passed for
+  // "unknown" (with a warning) while info().rate_hz kept them; an infinite or tiny one went on
+  // to replay and reconstruct, which divide by it (frame times of llround(inf)).
+  TempDir tmp;
+  for (const double rate :
+       {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    CAPTURE(rate);
+    RawFile f;
+    f.rate = rate;
+    const std::string expected =
+        fmt::format("attribute 'frame_rate_hz' is {}, expected a finite number ≥ 0", rate);
+    CHECK_THROWS_WITH(open_recording_reader(write_raw(tmp, "rate.h5", f), {}, adjacent16()),
+                      doctest::Contains(expected.c_str()));
+  }
+  RawFile unknown;
+  unknown.rate = 0;
+  auto r = open_recording_reader(write_raw(tmp, "unknown.h5", unknown), {}, adjacent16());
+  CHECK(r->info().rate_hz == 0.0);
+  CHECK(r->info().warnings.size() == 1);
+}
+
+namespace {
+
+// Adds the per-frame column `name` (uint64 or uint32 values) to a written raw-frame file.
+void add_column(const std::filesystem::path& path, const char* name, hid_t type,
+                const std::vector<uint64_t>& values) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  const hsize_t n = values.size();
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const hid_t set = H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(H5Dwrite(set, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0);
+  H5Dclose(set);
+  H5Sclose(space);
+  H5Fclose(file);
+}
+
+}  // namespace
+
+TEST_CASE("a raw-frame HDF5 file's frame origins come from the columns that match its frames") {
+  TempDir tmp;
+  const auto whole = write_raw(tmp, "columns.h5", {});
+  add_column(whole, "seq", H5T_STD_U64LE, {5, 6, 9});
+  add_column(whole, "flags", H5T_STD_U32LE, {0, 0, 4});  // 4: a gap before the frame
+  add_column(whole, "dropped_before", H5T_STD_U32LE, {0, 0, 2});
+  auto r = open_recording_reader(whole, {}, adjacent16());
+  FrameOrigin o;
+  REQUIRE(r->origin(2, o));
+  CHECK(o.seq == 9);
+  CHECK(o.gap_before);
+  CHECK(o.dropped_before == 2);
+  CHECK_FALSE(r->origin(3, o));
+
+  // Found by fuzz_hdf5_frames: /flags and /dropped_before of another length than /frames were
+  // used as far as they went, so frame 0 took a lone flag value's gap bit and the first rows of
+  // a longer column. Only /seq's length was checked.
+  const auto partial = write_raw(tmp, "partial.h5", {});
+  add_column(partial, "seq", H5T_STD_U64LE, {5, 6, 9});
+  add_column(partial, "flags", H5T_STD_U32LE, {4});
+  add_column(partial, "dropped_before", H5T_STD_U32LE, {7, 7, 7, 7, 7});
+  r = open_recording_reader(partial, {}, adjacent16());
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    REQUIRE(r->origin(i, o));
+    CHECK(o.seq == std::vector<uint64_t>{5, 6, 9}[i]);
+    CHECK_FALSE(o.gap_before);
+    CHECK(o.dropped_before == 0);
+  }
 }

@@ -22,6 +22,7 @@
 #include "eit/recon/model_header.hpp"
 #include "fuzz_support.hpp"
 #include "fuzzed_hdf5.hpp"
+#include "fuzzed_model_groups.hpp"
 
 namespace {
 
@@ -32,45 +33,12 @@ namespace h5 = eit::recon::h5;
 // The layouts a valid file can have: which geometry, and H or the /gn settings.
 enum Template { kGrid, kVoxels, kMeshNodes, kMeshElements, kGn, kTemplates };
 
-void write_protocol(FuzzedHdf5& f, hid_t root) {
-  const h5::Handle g = f.group(root, "protocol");
-  if (!g.valid()) return;
-  f.attribute(g.get(), "n_electrodes", H5Value::integer(4));
-  f.attribute(g.get(), "drive_distance", H5Value::integer(1));
-  f.attribute(g.get(), "measure_step", H5Value::integer(1));
-  f.attribute(g.get(), "order", H5Value::string("std"));
-  f.attribute(g.get(), "measure_on_driven", H5Value::integer(0));
-  f.dataset(g.get(), "drives", H5Value::array(H5Value::kI32, {2, 2}, {0, 1, 2, 3}));
-  f.dataset(g.get(), "measurements",
-            H5Value::array(H5Value::kI32, {3, 3}, {0, 2, 3, 1, 0, 1, 1, 1, 2}));
-}
-
-// A unit square of 4 nodes and 2 triangles, one electrode per corner; or a 2 × 2 (× 2) grid.
-void write_geometry(FuzzedHdf5& f, hid_t root, Template t) {
-  const h5::Handle g = f.group(root, "geometry");
-  if (!g.valid()) return;
-  if (t == kGrid || t == kVoxels) {
-    f.attribute(g.get(), "kind", H5Value::string("grid"));
-    for (const char* a : {"nx", "ny"}) f.attribute(g.get(), a, H5Value::integer(2));
-    for (const char* a : {"x0", "y0"}) f.attribute(g.get(), a, H5Value::real(-0.5));
-    for (const char* a : {"dx", "dy"}) f.attribute(g.get(), a, H5Value::real(1.0));
-    if (t == kVoxels) {
-      f.attribute(g.get(), "nz", H5Value::integer(2));
-      f.attribute(g.get(), "z0", H5Value::real(0.0));
-      f.attribute(g.get(), "dz", H5Value::real(1.0));
-    } else {
-      f.optional_attribute(g.get(), "nz", H5Value::integer(1));
-    }
-    f.dataset(g.get(), "mask",
-              t == kVoxels ? H5Value::array(H5Value::kU8, {2, 2, 2}, {0, 0, 0, 1, 0, 0, 0, 0})
-                           : H5Value::array(H5Value::kU8, {2, 2}, {0, 0, 0, 1}));
-    return;
-  }
-  f.attribute(g.get(), "kind", H5Value::string("mesh"));
-  f.attribute(g.get(), "output_on", H5Value::string(t == kMeshNodes ? "nodes" : "elements"));
-  f.dataset(g.get(), "nodes", H5Value::array(H5Value::kF64, {4, 2}, {-1, -1, 1, -1, 1, 1, -1, 1}));
-  f.dataset(g.get(), "elements", H5Value::array(H5Value::kI32, {2, 3}, {0, 1, 2, 0, 2, 3}));
-  f.dataset(g.get(), "electrode_nodes", H5Value::array(H5Value::kI32, {4}, {0, 1, 2, 3}));
+// gn models are meshes with output on the elements.
+eit::fuzz::GeometryKind geometry_of(Template t) {
+  return t == kGrid        ? eit::fuzz::kGridGeometry
+         : t == kVoxels    ? eit::fuzz::kVoxelGeometry
+         : t == kMeshNodes ? eit::fuzz::kMeshOnNodes
+                           : eit::fuzz::kMeshOnElements;
 }
 
 void write_gn(FuzzedHdf5& f, hid_t root) {
@@ -114,7 +82,7 @@ bool write_model(FuzzedDataProvider& in, const std::string& path) {
   const h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) std::abort();
   const hid_t root = file.get();
-  const size_t n_out = t == kGrid ? 4 : t == kVoxels ? 8 : t == kMeshNodes ? 4 : 2;
+  const size_t n_out = eit::fuzz::geometry_outputs(geometry_of(t));
   f.attribute(root, "format_version", H5Value::integer(eit::recon::kModelFormatVersion));
   f.attribute(root, "algorithm", H5Value::string(t == kGn ? "gn" : "bp"));
   f.attribute(root, "parameters", H5Value::string("{}"));
@@ -134,8 +102,9 @@ bool write_model(FuzzedDataProvider& in, const std::string& path) {
     }
     if (in.ConsumeBool()) f.dataset(root, "v_ref", H5Value::array(H5Value::kF64, {3}, {1, 2, 3}));
   }
-  write_protocol(f, root);
-  write_geometry(f, root, t);
+  // 2 drives and 3 measurements: H's columns (the reader takes the tables as stored).
+  write_protocol(f, root, {4, 1, 1, "std", false, {0, 1, 2, 3}, {0, 2, 3, 1, 0, 1, 1, 1, 2}});
+  write_geometry(f, root, geometry_of(t));
   if (!in.ConsumeBool()) return false;
   if (in.ConsumeBool()) f.attribute(root, "model_id", H5Value::string("0123456789abcdef"));
   return true;
@@ -148,10 +117,6 @@ void store_id(const std::string& path, const std::string& id) {
   h5::write_attr(file.get(), "model_id", id, path);
 }
 
-void check_nothing_open() {
-  if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) != 0) std::abort();
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -161,15 +126,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   const std::string path = file.path().string();
   const bool id_round_trip = write_model(in, path);
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after writing the file");
   eit::recon::Model m;
   try {
     m = eit::recon::load_model(path);
   } catch (const std::exception&) {
-    check_nothing_open();
+    eit::fuzz::check_nothing_open("after load_model threw");
     return 0;
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after load_model");
   if (static_cast<size_t>(m.H.rows()) != (m.gn ? 0 : m.n_out()) ||
       static_cast<size_t>(m.H.cols()) != (m.gn ? 0 : m.n_meas()))
     std::abort();
@@ -181,7 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
   } catch (const std::runtime_error&) {
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after read_model_header");
   if (id_round_trip) {
     store_id(path, m.id);
     if (eit::recon::load_model(path).id != m.id) std::abort();
@@ -194,6 +159,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const std::runtime_error&) {
     }
   }
-  check_nothing_open();
+  eit::fuzz::check_nothing_open("after the model id round trip");
   return 0;
 }

@@ -1,10 +1,11 @@
 // `eitstream indices` on an image file edited after recording: an attribute holding several values
-// (each is read into one value) and a mesh element pointing past the node table (it was followed
-// into the nodes: a segmentation fault) are refused by name.
+// (each is read into one value), a mesh element pointing past the node table (it was followed
+// into the nodes: a segmentation fault) and a frame rate that is no rate are refused by name.
 #include <doctest/doctest.h>
 #include <hdf5.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "cli_run.hpp"
@@ -76,4 +77,31 @@ TEST_CASE("indices refuses an image file whose mesh elements index past its node
   CHECK(contains(bad.output, "/geometry: mesh elements index nodes 0..100000000, expected 0..422"));
   std::filesystem::remove(file);
   std::filesystem::remove(model);
+}
+
+TEST_CASE("indices refuses an image file whose frame rate is negative, NaN or infinite") {
+  // Found by fuzz_image_file: read_image_file took any number. --fps hid it (it overrides the
+  // file's rate), and without it an infinite rate went on to the breath detection.
+  const auto file = cli_temp_path("eit_indices_input", "rate_images.h5");
+  const auto endpoint = "ipc://" + cli_temp_path("eit_indices_input", "pub_rate").string();
+  const auto made = run_eitstream(fmt::format(
+      "run --frames 60 --fps 0 --quiet --record {} --endpoint {}", file.string(), endpoint));
+  INFO(made.output);
+  REQUIRE(made.code == 0);
+  for (const double rate :
+       {-20.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    CAPTURE(rate);
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    REQUIRE(H5Adelete(f, "frame_rate_hz") >= 0);
+    eit::test::write_h5_attribute(f, "frame_rate_hz", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &rate, 1);
+    H5Fclose(f);
+    const auto bad = run_eitstream(fmt::format("indices {} --fps 50 -o -", file.string()));
+    INFO(bad.output);
+    CHECK(bad.code != 0);
+    CHECK(contains(bad.output, fmt::format("attribute 'frame_rate_hz' is {}, expected a finite "
+                                           "number ≥ 0",
+                                           rate)));
+  }
+  std::filesystem::remove(file);
 }

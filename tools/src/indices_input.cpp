@@ -60,8 +60,8 @@ ImageSequence read_image_file(const std::filesystem::path& path) {
     for (size_t i = 0; i < s.n_frames; ++i) s.seq.push_back(i);
   if (s.t_ns.empty()) s.t_ns.assign(s.n_frames, 0);
   if (s.flags.empty()) s.flags.assign(s.n_frames, 0);
-  if (h5::has_attr(root, "frame_rate_hz"))
-    s.rate_hz = h5::read_attr_double(root, "frame_rate_hz", file);
+  if (h5::has_attr(root, "frame_rate_hz"))  // 0 = unknown; never negative, NaN or infinite
+    s.rate_hz = h5::read_attr_finite_from(root, "frame_rate_hz", 0, file);
 
   // The Model file's /geometry, read and checked as a model's: a forged element index would
   // otherwise be followed into the node table.

@@ -104,5 +104,9 @@ int64_t read_attr_int(hid_t loc, const std::string& name, const std::string& whe
 int64_t read_attr_int_in(hid_t loc, const std::string& name, int64_t lo, int64_t hi,
                          const std::string& where);
 double read_attr_double(hid_t loc, const std::string& name, const std::string& where);
+// A finite number attribute ≥ lo: a frame rate of -1, NaN or infinity would otherwise pass for
+// "unknown" in one place and be divided by in another.
+double read_attr_finite_from(hid_t loc, const std::string& name, double lo,
+                             const std::string& where);
 
 }  // namespace eit::recon::h5
