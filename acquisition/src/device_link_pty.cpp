@@ -1,7 +1,16 @@
 // Device link over a pseudo-terminal: openpty() gives a master (written here) and a slave that a
 // receiver opens like a serial port. Both ends are set raw (no echo, no CR/LF translation) so
-// the bytes arrive unchanged. The slave stays open here too, so a receiver may come late (what
-// was written waits in the pty) or reopen without the pty being hung up.
+// the bytes arrive unchanged; the settings stay with the pty when the slave is reopened.
+//
+// Linux takes writes to the master whether or not anyone has the slave open: they wait in the
+// slave's input buffer (some 20 KiB) and a receiver that opens the port later reads a stale
+// burst. So the slave is closed here once set up, and the master's poll() reports POLLHUP
+// exactly while no receiver has it open: wait_for_receiver() waits for POLLHUP to clear, send()
+// drops (and counts) frames while it is set, and when a receiver goes, what it left unread is
+// flushed so the next one starts with fresh frames. The master is non-blocking; a write waits
+// in poll() for room, so a receiver that closes while the buffer is full does not hang send().
+#include <poll.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -29,35 +38,70 @@ class PtyLink final : public DeviceLink {
     cfsetispeed(&raw, B115200);
     cfsetospeed(&raw, B115200);
     char name[PATH_MAX] = {};
-    if (openpty(&master_, &slave_, name, &raw, nullptr) != 0) {
+    int slave = -1;
+    if (openpty(&master_, &slave, name, &raw, nullptr) != 0) {
       throw std::runtime_error(fmt::format(
           "pty: openpty failed ({}); expected /dev/ptmx to be usable", std::strerror(errno)));
     }
+    ::close(slave);  // from now on POLLHUP on the master means: no receiver
     ::fcntl(master_, F_SETFD, FD_CLOEXEC);
-    ::fcntl(slave_, F_SETFD, FD_CLOEXEC);
+    ::fcntl(master_, F_SETFL, ::fcntl(master_, F_GETFL) | O_NONBLOCK);
     path_ = name;
   }
-  ~PtyLink() override {
-    ::close(master_);
-    ::close(slave_);
-  }
+  ~PtyLink() override { ::close(master_); }
 
   std::string describe() const override { return "pty " + path_; }
   std::string endpoint() const override { return path_; }
   std::string receiver_uri() const override { return "serial://" + path_; }
-  bool wait_for_receiver(std::chrono::milliseconds) override { return true; }
+
+  bool wait_for_receiver(std::chrono::milliseconds timeout) override {
+    // The kernel gives no event for "the slave was opened": look every few milliseconds.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!receiver_present()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    had_receiver_ = true;
+    return true;
+  }
+
+  bool send(std::span<const uint8_t> bytes) override {
+    if (!receiver_present()) return drop_for_no_receiver();
+    had_receiver_ = true;
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(master_, bytes.data() + done, bytes.size() - done);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EAGAIN) {  // the receiver is slow: wait for room, or for it to go
+        pollfd p{master_, POLLOUT, 0};
+        const int ready = ::poll(&p, 1, -1);
+        if (ready > 0 && !(p.revents & POLLHUP)) continue;
+        if (ready > 0) return drop_for_no_receiver();
+      }
+      // A signal (the command is asked to stop) or a write error: this message is given up.
+      count_dropped();
+      return false;
+    }
+    return true;
+  }
 
   bool drain(std::chrono::milliseconds timeout) override {
-    // Bytes still waiting on the slave side to be read by the receiver. The count can read 0
-    // for a moment while the pty moves a large write into the slave's buffer, so it has to stay
-    // 0 for a while before the link counts as drained.
+    // Bytes still waiting on the slave side to be read by the receiver, counted through a slave
+    // descriptor of our own (TIOCGPTPEER) opened only for the look, so POLLHUP keeps its meaning.
+    // The count can read 0 for a moment while the pty moves a large write into the slave's
+    // buffer, so it has to stay 0 for a while before the link counts as drained.
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + timeout;
     auto empty_since = Clock::now();
     bool empty = false;
     for (;;) {
-      int waiting = 0;
-      if (::ioctl(slave_, TIOCINQ, &waiting) != 0) return true;
+      const bool present = receiver_present();
+      const int waiting = bytes_unread();
+      if (waiting < 0) return true;
+      if (!present) return waiting == 0;  // nobody left to read them
       const auto now = Clock::now();
       if (waiting != 0) {
         empty = false;
@@ -72,22 +116,39 @@ class PtyLink final : public DeviceLink {
     }
   }
 
-  bool send(std::span<const uint8_t> bytes) override {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(master_, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        count_dropped();
-        return false;
-      }
-      done += static_cast<size_t>(n);
-    }
-    return true;
+ private:
+  bool receiver_present() const noexcept {
+    pollfd p{master_, POLLOUT, 0};
+    return ::poll(&p, 1, 0) >= 0 && !(p.revents & POLLHUP);
   }
 
- private:
-  int master_ = -1, slave_ = -1;
+  // A receiver that has closed the slave left bytes in its buffer (the rest of a frame, frames
+  // it did not read): flushed once, so the next receiver does not read them as new.
+  bool drop_for_no_receiver() noexcept {
+    if (had_receiver_) {
+      had_receiver_ = false;
+      const int peer = ::ioctl(master_, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+      if (peer >= 0) {
+        ::tcflush(peer, TCIFLUSH);
+        ::close(peer);
+      }
+    }
+    count_dropped();
+    return false;
+  }
+
+  // Bytes in the slave's input buffer; -1 when they cannot be counted.
+  int bytes_unread() const noexcept {
+    const int peer = ::ioctl(master_, TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (peer < 0) return -1;
+    int waiting = 0;
+    const int rc = ::ioctl(peer, TIOCINQ, &waiting);
+    ::close(peer);
+    return rc == 0 ? waiting : -1;
+  }
+
+  int master_ = -1;
+  bool had_receiver_ = false;
   std::string path_;
 };
 

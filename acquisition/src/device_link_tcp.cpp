@@ -85,6 +85,12 @@ std::unique_ptr<ssl::context> tls_context(const std::string& uri, const TlsFiles
   return ctx;
 }
 
+// "127.0.0.1:40211", "[::1]:40211": an address and port as a URI writes them.
+std::string host_port(const asio::ip::address& address, uint16_t port) {
+  return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), port)
+                         : fmt::format("{}:{}", address.to_string(), port);
+}
+
 // What both TCP links do with a frame once connected: write it, and count a failed write as a
 // disconnect and a dropped frame.
 class TcpLink : public DeviceLink {
@@ -124,17 +130,21 @@ class TcpListenLink final : public TcpLink {
           fmt::format("tcp-listen://{}:{}: cannot listen ({}); expected a free local port", host,
                       port, ec.message()));
     }
+    // The endpoint is what was bound (0.0.0.0:40211 listens on every interface). A receiver
+    // cannot connect to an unspecified address, so its URI names this machine's loopback of the
+    // same family instead: right on this machine; elsewhere, the host's address replaces it.
     const auto bound = acceptor_.local_endpoint();
-    const auto shown =
-        bound.address().is_unspecified() ? std::string("127.0.0.1") : bound.address().to_string();
-    endpoint_ = fmt::format("{}:{}", shown, bound.port());
+    endpoint_ = host_port(bound.address(), bound.port());
+    const auto reachable = !bound.address().is_unspecified() ? bound.address()
+                           : bound.address().is_v6()
+                               ? asio::ip::address(asio::ip::address_v6::loopback())
+                               : asio::ip::address(asio::ip::address_v4::loopback());
+    receiver_ = (tls_ ? "tls-connect://" : "tcp://") + host_port(reachable, bound.port());
   }
 
   std::string describe() const override { return scheme_ + "://" + endpoint_; }
   std::string endpoint() const override { return endpoint_; }
-  std::string receiver_uri() const override {
-    return (tls_ ? "tls-connect://" : "tcp://") + endpoint_;
-  }
+  std::string receiver_uri() const override { return receiver_; }
 
   bool wait_for_receiver(std::chrono::milliseconds timeout) override {
     if (connected_) return true;
@@ -174,7 +184,7 @@ class TcpListenLink final : public TcpLink {
   tcp::acceptor acceptor_{loop_.io()};
   LinkConnection conn_;
   Completion completion_;
-  std::string endpoint_;
+  std::string endpoint_, receiver_;
 };
 
 class TcpConnectLink final : public TcpLink {

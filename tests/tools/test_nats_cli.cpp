@@ -36,7 +36,7 @@ TEST_CASE(
   Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count", "300",
                      "--unpaced"});
   REQUIRE(device.wait(120s) == 0);
-  CHECK(device.out().find("300 frames encoded, 0 sends dropped") != std::string::npos);
+  CHECK(device.out().find("300 frames sent, 0 dropped") != std::string::npos);
 
   Subprocess first({EITSTREAM_BIN, "run", "--source", bed, "--frames", "200", "--policy",
                     "lossless", "--reference", "first:5", "--endpoint", "tcp://127.0.0.1:*",

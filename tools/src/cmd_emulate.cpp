@@ -3,7 +3,10 @@
 // framing or OpenEIT's text lines, at a set rate. Every live input path can so be tested end to
 // end without hardware. Prints its endpoint ("endpoint: …") and the URI a receiver should open
 // ("receiver: …") on stdout, one line each, so scripts and tests can read an ephemeral port back.
+// Ctrl-C or SIGTERM stops it cleanly: the summary ("emulate: done…") is printed and it exits 0.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_nats.hpp"
+#include "stop_signals.hpp"
 
 namespace eit::cli {
 namespace {
@@ -61,9 +65,45 @@ recon::Protocol protocol_for(const EmulateArgs& a) {
   return recon::make_protocol(p);
 }
 
+using Clock = std::chrono::steady_clock;
+constexpr double kDefaultFps = 20;  // when neither --fps nor the recording gives a rate
+
+// How the start line states the pace: the rate and where it came from, or unpaced.
+std::string pace_text(const EmulateArgs& a, double recorded_hz, double rate) {
+  if (a.unpaced) return "unpaced (as fast as the link takes them)";
+  const std::string from = a.fps > 0         ? "--fps"
+                           : recorded_hz > 0 ? fmt::format("the recording's {:.6g} Hz", recorded_hz)
+                                             : fmt::format("the default {:g}", kDefaultFps);
+  const std::string times =
+      a.recording.speed != 1 ? fmt::format(" × --speed {:g}", a.recording.speed) : "";
+  return fmt::format("paced at {:.6g} frames/s ({}{})", rate, from, times);
+}
+
+// Sleeps until `when` in slices, so a stop signal ends even a slow pace within 100 ms. False
+// when a stop signal came.
+bool sleep_until_or_stopped(Clock::time_point when, const StopSignals& stop) {
+  for (;;) {
+    if (stop.count() > 0) return false;
+    const auto now = Clock::now();
+    if (now >= when) return true;
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(when - now, std::chrono::milliseconds(100)));
+  }
+}
+
+// Frames handed to the link and frames it dropped (no receiver, a failed write): one message
+// carries several frames over UDP (--frames-per-datagram), and they count as such.
+struct SendCounts {
+  uint64_t sent = 0, dropped = 0;
+  void add(bool delivered, uint64_t frames) noexcept { (delivered ? sent : dropped) += frames; }
+};
+
 void run_emulate(EmulateArgs a) {
   if (a.format != "ingest" && a.format != "openeit") {
     throw CommandError(fmt::format("--format {}: expected ingest or openeit", a.format));
+  }
+  if (!(a.fps >= 0) || !std::isfinite(a.fps)) {
+    throw CommandError(fmt::format("--fps {}: expected a finite rate >= 0", a.fps));
   }
   a.replay.recording = to_recording_options(a.recording);
   if (a.frames_per_datagram == 0) throw CommandError("--frames-per-datagram 0: expected >= 1");
@@ -72,8 +112,12 @@ void run_emulate(EmulateArgs a) {
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
 
-  auto feed = open_frame_feed(a.from, a.replay, a.synthetic, protocol, a.fps);
-  const double base_rate = a.fps > 0 ? a.fps : (feed->rate_hz() > 0 ? feed->rate_hz() : 20.0);
+  // The phantoms have no rate of their own: they play at --fps or the default, and their orbit
+  // or breath is timed for that rate.
+  const double phantom_rate = (a.fps > 0 ? a.fps : kDefaultFps) * a.recording.speed;
+  auto feed = open_frame_feed(a.from, a.replay, a.synthetic, protocol, phantom_rate);
+  const double base_rate =
+      a.fps > 0 ? a.fps : (feed->rate_hz() > 0 ? feed->rate_hz() : kDefaultFps);
   const double rate = base_rate * a.recording.speed;
   const size_t n = feed->n_values();
   const uint64_t total = a.count;  // 0: until the recording ends (never when looping)
@@ -87,36 +131,51 @@ void run_emulate(EmulateArgs a) {
                                 : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
   say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
+  if (link->endpoint().starts_with("0.0.0.0:") || link->endpoint().starts_with("[::]:")) {
+    say(
+        fmt::format("emulate: listening on every interface ({}); the receiver line uses this "
+                    "machine's loopback, a receiver elsewhere uses this host's address",
+                    link->endpoint()));
+  }
+  const bool endless = a.loop || a.from == "synthetic" || a.from.starts_with("phantom:");
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
-                  a.unpaced ? std::string("unpaced") : fmt::format("{:.6g} frames/s", rate),
-                  total == 0 ? std::string(a.loop || a.from == "synthetic" || a.from.starts_with("phantom:") ? "endless" : "all")
-                             : std::to_string(total),
+                  pace_text(a, feed->rate_hz(), rate),
+                  total == 0 ? std::string(endless ? "endless" : "all") : std::to_string(total),
                   a.loop ? " (looping)" : ""));
+
+  // From here Ctrl-C and SIGTERM stop the sending and lead to the summary (as for `run`).
+  const StopSignals stop;
   const auto wait_step = std::chrono::milliseconds(200);
-  const auto wait_until = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(static_cast<int64_t>(a.wait_s * 1000));
+  const auto wait_until =
+      Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(a.wait_s * 1000));
   bool told = false;
-  while (!link->wait_for_receiver(wait_step)) {
+  while (stop.count() == 0 && !link->wait_for_receiver(wait_step)) {
     if (!told) say(fmt::format("emulate: waiting for a receiver on {}", link->describe()));
     told = true;
-    if (a.wait_s > 0 && std::chrono::steady_clock::now() >= wait_until) {
+    if (a.wait_s > 0 && Clock::now() >= wait_until) {
       throw CommandError(fmt::format("{}: no receiver within {} s", link->describe(), a.wait_s));
     }
   }
-  say("emulate: sending");
+  if (stop.count() == 0) say("emulate: sending");
 
   std::vector<float> values(n);
   const bool datagrams = a.to.rfind("udp://", 0) == 0;
   const size_t per_message = datagrams ? a.frames_per_datagram : 1;
   std::vector<uint8_t> message(frame_bytes * per_message);
   size_t message_len = 0, in_message = 0;
-  uint64_t sent = 0;
-  const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / rate));
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last_report = t0;
-  for (uint64_t i = 0; total == 0 || i < total; ++i) {
+  SendCounts counts;
+  const auto send_message = [&] {
+    counts.add(link->send({message.data(), message_len}), in_message);
+    message_len = in_message = 0;
+  };
+  const double ns_per_frame = 1e9 / rate;
+  const auto t0 = Clock::now();
+  auto last_report = t0, last_send = t0;
+  for (uint64_t i = 0; stop.count() == 0 && (total == 0 || i < total); ++i) {
     if (!feed->next(values)) break;
-    if (!a.unpaced) std::this_thread::sleep_until(t0 + period * static_cast<int64_t>(i));
+    const auto due =
+        t0 + std::chrono::nanoseconds(std::llround(ns_per_frame * static_cast<double>(i)));
+    if (!a.unpaced && !sleep_until_or_stopped(due, stop)) break;
     const uint64_t seq = a.seq_start + i;
     std::span<uint8_t> out(message.data() + message_len, frame_bytes);
     size_t len = 0;
@@ -127,28 +186,28 @@ void run_emulate(EmulateArgs a) {
                                              {reinterpret_cast<char*>(out.data()), out.size()});
     }
     message_len += len;
-    if (++in_message == per_message) {
-      link->send({message.data(), message_len});
-      message_len = in_message = 0;
-    }
-    ++sent;
-    const auto now = std::chrono::steady_clock::now();
+    if (++in_message == per_message) send_message();
+    const auto now = Clock::now();
+    last_send = now;
     if (now - last_report >= std::chrono::seconds(5)) {
       last_report = now;
-      std::fprintf(stderr, "emulate: %llu frames sent, %llu dropped with no receiver\n",
-                   static_cast<unsigned long long>(sent),
-                   static_cast<unsigned long long>(link->dropped()));
+      std::fprintf(stderr, "emulate: %llu frames sent, %llu dropped\n",
+                   static_cast<unsigned long long>(counts.sent),
+                   static_cast<unsigned long long>(counts.dropped));
     }
   }
-  if (in_message > 0) link->send({message.data(), message_len});
+  if (in_message > 0) send_message();
+  // The rate between the first send and the last, over the frames sent after the first.
+  const double send_s = std::chrono::duration<double>(last_send - t0).count();
   const bool drained = link->drain(std::chrono::seconds(5));
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  say(
-      fmt::format("emulate: done: {} frames encoded, {} sends dropped with no receiver, {} "
-                  "disconnects, {} unreadable frames, {:.3f} s{}{}",
-                  sent, link->dropped(), link->disconnects(), feed->bad_frames(), secs,
-                  nats_link_summary(*link),
-                  drained ? "" : " (the receiver did not read everything)"));
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  say(fmt::format(
+      "emulate: done: {} frames sent, {} dropped (no receiver or a failed write), {} "
+      "disconnects, {} unreadable frames, {:.3f} s, {:.1f} frames/s{}{}{}",
+      counts.sent, counts.dropped, link->disconnects(), feed->bad_frames(), secs,
+      counts.sent > 1 && send_s > 0 ? static_cast<double>(counts.sent - 1) / send_s : 0.0,
+      nats_link_summary(*link), drained ? "" : " (the receiver did not read everything)",
+      stop.count() > 0 ? " (stopped by a signal)" : ""));
 }
 
 const RegisterCommand kEmulate{

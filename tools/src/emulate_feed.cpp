@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,13 +18,18 @@
 namespace eit::cli {
 namespace {
 
+// `what`: the feed's description. Not the source's own describe(): read unpaced, that says
+// "unpaced" or "as fast as possible", while emulate paces what it sends.
 class SourceFeed final : public FrameFeed {
  public:
-  SourceFeed(std::unique_ptr<pipeline::Source> source, double rate_hz)
-      : source_(std::move(source)), rate_hz_(rate_hz), values_(source_->n_values()) {
+  SourceFeed(std::unique_ptr<pipeline::Source> source, double rate_hz, std::string what)
+      : source_(std::move(source)),
+        rate_hz_(rate_hz),
+        what_(std::move(what)),
+        values_(source_->n_values()) {
     slot_.values = values_.data();
   }
-  std::string describe() const override { return source_->describe(); }
+  std::string describe() const override { return what_; }
   size_t n_values() const noexcept override { return values_.size(); }
   double rate_hz() const noexcept override { return rate_hz_; }
   uint64_t bad_frames() const override { return source_->stats().bad_frames; }
@@ -45,6 +51,7 @@ class SourceFeed final : public FrameFeed {
  private:
   std::unique_ptr<pipeline::Source> source_;
   double rate_hz_;
+  std::string what_;
   std::vector<float> values_;
   pipeline::FrameSlot slot_;
 };
@@ -60,15 +67,30 @@ recon::Mesh phantom_mesh(const recon::Protocol& protocol, const SyntheticFeedOpt
   return recon::generate_mesh(mesh);
 }
 
-std::unique_ptr<pipeline::Source> synthetic_source(const recon::Protocol& protocol,
-                                                   const SyntheticFeedOptions& o, double rate_hz) {
+std::unique_ptr<FrameFeed> synthetic_feed(const recon::Protocol& protocol,
+                                          const SyntheticFeedOptions& o, double rate_hz) {
   acquisition::PhantomOptions p;
   p.rate_hz = 0;  // emulate paces
   p.snr_db = o.snr_db;
   p.seed = o.seed;
   p.frames_per_revolution = std::max(8, static_cast<int>(std::lround(o.revolution_s * rate_hz)));
-  return std::make_unique<acquisition::SyntheticPhantomSource>(phantom_mesh(protocol, o), protocol,
-                                                               p);
+  return std::make_unique<SourceFeed>(
+      std::make_unique<acquisition::SyntheticPhantomSource>(phantom_mesh(protocol, o), protocol, p),
+      0.0,
+      fmt::format("synthetic phantom (an orbiting anomaly, one orbit per {} frames, SNR {:g} dB)",
+                  p.frames_per_revolution, o.snr_db));
+}
+
+// "replay run1.eit (1200 frames, recorded at 50 Hz)": the file, without the pace.
+std::string replay_description(const std::string& from, const acquisition::ReplaySource& r) {
+  std::string s = "replay " + std::filesystem::path(from).filename().string();
+  std::string details;
+  if (const uint64_t frames = r.progress().frames_in_file; frames > 0)
+    details = fmt::format("{} frames", frames);
+  if (r.recorded_rate_hz() > 0)
+    details +=
+        fmt::format("{}recorded at {:g} Hz", details.empty() ? "" : ", ", r.recorded_rate_hz());
+  return details.empty() ? s : fmt::format("{} ({})", s, details);
 }
 
 }  // namespace
@@ -77,22 +99,20 @@ std::unique_ptr<FrameFeed> open_frame_feed(const std::string& from,
                                            const acquisition::ReplayOptions& replay,
                                            const SyntheticFeedOptions& synthetic,
                                            const recon::Protocol& protocol, double played_rate_hz) {
-  if (from == "synthetic") {
-    const double rate = played_rate_hz > 0 ? played_rate_hz : 50.0;
-    return std::make_unique<SourceFeed>(synthetic_source(protocol, synthetic, rate), 0.0);
-  }
+  if (from == "synthetic") return synthetic_feed(protocol, synthetic, played_rate_hz);
   if (const auto breathing = parse_breathing_source(from)) {
-    const double rate = played_rate_hz > 0 ? played_rate_hz : 50.0;
     return std::make_unique<SourceFeed>(
-        open_breathing_phantom(*breathing, rate, synthetic.snr_db, protocol,
+        open_breathing_phantom(*breathing, played_rate_hz, synthetic.snr_db, protocol,
                                phantom_mesh(protocol, synthetic), /*paced=*/false),
-        0.0);
+        0.0, fmt::format("breathing phantom {} (SNR {:g} dB)", from, synthetic.snr_db));
   }
   acquisition::ReplayOptions unpaced = replay;
   unpaced.unpaced = true;
+  unpaced.fps = 0;  // --fps is the pace emulate plays at, not the rate the file was recorded at
   auto source = acquisition::open_replay(from, unpaced, protocol);
   const double rate = source->recorded_rate_hz();
-  return std::make_unique<SourceFeed>(std::move(source), rate);
+  std::string what = replay_description(from, *source);
+  return std::make_unique<SourceFeed>(std::move(source), rate, std::move(what));
 }
 
 }  // namespace eit::cli

@@ -17,6 +17,8 @@ namespace eit::cli {
 class FrameFeed {
  public:
   virtual ~FrameFeed() = default;
+  // What is played ("replay run1.eit (1200 frames, recorded at 50 Hz)"), never how fast:
+  // emulate paces, and says so itself.
   virtual std::string describe() const = 0;
   virtual size_t n_values() const noexcept = 0;
   virtual double rate_hz() const noexcept = 0;  // 0 when the source does not say
@@ -33,7 +35,8 @@ struct SyntheticFeedOptions {
   uint64_t seed = 1;
 };
 
-// "synthetic" or a recording path.
+// "synthetic", phantom:breathing?…, or a recording path. `played_rate_hz` (> 0): the rate
+// emulate plays at, for which the phantoms time their motion (an orbit in revolution_s).
 std::unique_ptr<FrameFeed> open_frame_feed(const std::string& from,
                                            const acquisition::ReplayOptions& replay,
                                            const SyntheticFeedOptions& synthetic,

@@ -3,9 +3,7 @@
 
 #include <sched.h>
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,12 +20,10 @@
 #include "run_nats.hpp"
 #include "run_report.hpp"
 #include "source_watchdog.hpp"
+#include "stop_signals.hpp"
 
 namespace eit::cli {
 namespace {
-
-std::atomic<int> g_interrupts{0};
-extern "C" void on_interrupt(int) { g_interrupts.fetch_add(1); }
 
 // "source → CPU 2 pinned, …, zmq io (publisher) → CPU 4 pinned": each pinned stage thread and
 // each placed ZeroMQ I/O thread (run_sinks.cpp), as the kernel reports it.
@@ -79,12 +75,7 @@ void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineSt
 
 std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
                                const RunSinks& sinks, bool device_source) {
-  g_interrupts = 0;
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  const StopSignals interrupts;
 
   const bool tty = isatty(fileno(stderr));
   pipe.start();
@@ -103,7 +94,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const int64_t now = pipeline::now_ns();
     const bool timed_out = c.duration > 0 && now - t0 >= static_cast<int64_t>(c.duration * 1e9);
-    if (!stopping && (g_interrupts > 0 || timed_out)) {
+    if (!stopping && (interrupts.count() > 0 || timed_out)) {
       stopping = true;
       pipe.request_stop();
       stop_waiting_for_consumer(sinks, pipe.stats(), c.quiet);
@@ -117,7 +108,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
       }
       next_watch = now + 100'000'000;
     }
-    if (!aborted && g_interrupts > 1) {
+    if (!aborted && interrupts.count() > 1) {
       aborted = true;
       pipe.abort();
     }
@@ -150,8 +141,6 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
   pipe.wait();
   if (!cpus_told)  // a run shorter than the first status line
     fmt::print(stderr, "eitstream: CPUs: {}\n", cpu_line(pipe.stats(), sinks));
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   if (device_source && source_failure.empty()) {
     const auto st = pipe.stats();

@@ -6,13 +6,16 @@
 //   tcp://host:port          connect to a receiver; reconnect with backoff after a loss
 //   udp://host:port          one datagram per send()
 //   pty                      a pseudo-terminal pair (openpty); endpoint() is the slave's path,
-//                            which eitstream opens as serial://<path>
+//                            which eitstream opens as serial://<path>; a receiver is there
+//                            while someone has that path open
 //   file://path              append to a file (a capture for replay or a hexdump)
 //
 // send() never throws: when no receiver is connected, the message is dropped and counted (a
 // device keeps measuring whether or not a host listens) and the link tries again later. It may
-// block while a connected receiver is slow (TCP, pty). Set-up (open_device_link) throws naming
-// the URI. One thread sends; the counters may be read from any.
+// block while a connected receiver is slow (TCP, pty); a signal that interrupts that wait gives
+// the message up, counted as dropped (TCP then closes the connection, as a disconnect, since a
+// part-sent frame cannot be taken back). Set-up (open_device_link) throws naming the URI. One
+// thread sends; the counters may be read from any.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -33,8 +36,8 @@ class DeviceLink {
   virtual std::string endpoint() const = 0;
   // The URI the receiving side passes to open_live_source() (without ?format=).
   virtual std::string receiver_uri() const = 0;
-  // Blocks until a receiver is there (TCP: accepted or connected) or the timeout passes.
-  // Datagram, pty and file links are always ready.
+  // Blocks until a receiver is there (TCP: accepted or connected; pty: the slave opened) or the
+  // timeout passes. Datagram and file links are always ready.
   virtual bool wait_for_receiver(std::chrono::milliseconds timeout) = 0;
   // Sends one message (a frame, a line). False when it was dropped for want of a receiver.
   virtual bool send(std::span<const uint8_t> bytes) = 0;
