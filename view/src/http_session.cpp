@@ -7,6 +7,7 @@
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
 
+#include "host_check.hpp"
 #include "web_assets.hpp"
 #include "ws_session.hpp"
 
@@ -66,17 +67,25 @@ void HttpSession::handle(Request request) {
   auto server = server_.lock();
   if (!server) return;
   const std::string_view origin = request[http::field::origin];
-  const bool foreign = !origin.empty() && origin_host(origin) != request[http::field::host];
-  if (!foreign && beast::websocket::is_upgrade(request) && request.target().starts_with("/ws")) {
+  const std::string_view host = request[http::field::host];
+  const bool foreign = !origin.empty() && origin_host(origin) != host;
+  beast::error_code ec;
+  const bool rebound = !host_header_allowed(host, server->acceptor.local_endpoint(ec).address());
+  if (!foreign && !rebound && beast::websocket::is_upgrade(request) &&
+      request.target().starts_with("/ws")) {
     auto ws = std::make_shared<WsSession>(stream_.release_socket(), server_);
     ws->accept(std::move(request));
     return;
   }
   Response res;
-  if (foreign) {
+  if (foreign || rebound) {
     res = Response(http::status::forbidden, request.version());
     res.set(http::field::content_type, "text/plain");
-    res.body() = fmt::format("origin {} may not use this view\n", origin);
+    res.body() = foreign ? fmt::format("origin {} may not use this view\n", origin)
+                         : fmt::format(
+                               "host '{}' may not use this view: it listens on loopback, "
+                               "open it as http://127.0.0.1:PORT or http://localhost:PORT\n",
+                               host);
   } else {
     res = respond(request, *server);
   }
