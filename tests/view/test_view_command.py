@@ -4,6 +4,7 @@ series-end when the publisher stops, and picks the stream up again by itself whe
 restarts on the same endpoint (a new series id)."""
 import json
 import socket
+import subprocess
 import time
 import urllib.request
 
@@ -152,3 +153,90 @@ def test_a_paced_client_gets_the_newest_images_at_its_rate():
         assert stats["images_thinned"] >= me["images_thinned"]
     finally:
         run.stop()
+
+
+def test_two_publishers_with_one_stream_name_show_as_two_streams():
+    """Both publishers use run's default stream name: the old view merged their images into one
+    stream (sequence numbers going backwards, two geometries interleaved). Now the second
+    endpoint's stream is shown as default@ENDPOINT."""
+    ports = [free_port(), free_port()]
+    pubs = [Process([eitstream_bin(), "run", "--endpoint", f"tcp://127.0.0.1:{p}", "--fps", "50",
+                     "--duration", "30", "--quiet"]) for p in ports]
+    view = Process([eitstream_bin(), "view"] + [f"tcp://127.0.0.1:{p}" for p in ports] +
+                   ["--http", "127.0.0.1:0", "--duration", "30"])
+    try:
+        port = view_port(view)
+        deadline = time.monotonic() + 20
+        streams = {}
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+                streams = {s["name"]: s for s in json.load(r)["streams"]}
+            if len(streams) == 2 and all(s["images"] > 20 and s["has_series"]
+                                         for s in streams.values()):
+                break
+            time.sleep(0.2)
+        names = sorted(streams)
+        assert len(names) == 2, streams
+        assert "default" in names
+        other = next(n for n in names if n != "default")
+        assert other in (f"default@tcp://127.0.0.1:{p}" for p in ports)
+        assert all(s["images"] > 20 and s["has_series"] for s in streams.values()), streams
+    finally:
+        view.stop()
+        for p in pubs:
+            p.stop()
+
+
+def endpoint_state(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+        return json.load(r)["source"]["endpoints"][0]
+
+
+def wait_endpoint(port, until, timeout=15):
+    deadline = time.monotonic() + timeout
+    e = endpoint_state(port)
+    while not until(e) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        e = endpoint_state(port)
+    return e
+
+
+def test_the_link_state_says_why_a_publisher_cannot_be_read_and_forgets_it_once_connected(
+        tmp_path):
+    """The old view showed "reconnecting" with "publisher disconnected" for a refused CURVE key,
+    "connected" with no error for a server that is not ZeroMQ, and kept the last error after the
+    publisher came back."""
+    for name in ("server", "client", "other"):
+        subprocess.run([eitstream_bin(), "keygen", str(tmp_path / name)], check=True,
+                       capture_output=True, timeout=30)
+    pub_port = free_port()
+    endpoint = f"tcp://127.0.0.1:{pub_port}"
+    views = {
+        "none": [],
+        "unknown key": ["--curve-server-key", str(tmp_path / "server"), "--curve-secret",
+                        str(tmp_path / "other_secret")],
+        "right key": ["--curve-server-key", str(tmp_path / "server"), "--curve-secret",
+                      str(tmp_path / "client_secret")],
+    }
+    procs = {k: Process([eitstream_bin(), "view", endpoint, "--http", "127.0.0.1:0",
+                         "--duration", "40"] + args) for k, args in views.items()}
+    pub = None
+    try:
+        ports = {k: view_port(p) for k, p in procs.items()}
+        # Nothing listens yet.
+        e = wait_endpoint(ports["right key"], lambda e: e["last_error"])
+        assert "no publisher accepts connections" in e["last_error"], e
+        pub = Process([eitstream_bin(), "run", "--endpoint", endpoint, "--fps", "50",
+                       "--duration", "30", "--quiet", "--curve-secret",
+                       str(tmp_path / "server_secret"), "--curve-allow", str(tmp_path / "client")])
+        e = wait_endpoint(ports["right key"], lambda e: e["images"] > 0)
+        assert e["state"] == "connected" and e["last_error"] == "", e
+        e = wait_endpoint(ports["unknown key"], lambda e: "CURVE key" in e["last_error"])
+        assert e["state"] != "connected" and "refused this view's CURVE key" in e["last_error"], e
+        e = wait_endpoint(ports["none"], lambda e: "security mismatch" in e["last_error"])
+        assert e["images"] == 0 and "security mismatch" in e["last_error"], e
+    finally:
+        for p in procs.values():
+            p.stop()
+        if pub:
+            pub.stop()
