@@ -41,6 +41,6 @@ done
 echo "== model build (default GREIT), 5 runs"
 TIMEFORMAT='wall %3R s (user %3U, sys %3S)'
 for i in 1 2 3 4 5; do
-  { time $E model build -o /tmp/eit-default.h5 >"$OUT/model_build_out.txt" 2>&1; } 2>&1
+  { time $E model build --force -o /tmp/eit-default.h5 >"$OUT/model_build_out.txt" 2>&1; } 2>&1
 done | tee "$OUT/model_build.txt"
 cat "$OUT/model_build_out.txt"

@@ -51,7 +51,7 @@ timer=()
 s0=$(date +%s%N)
 "${timer[@]}" timeout 100 "$b/eitstream" model build --dim 3 --mesh circle --height 1 --rings 2 \
   --electrodes 32 --h0 "$h0" --algorithm jac --prior kotre --p 0.5 --pattern planar \
-  --backend "$backend" --mesher "$mesher" -o "$tmp/m.h5" >"$log" 2>&1
+  --backend "$backend" --mesher "$mesher" --force -o "$tmp/m.h5" >"$log" 2>&1
 rc=$?
 say "model build --h0 $h0 --mesher $mesher --backend $backend: rc $rc, wall $(awk -v a="$s0" -v b="$(date +%s%N)" 'BEGIN {printf "%.2f", (b - a) / 1e9}') s"
 grep -E '^(mesh|forward|jacobian|matrix|save|total) ' "$log" | tee -a "$summary"

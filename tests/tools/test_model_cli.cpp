@@ -24,6 +24,23 @@ namespace {
 
 fs::path temp_path(const std::string& name) { return cli_temp_path("eit_cli", name); }
 
+// A float32 .npy matrix of `rows` × `cols` holding 0, 1, 2, … in row-major order.
+void write_npy_matrix(const fs::path& path, int rows, int cols) {
+  std::string header =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::ofstream f(path, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  f.write(reinterpret_cast<const char*>(&len), 2);
+  f << header;
+  for (int i = 0; i < rows * cols; ++i) {
+    const float v = static_cast<float>(i);
+    f.write(reinterpret_cast<const char*>(&v), 4);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("model build writes a GREIT model and model info describes it") {
@@ -207,20 +224,7 @@ TEST_CASE("model import unpacks EIDORS' GREIT v1.0 matrix to 1024 x 208") {
 TEST_CASE("model import reads a .npy matrix with geometry and protocol from flags") {
   // 8 electrodes, adjacent: 40 measurements; a 4 × 4 grid: 16 outputs.
   const fs::path npy = temp_path("h.npy"), out = temp_path("npy.h5");
-  {
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (16, 40), }";
-    while ((10 + header.size() + 1) % 64) header += ' ';
-    header += '\n';
-    std::ofstream f(npy, std::ios::binary);
-    f.write("\x93NUMPY\x01\x00", 8);
-    const uint16_t len = static_cast<uint16_t>(header.size());
-    f.write(reinterpret_cast<const char*>(&len), 2);
-    f << header;
-    for (int i = 0; i < 16 * 40; ++i) {
-      const float v = static_cast<float>(i);
-      f.write(reinterpret_cast<const char*>(&v), 4);
-    }
-  }
+  write_npy_matrix(npy, 16, 40);
   const CliResult r = run_eitstream(fmt::format(
       "model import {} --electrodes 8 --grid 4 --scale -1 -o {}", npy.string(), out.string()));
   INFO(r.output);
@@ -229,9 +233,11 @@ TEST_CASE("model import reads a .npy matrix with geometry and protocol from flag
   CHECK(m.H(2, 3) == -83.0f);
   CHECK(std::get<GridGeometry>(m.geometry).nx == 4);
   const CliResult bad = run_eitstream(
-      fmt::format("model import {} --electrodes 16 -o {}", npy.string(), out.string()));
+      fmt::format("model import {} --electrodes 16 --force -o {}", npy.string(), out.string()));
   CHECK(bad.code != 0);
   CHECK(contains(bad.output, "matrix is 16 × 40, expected 1024 × 208"));
+  // The model the bad import would have replaced is intact.
+  CHECK(load_model(out).H(2, 3) == -83.0f);
   fs::remove(npy);
   fs::remove(out);
 }
@@ -251,4 +257,44 @@ TEST_CASE("model commands report bad input with the file or argument named") {
   CHECK(bad.code != 0);
   CHECK(contains(bad.output, "bad.msh:6: $Nodes: y 'zero': expected a number"));
   fs::remove(msh);
+}
+
+// model build, import and export replaced an existing file without a word (a hand-made import
+// is not rebuilt with a command); they now refuse it before any work, as run and reconstruct do.
+TEST_CASE("model build import and export refuse an existing output without --force") {
+  const fs::path npy = temp_path("keep.npy"), out = temp_path("keep.h5");
+  write_npy_matrix(npy, 16, 40);
+  const std::string import_cmd =
+      fmt::format("model import {} --electrodes 8 --grid 4 -o {}", npy.string(), out.string());
+  REQUIRE(run_eitstream(import_cmd).code == 0);
+  const std::string id = load_model(out).id;
+  for (const std::string& cmd :
+       {import_cmd, fmt::format("model export builtin -o {}", out.string()),
+        fmt::format("model build -o {}", out.string())}) {
+    const CliResult r = run_eitstream(cmd);
+    INFO(cmd << "\n" << r.output);
+    CHECK(r.code == 1);
+    CHECK(contains(r.output, "the file exists; give --force to replace it"));
+    CHECK(load_model(out).id == id);
+  }
+  const CliResult forced =
+      run_eitstream(fmt::format("model export builtin --force -o {}", out.string()));
+  INFO(forced.output);
+  CHECK(forced.code == 0);
+  CHECK(load_model(out).id != id);
+  fs::remove(npy);
+  fs::remove(out);
+}
+
+TEST_CASE("model import says when it used the file's matrix transposed") {
+  // 40 × 16: measurements × outputs for 8 electrodes on a 4 × 4 grid.
+  const fs::path npy = temp_path("transposed.npy"), out = temp_path("transposed.h5");
+  write_npy_matrix(npy, 40, 16);
+  const CliResult r = run_eitstream(fmt::format(
+      "model import {} --electrodes 8 --grid 4 --force -o {}", npy.string(), out.string()));
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.output, "matrix is 40 × 16 (measurements × outputs): used as 16 × 40"));
+  fs::remove(npy);
+  fs::remove(out);
 }

@@ -140,19 +140,19 @@ TEST_CASE(
   INFO(a.text);
   REQUIRE(a.code == 0);
   CHECK(has(a.text, "solve on cpu (Eigen; n_elems·n_meas²"));
-  const Out c =
-      run_cli(fmt::format("model build --algorithm jac --backend cpu -o {}", path.string()));
+  const Out c = run_cli(
+      fmt::format("model build --algorithm jac --backend cpu --force -o {}", path.string()));
   CHECK(c.code == 0);
   CHECK(has(c.text, "solve on cpu (Eigen, --backend cpu)"));
   // Without the plugin (forced: the GPU machine's build has one), cuda fails naming why.
-  const Out g =
-      run_cli(fmt::format("model build --algorithm jac --backend cuda -o {}", path.string()),
-              "EIT_GPU_PLUGIN=/nonexistent/libeit_gpu.so");
+  const Out g = run_cli(
+      fmt::format("model build --algorithm jac --backend cuda --force -o {}", path.string()),
+      "EIT_GPU_PLUGIN=/nonexistent/libeit_gpu.so");
   CHECK(g.code != 0);
   CHECK(has(g.text, "--backend cuda: no CUDA plugin"));
   // As built: with the plugin and a device the solve runs there, otherwise it fails the same way.
-  const Out h =
-      run_cli(fmt::format("model build --algorithm jac --backend cuda -o {}", path.string()));
+  const Out h = run_cli(
+      fmt::format("model build --algorithm jac --backend cuda --force -o {}", path.string()));
   INFO(h.text);
   if (h.code == 0) {
     CHECK(has(h.text, "solve on cuda ("));

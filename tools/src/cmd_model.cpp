@@ -11,6 +11,7 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/model_header.hpp"
+#include "existing_output.hpp"
 #include "model_summary.hpp"
 
 namespace eit::cli {
@@ -59,15 +60,22 @@ void attach(CLI::App& app) {
                  "64 MiB)");
   info->callback([ia] { run_info(*ia); });
 
-  auto ex = std::make_shared<std::pair<std::string, std::string>>();
+  struct ExportArgs {
+    std::string model, output;
+    bool force = false;
+  };
+  auto ex = std::make_shared<ExportArgs>();
   auto* exp = model->add_subcommand(
       "export", "Write a model (e.g. builtin) to a Model file, to inspect or edit it in Python");
-  exp->add_option("MODEL", ex->first, "builtin, or a Model file")->required();
-  exp->add_option("-o,--output", ex->second, "Model file to write (.h5)")->required();
+  exp->add_option("MODEL", ex->model, "builtin, or a Model file")->required();
+  exp->add_option("-o,--output", ex->output, "Model file to write (.h5)")->required();
+  exp->add_flag("--force", ex->force, "Replace the output file when it exists");
   exp->callback([ex] {
-    recon::Model m = load_model_or_builtin(ex->first);
-    recon::save_model(ex->second, m);
-    fmt::print("export {} → {} (model {})\n", ex->first, ex->second, m.id);
+    recon::check_output_folder(ex->output);
+    refuse_existing_output(ex->output, ex->force, ex->output);
+    recon::Model m = load_model_or_builtin(ex->model);
+    recon::save_model(ex->output, m);
+    fmt::print("export {} → {} (model {})\n", ex->model, ex->output, m.id);
   });
 
   auto rh = std::make_shared<std::pair<std::string, std::string>>();

@@ -21,6 +21,7 @@
 #include "eit/recon/model_header.hpp"
 #include "eit/recon/protocol_rings.hpp"
 #include "eit/recon/voxel_grid.hpp"
+#include "existing_output.hpp"
 #include "gn_build.hpp"
 #include "jac_solve_setup.hpp"
 #include "memory_budget.hpp"
@@ -53,7 +54,7 @@ struct BuildArgs {
   std::string train = "spheres";  // 3-D GREIT
   int targets = 1000;
   double target_size = 0.05;
-  bool jac_normalized = false, normalize = false;
+  bool jac_normalized = false, normalize = false, force = false;
   CLI::Option *p_opt = nullptr, *lambda_opt = nullptr, *grid_opt = nullptr;
   std::vector<CLI::Option*> greit_3d_opts;  // --train, --targets, --target-size
   std::string output;
@@ -101,6 +102,7 @@ void run_build(BuildArgs& a) {
         "{}: training options of the 3-D GREIT (--dim 3 --algorithm greit), not of --algorithm {}",
         greit_3d_given, a.algorithm));
   recon::check_output_folder(a.output);  // these checks come before the slow steps
+  refuse_existing_output(a.output, a.force, a.output);
   if (*a.lambda_opt && a.algorithm != "gn" && !(a.lambda > 0))
     throw std::invalid_argument(fmt::format(
         "--lambda {}: expected a regularisation > 0 for --algorithm {}", a.lambda, a.algorithm));
@@ -387,6 +389,7 @@ void attach_model_build(CLI::App* model) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
+  build->add_flag("--force", b->force, "Replace the output file when it exists");
   build->callback([b] { run_build(*b); });
 }
 

@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "eit/recon/matrix_import.hpp"
 #include "eit/recon/model_file.hpp"
+#include "existing_output.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
 #include "protocol_args.hpp"
@@ -19,7 +22,7 @@ namespace {
 struct ImportArgs {
   std::string file, variable, output, mesh_spec, output_on = "elements";
   ProtocolArgs protocol;
-  bool unpack = false, no_unpack = false, normalize = false;
+  bool unpack = false, no_unpack = false, normalize = false, force = false;
   int grid = 32;
   double h0 = 0.1, scale = 1.0;
 };
@@ -35,6 +38,8 @@ void run_import(ImportArgs& a) {
                            : recon::MatrixImportOptions::Unpack::kAuto;
   o.normalize = a.normalize;
   o.scale = a.scale;
+  recon::check_output_folder(a.output);
+  refuse_existing_output(a.output, a.force, a.output);
   int n_el = a.protocol.options.n_electrodes;
   if (!a.mesh_spec.empty()) {
     MeshSourceOptions source;
@@ -57,6 +62,10 @@ void run_import(ImportArgs& a) {
   o.protocol = a.protocol.options;
   const auto t = std::chrono::steady_clock::now();
   recon::Model model = recon::import_matrix(o);
+  // The matrix was stored measurements × outputs: say so, the parameters alone hide it.
+  if (nlohmann::json::parse(model.parameters_json, nullptr, false).value("transposed", false))
+    fmt::print("transposed  {}'s matrix is {} × {} (measurements × outputs): used as {} × {}\n",
+               a.file, model.n_meas(), model.n_out(), model.n_out(), model.n_meas());
   recon::save_model(a.output, model);
   fmt::print(
       "import      {:9.2f} ms  {} → {}\n\n",
@@ -88,6 +97,7 @@ void attach_model_import(CLI::App* model) {
   imp->add_option("--scale", im->scale, "Multiply the matrix (−1 for pyEIT's ds = −H·dv)")
       ->capture_default_str();
   imp->add_option("-o,--output", im->output, "Model file to write (.h5)")->required();
+  imp->add_flag("--force", im->force, "Replace the output file when it exists");
   imp->callback([im] { run_import(*im); });
 }
 

@@ -22,13 +22,14 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/hdf5_image_recorder.hpp"
+#include "existing_output.hpp"
 #include "gn_summary.hpp"
 #include "offline_reconstruct.hpp"
 #include "progress_report.hpp"
 #include "reconstruct_nats.hpp"
-#include "run_nats.hpp"
 #include "recording_option_table.hpp"
 #include "reference_choice.hpp"
+#include "run_nats.hpp"
 #include "source_fingerprint.hpp"
 
 namespace eit::cli {
@@ -74,10 +75,7 @@ void check_outputs(const ReconstructArgs& a) {
           fmt::format("{} and {} would both be written to {}: give them one "
                       "folder each, or run them one at a time with -o",
                       at->second, r, out.string()));
-    std::error_code ec;
-    if (!a.force && fs::exists(out, ec))
-      throw CommandError(fmt::format(
-          "{}: the file exists; give --force to replace it (or -o another name)", out.string()));
+    refuse_existing_output(out.string(), a.force, out.string(), "-o another name");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "existing_output.hpp"
 #include "run_inputs.hpp"
 #include "source_fingerprint.hpp"
 
@@ -21,11 +22,7 @@ namespace fs = std::filesystem;
 void check_record_paths(const RunConfig& c) {
   for (const auto& [option, path] :
        {std::pair{"--record", &c.record}, {"--record-raw", &c.record_raw}}) {
-    std::error_code ec;
-    if (!path->empty() && !c.force && fs::exists(*path, ec))
-      throw CommandError(
-          fmt::format("{} {}: the file exists; give --force to replace it (or choose another name)",
-                      option, *path));
+    refuse_existing_output(*path, c.force, fmt::format("{} {}", option, *path));
   }
   std::error_code ec1, ec2;
   if (!c.record.empty() && !c.record_raw.empty() &&

@@ -1,0 +1,14 @@
+#pragma once
+// Every command that writes a file a user keeps (recordings, image files, models) refuses to
+// replace an existing one unless given --force, before any work, with the same words.
+#include <string>
+
+namespace eit::cli {
+
+// Throws CommandError "LABEL: the file exists; give --force to replace it (or ADVICE)" when
+// `path` exists and `force` is false. `label` names the file as the user gave it ("--record
+// x.h5", "x.h5"); `advice`: how else to avoid it ("choose another name", "-o another name").
+void refuse_existing_output(const std::string& path, bool force, const std::string& label,
+                            const std::string& advice = "choose another name");
+
+}  // namespace eit::cli
