@@ -3,6 +3,7 @@ rebinding): a page on attacker.example that resolves to 127.0.0.1 sends Origin a
 naming attacker.example, which the cross-origin check alone let through (the audit took a new
 reference in `run --http` that way and read the images over the WebSocket)."""
 import http.client
+import subprocess
 import json
 
 from conftest import Process, eitstream_bin, view_port
@@ -48,3 +49,23 @@ def test_a_loopback_view_refuses_a_rebound_host_name():
         assert status == 101
     finally:
         view.stop()
+
+
+def test_view_answers_wrong_requests_with_what_is_wrong_and_takes_localhost():
+    """The old server took --http localhost:PORT as an invalid address, and answered a plain GET
+    of /ws or of a POST-only API with 404 "no such page"."""
+    view = Process([eitstream_bin(), "view", "tcp://127.0.0.1:1", "--http", "localhost:0",
+                    "--duration", "30"])
+    try:
+        port = view_port(view)
+        here = f"127.0.0.1:{port}"
+        status, body = request(port, "GET", "/ws", here)
+        assert status == 426 and "WebSocket" in body, body
+        for path in ("/api/recapture", "/api/stats/reset"):
+            status, body = request(port, "GET", path, here)
+            assert status == 405 and "takes POST" in body, body
+    finally:
+        view.stop()
+    bad = subprocess.run([eitstream_bin(), "view", "tcp://127.0.0.1:1", "--duration", "-1"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "expected seconds >= 0" in bad.stderr, bad.stderr

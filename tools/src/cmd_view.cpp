@@ -7,6 +7,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -109,7 +110,13 @@ const RegisterCommand kView{
                       "Address to serve the page on, HOST:PORT (port 0: any free port); "
                       "loopback by default: anything else exposes the images to the network")
           ->capture_default_str();
-      cmd->add_option("--duration", o->duration, "Stop after N seconds (0 = until Ctrl-C)");
+      cmd->add_option("--duration", o->duration, "Stop after N seconds (0 = until Ctrl-C)")
+          ->check(CLI::Validator(
+              [](const std::string& s) {
+                return std::strtod(s.c_str(), nullptr) >= 0 ? std::string()
+                                                            : "expected seconds >= 0, got " + s;
+              },
+              "SECONDS>=0"));
       add_curve_client_options(*cmd, o->curve);
       cmd->add_flag("--insecure", o->insecure,
                     "Allow --http on a non-loopback address (plain HTTP: anyone who can reach it "

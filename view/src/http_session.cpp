@@ -105,6 +105,16 @@ HttpSession::Response HttpSession::respond(const Request& req, ViewServer::Impl&
     return r;
   };
   if (req.method() == http::verb::get || req.method() == http::verb::head) {
+    if (path == "/ws")  // reached only without a WebSocket upgrade
+      return json(
+          http::status::upgrade_required,
+          R"j({"error": "/ws is the WebSocket of the live view: open it with a WebSocket client"})j");
+    if (path == "/api/recapture" || path == "/api/stats/reset") {
+      Response r = json(http::status::method_not_allowed,
+                        fmt::format(R"j({{"error": "{} takes POST"}})j", path));
+      r.set(http::field::allow, "POST");
+      return r;
+    }
     if (path == "/api/state") return json(http::status::ok, server.state_json());
     if (path == "/api/stats") return json(http::status::ok, server.stats_json());
     if (const WebAsset* asset = find_web_asset(target)) {

@@ -31,6 +31,8 @@ ViewServerOptions parse_http_address(const std::string& text) {
   }
   if (o.address.size() > 2 && o.address.front() == '[' && o.address.back() == ']')
     o.address = o.address.substr(1, o.address.size() - 2);
+  // The one name the server resolves: the loopback it means (the bind takes addresses only).
+  if (o.address == "localhost") o.address = "127.0.0.1";
   unsigned value = 0;
   const auto r = std::from_chars(port.data(), port.data() + port.size(), value);
   if (port.empty() || r.ec != std::errc() || r.ptr != port.data() + port.size() || value > 65535)
