@@ -184,7 +184,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a raw-frame HDF5 frame rate that is negative, NaN or infinite is refused; 0 is unknown") {
+    "a raw-frame HDF5 frame rate that is negative, NaN or infinite is refused and 0 is unknown") {
   // Found by fuzz_hdf5_frames: such a rate was taken as it stood. Negative and NaN passed for
   // "unknown" (with a warning) while info().rate_hz kept them; an infinite or tiny one went on
   // to replay and reconstruct, which divide by it (frame times of llround(inf)).
