@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "bed_consumer.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/nats/nats_frames.hpp"
-#include "eit/nats/nats_streams.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame_pool.hpp"
@@ -119,46 +119,6 @@ BedWorker::~BedWorker() {
   if (thread_.joinable()) thread_.join();
 }
 
-namespace {
-
-// (Re)creates the bed's consumer so that it delivers from the first frame not acknowledged yet:
-// frames a previous holder fetched and did not finish come first, in order.
-natsStatus open_consumer(jsCtx* js, const std::string& site, const std::string& bed,
-                         int64_t since_ns, natsSubscription** sub, std::string* error) {
-  const std::string subject = fmt::format("eit.{}.{}.raw", site, bed);
-  const std::string durable = fmt::format("eitworker-{}-{}", site, bed);
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = kRawStream;
-  so.Config.AckPolicy = js_AckAll;
-  so.Config.AckWait = int64_t{120} * 1'000'000'000;  // only this worker reads it meanwhile
-  jsErrCode err = static_cast<jsErrCode>(0);
-  jsConsumerInfo* ci = nullptr;
-  if (js_GetConsumerInfo(&ci, js, kRawStream, durable.c_str(), nullptr, &err) == NATS_OK) {
-    so.Config.DeliverPolicy = js_DeliverByStartSequence;
-    so.Config.OptStartSeq = ci->AckFloor.Stream + 1;
-    jsConsumerInfo_Destroy(ci);
-    const natsStatus d = js_DeleteConsumer(js, kRawStream, durable.c_str(), nullptr, &err);
-    if (d != NATS_OK) {
-      *error = fmt::format("delete consumer {}: {} (JetStream error {})", durable,
-                           natsStatus_GetText(d), static_cast<int>(err));
-      return d;
-    }
-  } else if (since_ns > 0) {
-    deliver_from_time(so.Config, since_ns);
-  } else if (since_ns < 0) {
-    so.Config.DeliverPolicy = js_DeliverNew;
-  }
-  const natsStatus s =
-      js_PullSubscribe(sub, js, subject.c_str(), durable.c_str(), nullptr, &so, &err);
-  if (s != NATS_OK)
-    *error = fmt::format("consumer {} on {}: {} (JetStream error {})", durable, subject,
-                         natsStatus_GetText(s), static_cast<int>(err));
-  return s;
-}
-
-}  // namespace
-
 void BedWorker::loop() noexcept {
   State& st = *state_;
   WorkerCounters& counters = *context_.counters;
@@ -172,7 +132,7 @@ void BedWorker::loop() noexcept {
     st.sub = nullptr;
     std::string error;
     while (!stop_.load(std::memory_order_relaxed) &&
-           open_consumer(st.js, site_, bed_, context_.since_ns, &st.sub, &error) != NATS_OK) {
+           open_bed_consumer(st.js, site_, bed_, context_.since_ns, &st.sub, &error) != NATS_OK) {
       counters.note(fmt::format("bed {}.{}: {}", site_, bed_, error));
       pause(500);
     }
