@@ -16,6 +16,7 @@
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/image_header_fill.hpp"
+#include "eit/sinks/series_message.hpp"
 #include "nats_link.hpp"
 #include "start_time.hpp"
 
@@ -78,6 +79,9 @@ struct BedWorker::State {
   std::unique_ptr<pipeline::FramePool> pool;
   pipeline::FrameSlot* slot = nullptr;
   sinks::ImageHeader header_template;
+  sinks::SeriesInfo series;
+  std::string series_json;         // the bed's image geometry, as `run --publish` sends it
+  int64_t next_series_ns = 0;      // 0: before the next image
   std::vector<std::byte> message;  // header + image
   uint64_t last_seq = 0;
   bool have_seq = false;
@@ -123,6 +127,10 @@ void BedWorker::loop() noexcept {
   State& st = *state_;
   WorkerCounters& counters = *context_.counters;
   const std::string image_subject = fmt::format("eit.{}.{}.img", site_, bed_);
+  const std::string series_subject = fmt::format("eit.{}.{}.series", site_, bed_);
+  st.series.stream = fmt::format("{}.{}", site_, bed_);
+  st.series.source = fmt::format("eit.{}.{}.raw", site_, bed_);
+  st.series.policy = "lossless";  // every raw frame stored becomes one image
   const auto pause = [this](int ms) {
     for (int i = 0; i < ms / 10 && !stop_.load(std::memory_order_relaxed); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -136,6 +144,9 @@ void BedWorker::loop() noexcept {
       counters.note(fmt::format("bed {}.{}: {}", site_, bed_, error));
       pause(500);
     }
+    // A taker announces the geometry before its first image: a viewer that starts now finds it
+    // as the bed's last series message.
+    st.next_series_ns = 0;
     st.have_seq = false;  // the decoder's gap check restarts with the first frame delivered
     // From the acknowledgement floor the consumer may deliver again frames stored before T
     // (those of a batch not acknowledged yet): the gate closes again.
@@ -155,8 +166,10 @@ void BedWorker::loop() noexcept {
                                                       st.recon->frame_allocator());
       st.recon->bind_frames(*st.pool);
       st.slot = st.pool->try_acquire();
-      st.header_template =
-          sinks::image_header_template(*model, bed_series_id(site_, bed_, model->id));
+      st.series.series_id = bed_series_id(site_, bed_, model->id);
+      st.header_template = sinks::image_header_template(*model, st.series.series_id);
+      st.series_json = sinks::series_json(*model, st.series);
+      st.next_series_ns = 0;
       st.message.assign(sizeof(sinks::ImageHeader) + model->n_out() * sizeof(float), {});
       st.model = std::move(model);
       st.model_name = wanted;
@@ -247,8 +260,22 @@ void BedWorker::loop() noexcept {
       // Not while the connection is down: libnats would keep the image in its reconnect buffer
       // and store it after reconnecting, ahead of earlier images of this round lost with the old
       // connection, which the rewind sends again (ordered_publisher.hpp has the same rule).
-      if (natsConnection_Status(context_.nc) != NATS_CONN_STATUS_CONNECTED ||
-          js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
+      if (natsConnection_Status(context_.nc) != NATS_CONN_STATUS_CONNECTED) {
+        round_ok = false;
+        break;
+      }
+      if (t >= st.next_series_ns) {
+        // Repeated while images flow, as the sink does, so that a replay from a time finds the
+        // geometry in the seconds before it. Ahead of the image on the same connection: stored
+        // before it. A failure fails the round like an image's.
+        st.next_series_ns = t + static_cast<int64_t>(st.series.interval_s * 1e9);
+        if (js_PublishAsync(st.js, series_subject.c_str(), st.series_json.data(),
+                            static_cast<int>(st.series_json.size()), nullptr) != NATS_OK) {
+          round_ok = false;
+          break;
+        }
+      }
+      if (js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
                           static_cast<int>(st.message.size()), &po) != NATS_OK) {
         round_ok = false;
         break;
