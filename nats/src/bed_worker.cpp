@@ -8,14 +8,15 @@
 
 #include <fmt/format.h>
 
+#include "bed_consumer.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/nats/nats_frames.hpp"
-#include "eit/nats/nats_streams.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame_pool.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/image_header_fill.hpp"
+#include "eit/sinks/series_message.hpp"
 #include "nats_link.hpp"
 #include "start_time.hpp"
 
@@ -78,6 +79,9 @@ struct BedWorker::State {
   std::unique_ptr<pipeline::FramePool> pool;
   pipeline::FrameSlot* slot = nullptr;
   sinks::ImageHeader header_template;
+  sinks::SeriesInfo series;
+  std::string series_json;         // the bed's image geometry, as `run --publish` sends it
+  int64_t next_series_ns = 0;      // 0: before the next image
   std::vector<std::byte> message;  // header + image
   uint64_t last_seq = 0;
   bool have_seq = false;
@@ -119,50 +123,14 @@ BedWorker::~BedWorker() {
   if (thread_.joinable()) thread_.join();
 }
 
-namespace {
-
-// (Re)creates the bed's consumer so that it delivers from the first frame not acknowledged yet:
-// frames a previous holder fetched and did not finish come first, in order.
-natsStatus open_consumer(jsCtx* js, const std::string& site, const std::string& bed,
-                         int64_t since_ns, natsSubscription** sub, std::string* error) {
-  const std::string subject = fmt::format("eit.{}.{}.raw", site, bed);
-  const std::string durable = fmt::format("eitworker-{}-{}", site, bed);
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = kRawStream;
-  so.Config.AckPolicy = js_AckAll;
-  so.Config.AckWait = int64_t{120} * 1'000'000'000;  // only this worker reads it meanwhile
-  jsErrCode err = static_cast<jsErrCode>(0);
-  jsConsumerInfo* ci = nullptr;
-  if (js_GetConsumerInfo(&ci, js, kRawStream, durable.c_str(), nullptr, &err) == NATS_OK) {
-    so.Config.DeliverPolicy = js_DeliverByStartSequence;
-    so.Config.OptStartSeq = ci->AckFloor.Stream + 1;
-    jsConsumerInfo_Destroy(ci);
-    const natsStatus d = js_DeleteConsumer(js, kRawStream, durable.c_str(), nullptr, &err);
-    if (d != NATS_OK) {
-      *error = fmt::format("delete consumer {}: {} (JetStream error {})", durable,
-                           natsStatus_GetText(d), static_cast<int>(err));
-      return d;
-    }
-  } else if (since_ns > 0) {
-    deliver_from_time(so.Config, since_ns);
-  } else if (since_ns < 0) {
-    so.Config.DeliverPolicy = js_DeliverNew;
-  }
-  const natsStatus s =
-      js_PullSubscribe(sub, js, subject.c_str(), durable.c_str(), nullptr, &so, &err);
-  if (s != NATS_OK)
-    *error = fmt::format("consumer {} on {}: {} (JetStream error {})", durable, subject,
-                         natsStatus_GetText(s), static_cast<int>(err));
-  return s;
-}
-
-}  // namespace
-
 void BedWorker::loop() noexcept {
   State& st = *state_;
   WorkerCounters& counters = *context_.counters;
   const std::string image_subject = fmt::format("eit.{}.{}.img", site_, bed_);
+  const std::string series_subject = fmt::format("eit.{}.{}.series", site_, bed_);
+  st.series.stream = fmt::format("{}.{}", site_, bed_);
+  st.series.source = fmt::format("eit.{}.{}.raw", site_, bed_);
+  st.series.policy = "lossless";  // every raw frame stored becomes one image
   const auto pause = [this](int ms) {
     for (int i = 0; i < ms / 10 && !stop_.load(std::memory_order_relaxed); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -172,10 +140,13 @@ void BedWorker::loop() noexcept {
     st.sub = nullptr;
     std::string error;
     while (!stop_.load(std::memory_order_relaxed) &&
-           open_consumer(st.js, site_, bed_, context_.since_ns, &st.sub, &error) != NATS_OK) {
+           open_bed_consumer(st.js, site_, bed_, context_.since_ns, &st.sub, &error) != NATS_OK) {
       counters.note(fmt::format("bed {}.{}: {}", site_, bed_, error));
       pause(500);
     }
+    // A taker announces the geometry before its first image: a viewer that starts now finds it
+    // as the bed's last series message.
+    st.next_series_ns = 0;
     st.have_seq = false;  // the decoder's gap check restarts with the first frame delivered
     // From the acknowledgement floor the consumer may deliver again frames stored before T
     // (those of a batch not acknowledged yet): the gate closes again.
@@ -195,8 +166,10 @@ void BedWorker::loop() noexcept {
                                                       st.recon->frame_allocator());
       st.recon->bind_frames(*st.pool);
       st.slot = st.pool->try_acquire();
-      st.header_template =
-          sinks::image_header_template(*model, bed_series_id(site_, bed_, model->id));
+      st.series.series_id = bed_series_id(site_, bed_, model->id);
+      st.header_template = sinks::image_header_template(*model, st.series.series_id);
+      st.series_json = sinks::series_json(*model, st.series);
+      st.next_series_ns = 0;
       st.message.assign(sizeof(sinks::ImageHeader) + model->n_out() * sizeof(float), {});
       st.model = std::move(model);
       st.model_name = wanted;
@@ -287,8 +260,22 @@ void BedWorker::loop() noexcept {
       // Not while the connection is down: libnats would keep the image in its reconnect buffer
       // and store it after reconnecting, ahead of earlier images of this round lost with the old
       // connection, which the rewind sends again (ordered_publisher.hpp has the same rule).
-      if (natsConnection_Status(context_.nc) != NATS_CONN_STATUS_CONNECTED ||
-          js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
+      if (natsConnection_Status(context_.nc) != NATS_CONN_STATUS_CONNECTED) {
+        round_ok = false;
+        break;
+      }
+      if (t >= st.next_series_ns) {
+        // Repeated while images flow, as the sink does, so that a replay from a time finds the
+        // geometry in the seconds before it. Ahead of the image on the same connection: stored
+        // before it. A failure fails the round like an image's.
+        st.next_series_ns = t + static_cast<int64_t>(st.series.interval_s * 1e9);
+        if (js_PublishAsync(st.js, series_subject.c_str(), st.series_json.data(),
+                            static_cast<int>(st.series_json.size()), nullptr) != NATS_OK) {
+          round_ok = false;
+          break;
+        }
+      }
+      if (js_PublishAsync(st.js, image_subject.c_str(), st.message.data(),
                           static_cast<int>(st.message.size()), &po) != NATS_OK) {
         round_ok = false;
         break;

@@ -1,9 +1,9 @@
 #pragma once
 // BedWorker: the thread that reconstructs one bed for a NatsWorker while it holds the bed's lease
 // (see eit/nats/nats_worker.hpp for the whole scheme). It reads eit.<site>.<bed>.raw through the
-// durable pull consumer eitworker-<site>-<bed> (recreated from its acknowledgement floor when the
-// thread starts and after any failure), decodes each frame, reconstructs it on the CPU with the
-// bed's model, publishes the image on eit.<site>.<bed>.img with Nats-Msg-Id
+// durable pull consumer eitworker-<site>-<bed> (made anew after the last frame acknowledged,
+// bed_consumer.hpp, when the thread starts and after any failure), decodes each frame, reconstructs
+// it on the CPU with the bed's model, publishes the image on eit.<site>.<bed>.img with Nats-Msg-Id
 // `<site>.<bed>.<raw stream sequence>`, waits until JetStream acknowledged every image of the
 // batch and then acknowledges the batch's last raw frame (ack-all).
 //

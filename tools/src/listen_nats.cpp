@@ -5,7 +5,12 @@
 #include "command_registry.hpp"
 #include "eit/sinks/image_header.hpp"
 #if EIT_HAVE_NATS
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
 #include "eit/nats/nats_image_reader.hpp"
+#include "nats_reader_uri.hpp"
 #endif
 
 namespace eit::cli {
@@ -17,13 +22,36 @@ bool is_nats_listen_uri(const std::string& uri) noexcept {
 #if EIT_HAVE_NATS
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 class Feed final : public NatsListenFeed {
  public:
-  explicit Feed(const std::string& uri) : reader_(uri) {}
+  explicit Feed(std::string uri) : uri_(std::move(uri)) {
+    // A listener started before its publisher waits for it and then misses nothing: since=new
+    // (the default) means from when listen started, not from when the stream appeared.
+    const std::string since = since_of(uri_);
+    if (since.empty() || since == "new") {
+      const double now =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+      retry_uri_ = with_since(uri_, fmt::format("{:.3f}", now));
+    } else {
+      retry_uri_ = uri_;
+    }
+    open(uri_);
+  }
+
   bool next(std::vector<zmq::message_t>& parts, int timeout_ms) override {
+    const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    if (!reader_) {
+      if (Clock::now() >= next_attempt_) open(retry_uri_);
+      if (!reader_) {
+        std::this_thread::sleep_until(std::min(until, next_attempt_));
+        return false;
+      }
+    }
     nats::ImageStreamMessage m;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (reader_.next(m, timeout_ms)) {
+    while (reader_->next(m, timeout_ms)) {
       parts.clear();
       if (m.kind == "series") {
         parts.emplace_back(std::string_view("eit/series"));
@@ -37,18 +65,37 @@ class Feed final : public NatsListenFeed {
         parts.emplace_back(m.data.data() + h, m.data.size() - h);
         return true;
       }
-      if (std::chrono::steady_clock::now() > until) return false;  // other kinds: skipped
+      if (Clock::now() > until) return false;  // other kinds: skipped
     }
     return false;
   }
 
  private:
-  nats::NatsImageReader reader_;
+  // The server down, or the bed's stream not made yet (no publisher so far): said once per
+  // change, then tried again, as view does.
+  void open(const std::string& uri) {
+    try {
+      reader_ = std::make_unique<nats::NatsImageReader>(uri);
+      if (!said_.empty()) std::fprintf(stderr, "listen: %s: reading\n", uri_.c_str());
+    } catch (const std::exception& e) {
+      const std::string line = fmt::format("listen: {}: waiting — {}; retrying every {} s", uri_,
+                                           e.what(), kNatsReaderRetry.count());
+      if (line != said_) std::fprintf(stderr, "%s\n", line.c_str());
+      said_ = line;
+      next_attempt_ = Clock::now() + kNatsReaderRetry;
+    }
+  }
+
+  const std::string uri_;
+  std::string retry_uri_, said_;
+  Clock::time_point next_attempt_{};
+  std::unique_ptr<nats::NatsImageReader> reader_;
 };
 
 }  // namespace
 
 std::unique_ptr<NatsListenFeed> open_nats_listen_feed(const std::string& uri) {
+  checked_nats_reader_address("listen", uri);  // a mistake in the URI is not waited for
   return std::make_unique<Feed>(uri);
 }
 #else

@@ -2,7 +2,9 @@
 // `eitstream listen nats://…`: one bed's images and series messages from JetStream
 // (eit/nats/nats_image_reader.hpp) handed to listen's loop in the ZeroMQ message shape: an image
 // as [topic, header, payload], a series message as [topic, json]. Without libnats,
-// open_nats_listen_feed() throws CommandError saying so.
+// open_nats_listen_feed() throws CommandError saying so. A mistake in the URI throws at once; a
+// server that is down or a bed whose stream does not exist yet is waited for (said on stderr, tried
+// again every second; since=new then means from when listen started).
 #include <memory>
 #include <string>
 #include <vector>

@@ -6,10 +6,8 @@
 #include "command_registry.hpp"
 #if EIT_HAVE_NATS
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +17,7 @@
 #include "eit/nats/nats_image_reader.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/view/feed_router.hpp"
+#include "nats_reader_uri.hpp"
 #endif
 
 namespace eit::cli {
@@ -46,57 +45,11 @@ const char* to_string(State s) {
   }
 }
 
-// The URI's since= value ("" when absent).
-std::string since_of(const std::string& uri) {
-  const auto q = uri.find('?');
-  if (q == std::string::npos) return {};
-  for (size_t at = q + 1; at < uri.size();) {
-    const size_t amp = std::min(uri.find('&', at), uri.size());
-    const std::string item = uri.substr(at, amp - at);
-    if (item.starts_with("since=")) return item.substr(6);
-    at = amp + 1;
-  }
-  return {};
-}
-
-// The URI with since=new in place of any since= (a consumer made anew follows live).
-std::string live_uri(const std::string& uri) {
-  const auto q = uri.find('?');
-  if (q == std::string::npos) return uri + "?since=new";
-  std::string out = uri.substr(0, q + 1);
-  for (size_t at = q + 1; at < uri.size();) {
-    const size_t amp = std::min(uri.find('&', at), uri.size());
-    const std::string item = uri.substr(at, amp - at);
-    if (!item.starts_with("since=")) out += item + "&";
-    at = amp + 1;
-  }
-  return out + "since=new";
-}
-
-void check_setup(const std::string& uri, const nats::NatsAddress& a) {
-  const std::string since = since_of(uri);
-  if (!since.empty() && since != "new" && since != "all") {
-    double seconds = 0;
-    const auto [end, ec] = std::from_chars(since.data(), since.data() + since.size(), seconds);
-    if (ec != std::errc{} || end != since.data() + since.size() || seconds <= 0)
-      throw CommandError(fmt::format(
-          "view: '{}': since={} is not 'new', 'all' or seconds since the epoch", uri, since));
-  }
-  for (auto [option, file] : {std::pair{"creds", &a.creds_file},
-                              {"seed", &a.nkey_seed_file},
-                              {"tls-ca", &a.tls_ca},
-                              {"tls-cert", &a.tls_cert},
-                              {"tls-key", &a.tls_key}})
-    if (!file->empty() && !std::filesystem::is_regular_file(*file))
-      throw CommandError(fmt::format("view: '{}': {}={}: no such file (expected a readable file)",
-                                     uri, option, *file));
-}
-
 class NatsViewFeed final : public view::ViewFeed {
  public:
   NatsViewFeed(view::ViewServer& server, std::string uri, const nats::NatsAddress& address)
       : uri_(std::move(uri)),
-        live_uri_(live_uri(uri_)),
+        live_uri_(with_since(uri_, "new")),  // a consumer made anew follows live
         stream_(fmt::format("{}.{}", address.site, address.bed)),
         router_(server, true) {}
   ~NatsViewFeed() override { stop(); }
@@ -125,7 +78,7 @@ class NatsViewFeed final : public view::ViewFeed {
   // libnats' ordered consumer resumes by itself when the stream survived (its heartbeats notice
   // the gap within a few seconds); when it does not, a new live one does.
   static constexpr auto kResumeWait = 8s;
-  static constexpr auto kRetryEvery = 1s;
+  static constexpr auto kRetryEvery = kNatsReaderRetry;
 
   void run();
   void open_reader(bool first);
@@ -238,13 +191,7 @@ void NatsViewFeed::run() {
 
 std::unique_ptr<view::ViewFeed> open_nats_view_feed(view::ViewServer& server,
                                                     const std::string& uri) {
-  nats::NatsAddress address;
-  try {
-    address = nats::parse_nats_address(uri);
-  } catch (const std::invalid_argument& e) {
-    throw CommandError(fmt::format("view: {}", e.what()));
-  }
-  check_setup(uri, address);
+  const nats::NatsAddress address = checked_nats_reader_address("view", uri);
   return std::make_unique<NatsViewFeed>(server, uri, address);
 }
 #else

@@ -15,8 +15,11 @@
 //  - Order and no loss. A bed is read through one durable pull consumer, `eitworker-<site>-<bed>`,
 //    with ack-all: after a batch's images are stored (JetStream acknowledged every publish) the
 //    batch's last raw frame is acknowledged. A worker that takes a bed recreates the consumer
-//    from the acknowledgement floor, so the frames its previous holder fetched but did not finish
-//    come first, in order, and nothing after them can overtake them.
+//    after the last frame acknowledged (nats/src/bed_consumer.hpp), so the frames its previous
+//    holder fetched but did not finish come first, in order, and nothing after them can
+//    overtake them.
+//  - Geometry. The bed's series message (…series, as `run --publish` sends it) goes out before
+//    a taker's first image, at a model change and every 2 s while images flow.
 //  - Exactly once. Each image is published with Nats-Msg-Id `<site>.<bed>.<raw stream sequence>`:
 //    a frame reconstructed again after a takeover is dropped by JetStream's duplicate window
 //    (EIT_IMAGES keeps 2 minutes of ids), so every raw frame has one image.

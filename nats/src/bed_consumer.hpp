@@ -1,0 +1,34 @@
+#pragma once
+// The durable pull consumer through which a worker reads one bed's raw frames,
+// eitworker-<site>-<bed> on EIT_RAW (ack-all). A worker taking the bed, or rewinding it after a
+// failed publish, makes it anew so that it delivers from the first frame nobody acknowledged:
+// frames a previous holder fetched and did not finish come first, in order, and nothing
+// acknowledged comes again.
+//
+// Why not just the consumer's acknowledgement floor: nats-server 2.9 reports a floor of 0 for a
+// consumer that has acknowledged nothing since it was made (a takeover with no frame since, or
+// frames fetched and not finished), and resuming after 0 reconstructs the bed's whole history
+// again (stored twice once the image stream's duplicate window has passed). So the consumer is
+// always made "deliver by start sequence", its config keeping where it started, and a bed never
+// read is first made with the worker's --since policy only to learn, from the server, which
+// sequence that is.
+//
+// Set-up path: blocking JetStream requests, called on the bed's thread.
+#include <cstdint>
+#include <string>
+
+#include <nats/nats.h>
+
+namespace eit::nats {
+
+// The stream sequence through which every frame of the consumer `ci` describes is acknowledged
+// (or was never to be read): the next holder starts after it.
+uint64_t acknowledged_through(const jsConsumerInfo& ci) noexcept;
+
+// (Re)creates the bed's consumer and subscribes to it. `since_ns` is the worker's --since for a
+// bed never read: 0 all, < 0 new, > 0 from that time (the second it falls in; the caller drops
+// what was stored before it). On failure `error` says what and the status is returned.
+natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::string& bed,
+                             int64_t since_ns, natsSubscription** sub, std::string* error);
+
+}  // namespace eit::nats

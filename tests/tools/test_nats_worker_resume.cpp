@@ -1,0 +1,187 @@
+// Where a worker taking over a bed resumes, against a real `nats-server -js`: after the last raw
+// frame acknowledged, never earlier. nats-server 2.9 reports an acknowledgement floor of 0 for a
+// consumer that has acknowledged nothing since it was made; a worker that resumed after that
+// floor reconstructed the bed's whole history again, and once EIT_IMAGES' duplicate window had
+// passed stored every image twice. Here the window is 1 s (the test makes EIT_IMAGES itself;
+// workers keep an existing stream's settings), so a repeat would be stored.
+#include <doctest/doctest.h>
+
+#if __has_include(<nats/nats.h>)
+
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "../nats/nats_server.hpp"
+#include "../nats/nats_test_support.hpp"
+#include "eit/sinks/image_header.hpp"
+#include "subprocess.hpp"
+
+using eit::test::Subprocess;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct ModelDir {
+  std::filesystem::path path;
+  ModelDir() {
+    path =
+        std::filesystem::temp_directory_path() / ("eit-worker-resume-" + std::to_string(getpid()));
+    std::filesystem::create_directories(path);
+    Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (path / "default.h5").string()});
+    REQUIRE(build.wait(120s) == 0);
+  }
+  ~ModelDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A JetStream connection for looking at what the workers left on the server.
+struct Js {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  explicit Js(const std::string& url) {
+    REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
+    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+  }
+  ~Js() {
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+  }
+  // EIT_IMAGES as workers make it, but with a duplicate window of `window`.
+  void add_image_stream(std::chrono::milliseconds window) {
+    const char* subjects[] = {"eit.*.*.img", "eit.*.*.series", "eit.*.*.global", "eit.*.*.breath"};
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = "EIT_IMAGES";
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 4;
+    cfg.Storage = js_FileStorage;
+    cfg.Duplicates = std::chrono::nanoseconds(window).count();
+    jsErrCode err;
+    REQUIRE(js_AddStream(nullptr, js, &cfg, nullptr, &err) == NATS_OK);
+  }
+  // The stream sequence the bed's worker consumer was made to start at (0: none given), or
+  // nullopt when there is no such consumer.
+  std::optional<uint64_t> consumer_start(const char* durable) {
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode err;
+    if (js_GetConsumerInfo(&ci, js, "EIT_RAW", durable, nullptr, &err) != NATS_OK)
+      return std::nullopt;
+    const uint64_t start = ci->Config->OptStartSeq;
+    jsConsumerInfo_Destroy(ci);
+    return start;
+  }
+};
+
+uint64_t frames_of(const std::string& summary) {
+  std::smatch m;
+  return std::regex_search(summary, m, std::regex(R"(frames (\d+), bad)")) ? std::stoull(m[1])
+                                                                           : ~uint64_t{0};
+}
+
+std::vector<std::string> worker(const eit::test::NatsServer& server, const ModelDir& models,
+                                const char* id, const char* since) {
+  return {EITSTREAM_BIN,
+          "worker",
+          server.url() + "?site=icu",
+          "--model-dir",
+          models.path.string(),
+          "--id",
+          id,
+          "--since",
+          since,
+          "--status-interval",
+          "0.2"};
+}
+
+std::vector<uint64_t> image_seqs(const eit::test::NatsServer& server, size_t at_most) {
+  std::vector<uint64_t> seqs;
+  for (const auto& m :
+       eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.1.img", at_most, 3s)) {
+    const auto h =
+        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
+    REQUIRE(h.has_value());
+    seqs.push_back(h->seq);
+  }
+  return seqs;
+}
+
+std::vector<uint64_t> range(uint64_t first, uint64_t end) {
+  std::vector<uint64_t> v;
+  for (uint64_t s = first; s < end; ++s) v.push_back(s);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "two takeovers in a row of a bed whose frames are all done reconstruct no old frame and "
+    "store no image twice") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  ModelDir models;
+  Js js(server.url());
+  js.add_image_stream(1000ms);
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                     server.url() + "?site=icu&bed=1", "--count", "300", "--unpaced"});
+  REQUIRE(device.wait(120s) == 0);
+
+  Subprocess first(worker(server, models, "w1", "all"));
+  REQUIRE(first.wait_for_stderr("frames 300,", 60s));
+  first.signal(SIGINT);
+  REQUIRE(first.wait(30s) == 0);
+  // Each next worker takes the bed, finds nothing new, and stops; the duplicate window passes.
+  for (const char* id : {"w2", "w3"}) {
+    std::this_thread::sleep_for(1500ms);
+    Subprocess next(worker(server, models, id, "all"));
+    REQUIRE(next.wait_for_stderr("beds held 1 of 1", 60s));
+    std::this_thread::sleep_for(2s);  // time enough to reconstruct the 300 frames again
+    next.signal(SIGINT);
+    REQUIRE(next.wait(30s) == 0);
+    INFO(id << ": " << next.out());
+    CHECK(frames_of(next.out()) == 0);
+    CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
+  }
+  CHECK(image_seqs(server, 601) == range(0, 300));
+}
+
+TEST_CASE(
+    "a bed first read with --since new and rewound before any frame was acknowledged does not "
+    "go back to the bed's history") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  ModelDir models;
+  const auto emulate = [&](const char* model, int frames, int seq_start) {
+    Subprocess d({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                  fmt::format("{}?site=icu&bed=1&model={}", server.url(), model), "--count",
+                  std::to_string(frames), "--seq-start", std::to_string(seq_start), "--unpaced"});
+    REQUIRE(d.wait(120s) == 0);
+  };
+  emulate("default", 50, 0);  // history, before the worker: not wanted
+  Subprocess w(worker(server, models, "wN", "new"));
+  REQUIRE(w.wait_for_stderr("beds held 1 of 1", 60s));
+  Js js(server.url());
+  for (int i = 0; i < 100 && !js.consumer_start("eitworker-icu-1"); ++i)
+    std::this_thread::sleep_for(50ms);
+  REQUIRE(js.consumer_start("eitworker-icu-1").has_value());
+  CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{51});  // after the 50 old frames
+  // Frames whose model is not there yet: fetched, nothing acknowledged, the consumer made anew
+  // (every 2 s) until the model appears.
+  emulate("later", 20, 50);
+  REQUIRE(w.wait_for_stderr("later.h5", 30s));
+  std::this_thread::sleep_for(3s);
+  std::filesystem::copy_file(models.path / "default.h5", models.path / "later.h5");
+  CHECK(w.wait_for_stderr("frames 20,", 30s));
+  const auto seqs = image_seqs(server, 71);
+  w.signal(SIGINT);
+  CHECK(w.wait(30s) == 0);
+  INFO("worker: " << w.out() << w.err());
+  CHECK(seqs == range(50, 70));
+}
+
+#endif  // libnats

@@ -1,0 +1,68 @@
+// What view and listen check of a bed's URI before reading it (nats_reader_uri.hpp).
+#if EIT_HAVE_NATS  // (without libnats neither command reads NATS)
+#include "nats_reader_uri.hpp"
+
+#include <charconv>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "command_registry.hpp"
+
+namespace eit::cli {
+
+std::string since_of(const std::string& uri) {
+  const auto q = uri.find('?');
+  if (q == std::string::npos) return {};
+  for (size_t at = q + 1; at < uri.size();) {
+    const size_t amp = std::min(uri.find('&', at), uri.size());
+    const std::string item = uri.substr(at, amp - at);
+    if (item.starts_with("since=")) return item.substr(6);
+    at = amp + 1;
+  }
+  return {};
+}
+
+std::string with_since(const std::string& uri, std::string_view since) {
+  const auto q = uri.find('?');
+  if (q == std::string::npos) return fmt::format("{}?since={}", uri, since);
+  std::string out = uri.substr(0, q + 1);
+  for (size_t at = q + 1; at < uri.size();) {
+    const size_t amp = std::min(uri.find('&', at), uri.size());
+    const std::string item = uri.substr(at, amp - at);
+    if (!item.starts_with("since=")) out += item + "&";
+    at = amp + 1;
+  }
+  return fmt::format("{}since={}", out, since);
+}
+
+nats::NatsAddress checked_nats_reader_address(std::string_view command, const std::string& uri) {
+  nats::NatsAddress a;
+  try {
+    a = nats::parse_nats_address(uri);
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(fmt::format("{}: {}", command, e.what()));
+  }
+  const std::string since = since_of(uri);
+  if (!since.empty() && since != "new" && since != "all") {
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(since.data(), since.data() + since.size(), seconds);
+    if (ec != std::errc{} || end != since.data() + since.size() || seconds <= 0)
+      throw CommandError(
+          fmt::format("{}: '{}': since={} is not 'new', 'all' or seconds since the epoch", command,
+                      uri, since));
+  }
+  for (auto [option, file] : {std::pair{"creds", &a.creds_file},
+                              {"seed", &a.nkey_seed_file},
+                              {"tls-ca", &a.tls_ca},
+                              {"tls-cert", &a.tls_cert},
+                              {"tls-key", &a.tls_key}})
+    if (!file->empty() && !std::filesystem::is_regular_file(*file))
+      throw CommandError(fmt::format("{}: '{}': {}={}: no such file (expected a readable file)",
+                                     command, uri, option, *file));
+  return a;
+}
+
+}  // namespace eit::cli
+#endif  // EIT_HAVE_NATS
