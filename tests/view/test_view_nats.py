@@ -227,6 +227,8 @@ def test_view_says_the_server_is_down_and_recovers_when_it_comes_back_or_restart
         assert after[-1][0]["series_id"] == before[-1][0]["series_id"]  # the same publisher's
         source = wait_state(port, lambda e: e["state"] == "connected", "not connected again")
         assert source["endpoints"][0]["reconnects"] >= 1
+        # The outage is over: its error is not shown beside "connected" any more.
+        assert source["endpoints"][0]["last_error"] == "", source
         ws.close()
     finally:
         for p in (pub, view):

@@ -104,7 +104,8 @@ void NatsViewFeed::note(State s, const std::string& error) {
   std::string line = fmt::format("view: {} ({}): {}", uri_, stream_, to_string(s));
   if (!error.empty()) line += fmt::format(" — {}", error);
   std::lock_guard lock(error_mutex_);
-  if (!error.empty()) last_error_ = error;
+  // Connected again: the problem that was reported is over, so it is not the link's state.
+  if (!error.empty() || s == State::kConnected) last_error_ = error;
   if (line == printed_) return;  // one line per change, not one per retry
   std::fprintf(stderr, "%s\n", line.c_str());
   printed_ = std::move(line);
