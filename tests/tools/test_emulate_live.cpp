@@ -13,6 +13,7 @@
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/recording_reader.hpp"
 #include "emulate_process.hpp"
+#include "raw_test_recording.hpp"
 #include "test_data.hpp"
 
 using namespace eit::acquisition;
@@ -25,33 +26,8 @@ namespace {
 constexpr size_t kN = 208;
 constexpr size_t kFrames = 40;
 
-// A raw float32 recording of kFrames test frames (208 values, the 16-electrode adjacent order),
-// written once per process and removed when the process exits.
-class RawRecording {
- public:
-  RawRecording()
-      : path_(std::filesystem::temp_directory_path() /
-              ("eitstream_emulate_" + std::to_string(::getpid()) + ".f32")) {
-    std::FILE* f = std::fopen(path_.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot write " + path_.string());
-    for (size_t k = 0; k < kFrames; ++k) {
-      const auto v = test_frame(k, kN);
-      std::fwrite(v.data(), sizeof(float), v.size(), f);
-    }
-    std::fclose(f);
-  }
-  ~RawRecording() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
 std::string raw_recording() {
-  static const RawRecording recording;
+  static const eit::test::RawTestRecording recording("eitstream_emulate", kFrames, kN);
   return recording.path();
 }
 

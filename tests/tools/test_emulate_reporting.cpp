@@ -16,6 +16,7 @@
 #include "../acquisition/live_test_support.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "emulate_process.hpp"
+#include "raw_test_recording.hpp"
 
 using namespace std::chrono_literals;
 using eit::acquisition::open_live_source;
@@ -28,32 +29,8 @@ namespace {
 constexpr size_t kN = 208;
 constexpr size_t kFrames = 40;
 
-// A raw float32 recording of kFrames test frames (no rate of its own), removed at exit.
-class RawRecording {
- public:
-  RawRecording()
-      : path_(std::filesystem::temp_directory_path() /
-              ("eitstream_emulate_reporting_" + std::to_string(::getpid()) + ".f32")) {
-    std::FILE* f = std::fopen(path_.c_str(), "wb");
-    if (!f) throw std::runtime_error("cannot write " + path_.string());
-    for (size_t k = 0; k < kFrames; ++k) {
-      const auto v = test_frame(k, kN);
-      std::fwrite(v.data(), sizeof(float), v.size(), f);
-    }
-    std::fclose(f);
-  }
-  ~RawRecording() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
 std::vector<std::string> raw_args(std::vector<std::string> more) {
-  static const RawRecording recording;
+  static const eit::test::RawTestRecording recording("eitstream_emulate_reporting", kFrames, kN);
   std::vector<std::string> a = {"--from", recording.path(),     "--recording-format",
                                 "f32",    "--values-per-frame", std::to_string(kN)};
   a.insert(a.end(), more.begin(), more.end());
