@@ -109,6 +109,14 @@ ShmReader::Slot ShmReader::try_read(uint64_t n) noexcept {
   return Slot::kRead;
 }
 
+bool ShmReader::publisher_alive() const noexcept {
+  if (ring_->state.load(std::memory_order_acquire) & (kShmSeriesEnded | kShmClosed)) return false;
+  const auto pid = static_cast<pid_t>(ring_->publisher_pid);
+  return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+bool ShmReader::name_rebound() const noexcept { return shm_inode(object_) != map_->inode(); }
+
 bool ShmReader::publisher_gone_or_replaced(bool* replaced) noexcept {
   *replaced = shm_inode(object_) != map_->inode();
   if (*replaced) return true;

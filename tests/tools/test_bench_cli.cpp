@@ -305,6 +305,46 @@ TEST_CASE("bench rejects bad options with a message naming the option and the va
   fs::remove(out);
 }
 
+TEST_CASE("bench checks every output path before the first run") {
+  const fs::path out =
+      fs::temp_directory_path() / fmt::format("eit_bench_paths_{}.txt", ::getpid());
+  const std::string run =
+      "--rate 2000 --size 64x208 --transport inproc --frames 100 --warmup 10 --zmq-reference off";
+  const fs::path missing = fs::temp_directory_path() / fmt::format("eit_no_dir_{}", ::getpid());
+  for (const std::string option : {"--json", "--csv", "--svg", "--frames-csv"}) {
+    CAPTURE(option);
+    const std::string path = (missing / "b.out").string();
+    auto [status, message] = bench_status(out, fmt::format("{} {} '{}'", run, option, path));
+    CHECK(status != 0);
+    CHECK(message.find(fmt::format("{} '{}': cannot be written", option, path)) !=
+          std::string::npos);
+    CHECK(message.find("end to end") == std::string::npos);  // no run was measured
+  }
+  const fs::path same = fs::temp_directory_path() / fmt::format("eit_bench_same_{}", ::getpid());
+  auto [status, message] = bench_status(
+      out, fmt::format("{} --json '{}' --csv '{}'", run, same.string(), same.string()));
+  CHECK(status != 0);
+  CHECK(message.find("--json and --csv both name") != std::string::npos);
+  CHECK_FALSE(fs::exists(same));  // the check leaves no file behind
+  fs::remove(out);
+}
+
+TEST_CASE("bench refuses an empty entry in a list option instead of running fewer set-ups") {
+  const fs::path out =
+      fs::temp_directory_path() / fmt::format("eit_bench_empty_{}.txt", ::getpid());
+  const std::string run =
+      "--size 64x208 --transport inproc --frames 50 --warmup 10 "
+      "--zmq-reference off";
+  auto [s1, m1] = bench_status(out, run + " --rate 50,,max");
+  CHECK(s1 != 0);
+  CHECK(m1.find("--rate '50,,max': an empty entry") != std::string::npos);
+  CHECK(m1.find("end to end") == std::string::npos);
+  auto [s2, m2] = bench_status(out, "--rate 2000 --size 64x208, --transport inproc --frames 50");
+  CHECK(s2 != 0);
+  CHECK(m2.find("--size '64x208,': an empty entry") != std::string::npos);
+  fs::remove(out);
+}
+
 TEST_CASE("--cuda-l2 on,off runs a CPU backend once, with no l2off label") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_l2_{}", ::getpid());
   fs::create_directories(dir);

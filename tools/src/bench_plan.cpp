@@ -21,14 +21,21 @@
 namespace eit::cli {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
+// An empty option gives no items ("nothing to run" is said later); an empty item in a list is a
+// typo that would silently run less than asked, so it is refused.
+std::vector<std::string> split_list(const std::string& text, const char* option) {
   std::vector<std::string> out;
+  if (text.empty()) return out;
   size_t pos = 0;
   while (pos <= text.size()) {
     const size_t comma = text.find(',', pos);
     std::string item =
         text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!item.empty()) out.push_back(item);
+    if (item.empty())
+      throw CommandError(
+          fmt::format("{} '{}': an empty entry (two commas in a row, or one at the start or end)",
+                      option, text));
+    out.push_back(item);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
@@ -77,7 +84,7 @@ std::vector<NamedModel> load_models(const BenchArgs& a) {
     models.push_back({fmt::format("{} ({}, id {})", path, m.algorithm, m.id), std::move(m)});
   }
   const std::string sizes = a.sizes.empty() && a.models.empty() ? "1024x208" : a.sizes;
-  for (const auto& s : split_list(sizes)) {
+  for (const auto& s : split_list(sizes, "--size")) {
     const auto [rows, cols] = eit::bench::parse_matrix_size(s);
     models.push_back({fmt::format("random {}x{} (seed 1)", rows, cols),
                       eit::bench::make_random_model(rows, cols)});
@@ -88,7 +95,7 @@ std::vector<NamedModel> load_models(const BenchArgs& a) {
 // Every item of a list option is one of `allowed`.
 std::vector<std::string> checked_list(const std::string& text, const char* option,
                                       std::initializer_list<std::string_view> allowed) {
-  auto items = split_list(text);
+  auto items = split_list(text, option);
   for (const auto& item : items)
     if (std::find(allowed.begin(), allowed.end(), item) == allowed.end())
       throw CommandError(
@@ -136,15 +143,17 @@ eit::bench::CpuRequest parse_cpu_request(const std::string& text) {
 Axes parse_axes(const BenchArgs& a) {
   Axes x;
   x.models = load_models(a);
-  for (const auto& b : split_list(a.backends)) x.backends.push_back(resolve_bench_backend(b));
-  for (const auto& b : split_list(a.batches)) x.batches.push_back(parse_count(b, "--batch"));
-  for (const auto& b : split_list(a.publish_batches)) {
+  for (const auto& b : split_list(a.backends, "--backend"))
+    x.backends.push_back(resolve_bench_backend(b));
+  for (const auto& b : split_list(a.batches, "--batch"))
+    x.batches.push_back(parse_count(b, "--batch"));
+  for (const auto& b : split_list(a.publish_batches, "--publish-batch")) {
     x.publish_batches.push_back(parse_count(b, "--publish-batch"));
     if (x.publish_batches.back() > eit::sinks::kMaxImageBatch)
       throw CommandError(
           fmt::format("--publish-batch '{}': expected 1 to {}", b, eit::sinks::kMaxImageBatch));
   }
-  for (const auto& r : split_list(a.rates)) x.rates.push_back(parse_rate(r));
+  for (const auto& r : split_list(a.rates, "--rate")) x.rates.push_back(parse_rate(r));
   x.transports = checked_list(a.transports, "--transport", {"inproc", "ipc", "tcp", "shm"});
   x.stages = checked_list(a.stages, "--stages", {"auto", "pipelined", "run-to-completion"});
   x.latency_modes = checked_list(a.latency_modes, "--latency-mode", {"spin", "balanced", "idle"});

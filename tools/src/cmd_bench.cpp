@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backend_factory.hpp"
+#include "bench_outputs.hpp"
 #include "bench_plan.hpp"
 #include "bench_progress.hpp"
 #include "bench_reference.hpp"
@@ -60,6 +61,7 @@ void run_bench(const BenchArgs& a) {
     if (code != 0) throw CommandError("bench subscriber: could not write its record", code);
     return;
   }
+  eit::cli::check_bench_outputs(a);
   eit::bench::BenchReport report;
   report.machine = eit::bench::collect_machine_info();
   const Axes axes = parse_axes(a);

@@ -1,17 +1,17 @@
 // `eitstream listen ENDPOINT`: subscribes to published images (or PULLs them with --pull),
 // prints one line per image or a summary, measures end-to-end latency from the header's
-// acquisition time (CLOCK_MONOTONIC: same host only), counts gaps by sequence number and can save
-// every image as .npy or raw float32.
+// acquisition time (CLOCK_MONOTONIC: same host only), counts what was lost per series
+// (listen_counts.hpp) and can save every image as .npy or raw float32 (listen_save.hpp).
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
@@ -21,7 +21,9 @@
 #include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/shm_layout.hpp"
+#include "listen_counts.hpp"
 #include "listen_nats.hpp"
+#include "listen_save.hpp"
 #include "listen_shm.hpp"
 #include "run_security.hpp"
 
@@ -48,37 +50,39 @@ struct ListenOptions {
   int64_t max_message_bytes = 0;  // 0: kMaxImageFloats floats (4 MiB)
 };
 
-void save_image(const ListenOptions& o, const sinks::ImageHeader& h,
-                std::span<const std::byte> payload) {
-  const auto dir = std::filesystem::path(o.save_dir);
-  const std::string stem = fmt::format("img_{:08d}", h.seq);
-  if (o.format == "raw") {
-    std::ofstream(dir / (stem + ".f32"), std::ios::binary)
-        .write(reinterpret_cast<const char*>(payload.data()),
-               static_cast<std::streamsize>(payload.size()));
+// Exit statuses besides 0, 1 (set-up) and 2 (command line); listen --help lists them.
+constexpr int kExitCountNotReached = 3;
+constexpr int kExitNotSaved = 4;
+
+// A series-end message's series and frames_sent (absent from shm's own ends).
+void note_series_end(const std::string& json, ListenCounts& counts) {
+  const auto j = nlohmann::json::parse(json, nullptr, false);
+  if (!j.is_object() || !j.contains("series_id") || !j["series_id"].is_string()) return;
+  uint64_t id = 0;
+  try {
+    id = std::stoull(j["series_id"].get<std::string>(), nullptr, 16);
+  } catch (const std::exception&) {
     return;
   }
-  // NumPy .npy v1.0: magic, header length, a dict padded so the data starts 64-byte aligned.
-  const std::string shape = h.ndim == 2 ? fmt::format("({}, {})", h.shape[0], h.shape[1])
-                                        : fmt::format("({},)", h.shape[0]);
-  std::string dict =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape);
-  const size_t unpadded = 10 + dict.size() + 1;
-  dict.append((64 - unpadded % 64) % 64, ' ');
-  dict.push_back('\n');
-  std::ofstream f(dir / (stem + ".npy"), std::ios::binary);
-  const uint16_t len = static_cast<uint16_t>(dict.size());
-  f.write("\x93NUMPY\x01\x00", 8);
-  f.write(reinterpret_cast<const char*>(&len), 2);
-  f.write(dict.data(), static_cast<std::streamsize>(dict.size()));
-  f.write(reinterpret_cast<const char*>(payload.data()),
-          static_cast<std::streamsize>(payload.size()));
+  std::optional<uint64_t> sent;
+  if (j.contains("frames_sent") && j["frames_sent"].is_number_unsigned())
+    sent = j["frames_sent"].get<uint64_t>();
+  counts.on_series_end(id, sent);
 }
 
-int listen(const ListenOptions& o) {
-  if (o.format != "npy" && o.format != "raw")
-    throw CommandError(fmt::format("--format '{}': expected npy or raw", o.format));
-  if (!o.save_dir.empty()) std::filesystem::create_directories(o.save_dir);
+// zmq::recv_multipart; false on timeout, and on a signal (EINTR), which the loop then sees.
+bool receive(zmq::socket_t& socket, std::vector<zmq::message_t>& parts) {
+  try {
+    return zmq::recv_multipart(socket, std::back_inserter(parts)).has_value();
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EINTR) return false;
+    throw CommandError(fmt::format("receiving: {}", e.what()));
+  }
+}
+
+void listen(const ListenOptions& o) {
+  std::optional<ImageSaver> saver;
+  if (!o.save_dir.empty()) saver.emplace(o.save_dir, o.format);
   // nats://…?site=S&bed=B[&since=…]: the bed's images from JetStream, as ZeroMQ-shaped parts.
   std::unique_ptr<NatsListenFeed> nats_feed =
       is_nats_listen_uri(o.endpoint) ? open_nats_listen_feed(o.endpoint) : nullptr;
@@ -106,9 +110,8 @@ int listen(const ListenOptions& o) {
   std::signal(SIGTERM, on_listen_interrupt);
 
   pipeline::LatencyHistogram latency;
-  uint64_t images = 0, gaps = 0, reordered = 0, dropped_reported = 0, bad = 0, series = 0,
-           batches = 0;
-  std::optional<uint64_t> last_seq;
+  ListenCounts counts;
+  uint64_t images = 0, bad = 0, series = 0, batches = 0;
   int64_t first_ns = 0, last_ns = 0;
   const int64_t deadline =
       o.timeout_s > 0 ? pipeline::now_ns() + static_cast<int64_t>(o.timeout_s * 1e9) : 0;
@@ -117,12 +120,7 @@ int listen(const ListenOptions& o) {
   const auto on_image = [&](const sinks::ImageHeader& h, std::span<const std::byte> payload,
                             int64_t now) {
     if (o.count > 0 && images >= o.count) return;  // the rest of a batch past --count
-    if (last_seq) {
-      if (h.seq > *last_seq + 1) gaps += h.seq - *last_seq - 1;
-      if (h.seq <= *last_seq) ++reordered;
-    }
-    last_seq = h.seq;
-    dropped_reported += h.dropped_before;
+    const Arrival arrival = counts.on_image(h.series_id, h.seq, h.dropped_before);
     latency.record(now - h.t_acquired_ns);
     if (!first_ns) first_ns = now;
     last_ns = now;
@@ -133,13 +131,18 @@ int listen(const ListenOptions& o) {
       for (uint32_t i = 1; i < h.count; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]);
       fmt::print(
           "seq {:>8}  {}  latency {:>9.1f} µs  dropped_before {}  flags 0x{:x}  min {:.4g} max "
-          "{:.4g}\n",
+          "{:.4g}{}\n",
           h.seq,
           h.ndim == 2 ? fmt::format("{}×{}", h.shape[0], h.shape[1])
                       : fmt::format("{}", h.shape[0]),
-          static_cast<double>(now - h.t_acquired_ns) / 1e3, h.dropped_before, h.flags, lo, hi);
+          static_cast<double>(now - h.t_acquired_ns) / 1e3, h.dropped_before, h.flags, lo, hi,
+          arrival == Arrival::kNewSeries    ? fmt::format("  new series {:016x}", h.series_id)
+          : arrival == Arrival::kDuplicate  ? "  duplicate"
+          : arrival == Arrival::kOutOfOrder ? "  out of order"
+                                            : "");
     }
-    if (!o.save_dir.empty()) save_image(o, h, payload);
+    // A duplicate's file is on disk already: saving it again would be refused as existing.
+    if (saver && arrival != Arrival::kDuplicate) saver->save(h, payload);
   };
   std::vector<zmq::message_t> parts;
   while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
@@ -147,7 +150,7 @@ int listen(const ListenOptions& o) {
     parts.clear();
     if (nats_feed  ? !nats_feed->next(parts, 200)
         : shm_feed ? !shm_feed->next(parts, 200)
-                   : !zmq::recv_multipart(socket, std::back_inserter(parts)))
+                   : !receive(socket, parts))
       continue;  // timeout: re-check
     const int64_t now = pipeline::now_ns();
     const std::string topic = parts[0].to_string();
@@ -156,6 +159,7 @@ int listen(const ListenOptions& o) {
       const std::string json = parts[1].to_string();
       const bool end = json.find("\"series-end\"") != std::string::npos;
       if (!o.summary) fmt::print("{} {}\n", end ? "series-end" : "series", json.substr(0, 160));
+      if (end) note_series_end(json, counts);
       if (end && o.exit_on_end) ended = true;
       continue;
     }
@@ -181,15 +185,29 @@ int listen(const ListenOptions& o) {
     }
     on_image(*header, bytes(parts[2]), now);
   }
+  const bool interrupted = g_listen_stop;
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   const auto l = latency.snapshot().summary();
+  const auto t = counts.totals();
   const double span = static_cast<double>(last_ns - first_ns) / 1e9;
+  std::string more;
+  if (batches) more += fmt::format(", batch messages {}", batches);
+  if (t.series_with_sent)
+    more += fmt::format(", sent not received {} ({} series-end{} with frames_sent)",
+                        t.sent_not_received, t.series_with_sent, t.series_with_sent > 1 ? "s" : "");
+  if (saver) {
+    more += fmt::format(", saved {}", saver->saved());
+    if (saver->refused() || saver->failed())
+      more += fmt::format(", not saved {} (file existed), {} (write failed)", saver->refused(),
+                          saver->failed());
+  }
+  if (ended) more += ", series ended";
   fmt::print(
       "images {}, missing by seq {}, reported dropped {}, out of order {}, malformed {}, "
-      "series messages {}{}{}\n",
-      images, gaps, dropped_reported, reordered, bad, series,
-      batches ? fmt::format(", batch messages {}", batches) : "", ended ? ", series ended" : "");
+      "duplicates {}, series {}, series messages {}{}\n",
+      images, t.missing, t.reported_dropped, t.out_of_order, bad, t.duplicates, t.series, series,
+      more);
   if (images)
     fmt::print(
         "rate {:.1f} images/s; end-to-end latency (acquired → received) p50 {:.1f} µs, "
@@ -197,7 +215,21 @@ int listen(const ListenOptions& o) {
         span > 0 ? static_cast<double>(images - 1) / span : 0.0, l.p50_ns / 1e3, l.p90_ns / 1e3,
         l.p99_ns / 1e3, l.p999_ns / 1e3, l.max_ns / 1e3);
   std::fflush(stdout);
-  return 0;
+  if (shm_feed && !shm_feed->attached())
+    throw CommandError(fmt::format("no publisher was found: {}", shm_feed->problem()));
+  if (o.count > 0 && images < o.count)
+    throw CommandError(
+        fmt::format("{} of the {} images of --count received before {}", images, o.count,
+                    interrupted ? "the interruption"
+                    : ended     ? "the series ended"
+                                : "the timeout"),
+        kExitCountNotReached);
+  if (saver && (saver->refused() || saver->failed()))
+    throw CommandError(
+        fmt::format("{} images not saved in '{}' ({} files existed, {} writes failed)",
+                    saver->refused() + saver->failed(), o.save_dir, saver->refused(),
+                    saver->failed()),
+        kExitNotSaved);
 }
 
 const RegisterCommand kListen{
@@ -212,7 +244,9 @@ const RegisterCommand kListen{
       cmd->add_flag("--pull", o->pull, "PULL (from a --push publisher) instead of SUB");
       cmd->add_flag("--summary", o->summary, "Only the final summary, no line per image");
       cmd->add_option("--count", o->count, "Stop after N images");
-      cmd->add_option("--save", o->save_dir, "Save every image into this folder");
+      cmd->add_option("--save", o->save_dir,
+                      "Save every image into this folder as img_<series_id>_<seq>.npy (or .f32); "
+                      "an existing file is never overwritten (counted as not saved)");
       cmd->add_option("--format", o->format, "npy | raw (float32)")->capture_default_str();
       cmd->add_option("--topic", o->topic, "Subscription prefix")->capture_default_str();
       cmd->add_flag("--exit-on-end", o->exit_on_end, "Stop at the series-end message");
@@ -221,6 +255,17 @@ const RegisterCommand kListen{
                       "Largest message accepted (ZMQ_MAXMSGSIZE; default 4 MiB, an image of "
                       "1024×1024 floats); a peer sending more is disconnected");
       add_curve_client_options(*cmd, o->curve);
+      cmd->footer(
+          "Counts are per series (the header's series_id): missing by seq = seq numbers between "
+          "the first and newest image received of a series that never came; reported dropped = "
+          "those of them the publisher's images say its pipeline dropped; duplicates = a series "
+          "and seq received again; sent not received = a series-end's frames_sent minus the "
+          "images received of that series (docs/protocol.md).\n"
+          "Exit status: 0 success; 1 a wrong set-up (an option value, an endpoint that cannot be "
+          "connected, a shm:// ring that never had a live publisher); 2 a command line that does "
+          "not parse; 3 --count was given and fewer images came before the timeout, the end of "
+          "the series (--exit-on-end) or an interruption; 4 images not saved (--save: a file "
+          "existed, or a write failed). When several apply, the lowest.");
       cmd->callback([o] { listen(*o); });
     }};
 

@@ -20,6 +20,11 @@ void set_series(std::vector<zmq::message_t>& parts, const std::string& json) {
   parts.emplace_back(json.data(), json.size());
 }
 
+// Look again soon, so the first images of a starting publisher are seen.
+void pause(int timeout_ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 2)));
+}
+
 }  // namespace
 
 ShmListenFeed::ShmListenFeed(const std::string& uri) {
@@ -32,22 +37,42 @@ ShmListenFeed::ShmListenFeed(const std::string& uri) {
 
 ShmListenFeed::~ShmListenFeed() = default;
 
+void ShmListenFeed::note_waiting() {
+  if (noted_ || attached_) return;
+  noted_ = true;
+  fmt::print(stderr, "eitstream listen: {}; waiting for a publisher\n", problem_);
+}
+
+bool ShmListenFeed::attach(std::vector<zmq::message_t>& parts) {
+  // An ended ring stays bound to its name after a kill -9: re-attaching it would report its
+  // series and end again every time. Wait until the name goes or a new publisher takes it.
+  if (stale_ && !stale_->name_rebound()) return false;
+  stale_.reset();
+  std::unique_ptr<sinks::ShmReader> reader;
+  try {
+    reader = std::make_unique<sinks::ShmReader>(uri_);
+  } catch (const std::runtime_error& e) {
+    problem_ = e.what();
+    note_waiting();
+    return false;
+  }
+  if (!reader->publisher_alive()) {
+    problem_ = fmt::format("{}: a ring left by a publisher that has ended or is gone", uri_);
+    note_waiting();
+    stale_ = std::move(reader);
+    return false;
+  }
+  reader_ = std::move(reader);
+  attached_ = true;
+  set_series(parts, reader_->series_json());
+  return true;
+}
+
 bool ShmListenFeed::next(std::vector<zmq::message_t>& parts, int timeout_ms) {
   if (!reader_) {
-    if (ended_) {  // the series is over: wait for a new publisher of the name
-      std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
-      ended_ = false;
-      return false;
-    }
-    try {
-      reader_ = std::make_unique<sinks::ShmReader>(uri_);
-    } catch (const std::runtime_error&) {
-      // Not there yet: look again soon, so the first images of a starting publisher are seen.
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 2)));
-      return false;
-    }
-    set_series(parts, reader_->series_json());
-    return true;
+    if (attach(parts)) return true;
+    pause(timeout_ms);
+    return false;
   }
   const sinks::ShmRead got = reader_->next(int64_t{timeout_ms} * 1'000'000);
   if (got == sinks::ShmRead::kTimeout) return false;
@@ -64,7 +89,7 @@ bool ShmListenFeed::next(std::vector<zmq::message_t>& parts, int timeout_ms) {
                                 R"("frames_read":{},"frames_missed":{},"reason":"{}"}})",
                                 reader_->series_id(), c.images, c.overruns,
                                 got == sinks::ShmRead::kEnded ? "ended" : "publisher restarted"));
-  ended_ = got == sinks::ShmRead::kEnded;
+  if (got == sinks::ShmRead::kEnded) stale_ = std::move(reader_);
   reader_.reset();
   return true;
 }

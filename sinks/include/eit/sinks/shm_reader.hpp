@@ -83,6 +83,11 @@ class ShmReader {
   uint32_t slot_count() const noexcept;
   uint64_t published() const noexcept;  // images the publisher has written so far
   bool series_ended() const noexcept;   // end() was called (images may remain to be read)
+  // A publisher process owns the ring and has neither ended the series nor closed the ring: false
+  // for a ring left behind by a publisher that was killed.
+  bool publisher_alive() const noexcept;
+  // The name is gone or bound to another object (a new publisher): attach again to follow it.
+  bool name_rebound() const noexcept;
 
  private:
   enum class Slot { kRead, kNotYet, kLapped };
