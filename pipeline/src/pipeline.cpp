@@ -313,6 +313,10 @@ bool Pipeline::finished() const noexcept {
          s.recon_done.load(std::memory_order_acquire) && lanes_done(s);
 }
 
+bool Pipeline::source_finished() const noexcept {
+  return state_->started.load() && state_->source_done.load(std::memory_order_acquire);
+}
+
 StageLayout Pipeline::layout() const noexcept { return state_->layout; }
 
 void Pipeline::recapture_reference(size_t n_frames) noexcept {

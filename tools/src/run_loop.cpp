@@ -71,6 +71,52 @@ void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineSt
                wait_s, waiting);
 }
 
+// Lossless: a consumer that takes no frame stalls the run (the queues fill, then a file source
+// waits). The run says so once the consumer has taken nothing for the drain wait, and waits on
+// while more frames may come, since the consumer may come back. Once the source has ended, the
+// queued frames wait as long as the consumer keeps taking them; when it has taken none for the
+// drain wait, the run gives up on the rest, counted as lost (exit 4), instead of waiting for ever.
+class LosslessStallWatch {
+ public:
+  explicit LosslessStallWatch(const RunSinks& sinks) : sinks_(sinks) {}
+
+  void check(const pipeline::PipelineStats& st, bool source_ended, int64_t now, bool quiet) {
+    if (!sinks_.publisher_options.lossless || gave_up_) return;
+    const auto sent = sinks_.publisher->stats();
+    const uint64_t handled = sent.sent + sent.dropped;
+    const uint64_t waiting = st.frames_in > handled ? st.frames_in - handled : 0;
+    if (sent.sent != last_sent_ || last_progress_ns_ == 0 || waiting == 0) {
+      last_sent_ = sent.sent;
+      last_progress_ns_ = now;
+      told_ = false;
+      return;
+    }
+    const double wait_s = sinks_.publisher_options.drain_timeout_s;
+    if (now - last_progress_ns_ < static_cast<int64_t>(wait_s * 1e9)) return;
+    if (source_ended) {
+      sinks_.publisher->stop_waiting_at(now);
+      gave_up_ = true;
+      if (!quiet)
+        fmt::print(stderr,
+                   "\neitstream: the source ended and the consumer took no frame for {:g} s: "
+                   "giving up on {} frames (lossless)\n",
+                   wait_s, waiting);
+    } else if (!told_ && !quiet) {
+      fmt::print(stderr,
+                 "\neitstream: the consumer took no frame for {:g} s; {} frames wait for it "
+                 "(lossless: the run waits for it to come back; Ctrl-C to stop)\n",
+                 wait_s, waiting);
+      told_ = true;
+    }
+  }
+
+ private:
+  const RunSinks& sinks_;
+  uint64_t last_sent_ = 0;
+  int64_t last_progress_ns_ = 0;
+  bool told_ = false, gave_up_ = false;
+};
+
 }  // namespace
 
 std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
@@ -90,6 +136,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
   int64_t next_watch = t0;
   bool stopping = false, aborted = false;
   bool recording_failure_told = false;
+  LosslessStallWatch stall_watch(sinks);
   while (!pipe.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const int64_t now = pipeline::now_ns();
@@ -108,6 +155,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
       }
       next_watch = now + 100'000'000;
     }
+    if (!stopping) stall_watch.check(pipe.stats(), pipe.source_finished(), now, c.quiet);
     if (!aborted && interrupts.count() > 1) {
       aborted = true;
       pipe.abort();

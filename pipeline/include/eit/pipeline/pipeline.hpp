@@ -151,6 +151,9 @@ class Pipeline {
   void abort() noexcept;           // any thread; like request_stop, and waiting stops
   void wait();                     // joins the threads
   bool finished() const noexcept;  // every stage has exited
+  // The source stage has exited (its input ended, or a stop was asked): no frame comes in any
+  // more, while the other stages may still be draining.
+  bool source_finished() const noexcept;
 
   // Any thread: capture a new reference from the next n frames.
   void recapture_reference(size_t n_frames) noexcept;
