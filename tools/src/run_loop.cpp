@@ -54,6 +54,13 @@ std::string cpu_line(const pipeline::PipelineStats& st, const RunSinks& sinks) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Frames the source delivered that the publisher has neither sent nor dropped: still queued.
+uint64_t frames_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineStats& st) {
+  const auto sent = sinks.publisher->stats();
+  const uint64_t handled = sent.sent + sent.dropped;
+  return st.frames_in > handled ? st.frames_in - handled : 0;
+}
+
 // Lossless: the frames queued for the consumer may never leave (no consumer, or one that stopped
 // reading). Asked to stop, the run waits for them a bounded time, saying so, instead of for ever.
 void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineStats& st,
@@ -61,9 +68,7 @@ void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineSt
   if (!sinks.publisher_options.lossless) return;
   const double wait_s = sinks.publisher_options.drain_timeout_s;
   sinks.publisher->stop_waiting_at(pipeline::now_ns() + static_cast<int64_t>(wait_s * 1e9));
-  const auto sent = sinks.publisher->stats();
-  const uint64_t handled = sent.sent + sent.dropped;
-  const uint64_t waiting = st.frames_in > handled ? st.frames_in - handled : 0;
+  const uint64_t waiting = frames_waiting_for_consumer(sinks, st);
   if (!quiet && waiting > 0)
     fmt::print(stderr,
                "\neitstream: stopping: waiting up to {:g} s for the consumer to take {} frames "
@@ -82,11 +87,10 @@ class LosslessStallWatch {
 
   void check(const pipeline::PipelineStats& st, bool source_ended, int64_t now, bool quiet) {
     if (!sinks_.publisher_options.lossless || gave_up_) return;
-    const auto sent = sinks_.publisher->stats();
-    const uint64_t handled = sent.sent + sent.dropped;
-    const uint64_t waiting = st.frames_in > handled ? st.frames_in - handled : 0;
-    if (sent.sent != last_sent_ || last_progress_ns_ == 0 || waiting == 0) {
-      last_sent_ = sent.sent;
+    const uint64_t sent = sinks_.publisher->stats().sent;
+    const uint64_t waiting = frames_waiting_for_consumer(sinks_, st);
+    if (sent != last_sent_ || last_progress_ns_ == 0 || waiting == 0) {
+      last_sent_ = sent;
       last_progress_ns_ = now;
       told_ = false;
       return;
