@@ -9,8 +9,7 @@ std::string pipeline_status_json(const pipeline::PipelineStats& s) {
   for (size_t i = 0; i < s.sink_queues.size(); ++i) {
     const auto& q = s.sink_queues[i];
     const pipeline::SinkStats own = i < s.sinks.size() ? s.sinks[i] : pipeline::SinkStats{};
-    sinks.push_back(
-        {{"name", q.name}, {"sent", own.sent}, {"dropped", q.queue.dropped + own.dropped}});
+    sinks.push_back({{"name", q.name}, {"sent", own.sent}, {"dropped", s.sink_missed(i)}});
   }
   const auto& l = s.latency[pipeline::kSpanTotal];
   const nlohmann::json j = {{"kind", "pipeline"},

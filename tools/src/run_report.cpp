@@ -17,8 +17,8 @@ std::string per_sink_drops(const pipeline::PipelineStats& s) {
     const auto& q = s.sink_queues[i];
     const uint64_t sent_drops = i < s.sinks.size() ? s.sinks[i].dropped : 0;
     if (!out.empty()) out += ", ";
-    out += fmt::format("{} {} (queue {}, send {})", q.name, q.queue.dropped + sent_drops,
-                       q.queue.dropped, sent_drops);
+    out += fmt::format("{} {} (queue {}, send {})", q.name, s.sink_missed(i), q.queue.dropped,
+                       sent_drops);
   }
   return out;
 }
@@ -30,8 +30,7 @@ std::string per_sink_lines(const pipeline::PipelineStats& s) {
     const auto& q = s.sink_queues[i];
     const pipeline::SinkStats own = i < s.sinks.size() ? s.sinks[i] : pipeline::SinkStats{};
     out += fmt::format("sink {}: sent {}, dropped {} (queue {}, send {}), send errors {}\n", q.name,
-                       own.sent, q.queue.dropped + own.dropped, q.queue.dropped, own.dropped,
-                       own.errors);
+                       own.sent, s.sink_missed(i), q.queue.dropped, own.dropped, own.errors);
   }
   return out;
 }

@@ -99,6 +99,11 @@ struct PipelineStats {
 
   // Frames no sink got (dropped before the fan-out). Per-sink drops: sink_dropped().
   uint64_t dropped() const noexcept { return input.dropped + output.dropped; }
+  // Frames sink i missed: its own queue was full (sink_queues) or its send gave up (sinks).
+  uint64_t sink_missed(size_t i) const noexcept {
+    return (i < sink_queues.size() ? sink_queues[i].queue.dropped : 0) +
+           (i < sinks.size() ? sinks[i].dropped : 0);
+  }
   uint64_t sink_dropped() const noexcept {
     uint64_t d = 0;
     for (const auto& q : sink_queues) d += q.queue.dropped;
