@@ -59,6 +59,12 @@ std::vector<uint8_t> join(std::initializer_list<std::vector<uint8_t>> parts) {
   return out;
 }
 
+// An ingest stream of kValues-value frames over the chunks given.
+std::unique_ptr<StreamSource> ingest_source(std::deque<ScriptedTransport::Chunk> chunks) {
+  return std::make_unique<StreamSource>(std::make_unique<ScriptedTransport>(std::move(chunks)),
+                                        std::make_unique<IngestDecoder>(kValues));
+}
+
 // Reads the source to its end; returns the seqs of the frames it gave.
 std::vector<uint64_t> drain(StreamSource& source, size_t n_values) {
   std::vector<float> values(n_values);
@@ -78,10 +84,9 @@ std::vector<uint64_t> drain(StreamSource& source, size_t n_values) {
 TEST_CASE("an ingest frame of the wrong length counts as bad and not again as missing by seq") {
   std::deque<ScriptedTransport::Chunk> chunks;
   chunks.push_back({join({ingest_frame(0), ingest_frame(1, kValues + 1), ingest_frame(2)})});
-  StreamSource source(std::make_unique<ScriptedTransport>(std::move(chunks)),
-                      std::make_unique<IngestDecoder>(kValues));
-  CHECK(drain(source, kValues) == std::vector<uint64_t>{0, 2});
-  const auto s = source.stats();
+  auto source = ingest_source(std::move(chunks));
+  CHECK(drain(*source, kValues) == std::vector<uint64_t>{0, 2});
+  const auto s = source->stats();
   CHECK(s.bad_frames == 1);
   CHECK(s.seq_gaps == 0);
 }
@@ -90,10 +95,9 @@ TEST_CASE("frames that never arrived still count as missing beside a rejected on
   std::deque<ScriptedTransport::Chunk> chunks;
   // seq 1 rejected; seq 2 and 3 never sent.
   chunks.push_back({join({ingest_frame(0), ingest_frame(1, kValues + 1), ingest_frame(4)})});
-  StreamSource source(std::make_unique<ScriptedTransport>(std::move(chunks)),
-                      std::make_unique<IngestDecoder>(kValues));
-  CHECK(drain(source, kValues) == std::vector<uint64_t>{0, 4});
-  const auto s = source.stats();
+  auto source = ingest_source(std::move(chunks));
+  CHECK(drain(*source, kValues) == std::vector<uint64_t>{0, 4});
+  const auto s = source->stats();
   CHECK(s.bad_frames == 1);
   CHECK(s.seq_gaps == 2);
 }
@@ -105,10 +109,9 @@ TEST_CASE("an ingest frame a reconnect cut short counts once as bad with its byt
   std::deque<ScriptedTransport::Chunk> chunks;
   chunks.push_back({join({ingest_frame(0), half})});
   chunks.push_back({ingest_frame(2), true});
-  StreamSource source(std::make_unique<ScriptedTransport>(std::move(chunks)),
-                      std::make_unique<IngestDecoder>(kValues));
-  CHECK(drain(source, kValues) == std::vector<uint64_t>{0, 2});
-  const auto s = source.stats();
+  auto source = ingest_source(std::move(chunks));
+  CHECK(drain(*source, kValues) == std::vector<uint64_t>{0, 2});
+  const auto s = source->stats();
   CHECK(s.bad_frames == 1);
   CHECK(s.seq_gaps == 0);
   CHECK(s.bytes_skipped == half.size());
@@ -134,8 +137,7 @@ TEST_CASE("a truncated last ingest frame at the end of the stream counts as bad"
   const auto whole = ingest_frame(1);
   std::deque<ScriptedTransport::Chunk> chunks;
   chunks.push_back({join({ingest_frame(0), std::vector<uint8_t>(whole.begin(), whole.end() - 3)})});
-  StreamSource source(std::make_unique<ScriptedTransport>(std::move(chunks)),
-                      std::make_unique<IngestDecoder>(kValues));
-  CHECK(drain(source, kValues) == std::vector<uint64_t>{0});
-  CHECK(source.stats().bad_frames == 1);
+  auto source = ingest_source(std::move(chunks));
+  CHECK(drain(*source, kValues) == std::vector<uint64_t>{0});
+  CHECK(source->stats().bad_frames == 1);
 }
