@@ -32,10 +32,13 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
   H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
   // EXCL: HDF5's own lock is gone once SWMR writing starts, so a second run given the same path
   // would otherwise truncate and interleave with the first.
+  std::string reason;
   {
     const recon::h5::QuietErrors quiet;
     file_ = H5Fcreate(path_.c_str(), replace_existing ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
                       fapl);
+    // Read before H5Pclose, whose success clears HDF5's error stack.
+    if (file_ < 0) reason = recon::h5::error_reason();
   }
   H5Pclose(fapl);
   if (file_ < 0) {
@@ -43,8 +46,7 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
     if (!replace_existing && std::filesystem::exists(path, ec))
       throw std::runtime_error(fmt::format(
           "{}: the file exists; not replaced (an earlier recording, or another run's)", path_));
-    throw std::runtime_error(
-        fmt::format("{}: creating the file failed: {}", path_, recon::h5::error_reason()));
+    throw std::runtime_error(fmt::format("{}: creating the file failed: {}", path_, reason));
   }
   data_ = create_column(data_name, H5T_NATIVE_FLOAT, width, deflate_level);
   seq_ = create_column("seq", H5T_NATIVE_UINT64, 1, 0);

@@ -61,6 +61,29 @@ TEST_CASE("run --record refuses an existing file unless --force, and one file fo
   CHECK(contains(forced.output, "40 frames written, 0 lost"));
 }
 
+TEST_CASE("run --record and reconstruct -o in a missing folder are refused before any work") {
+  const fs::path d = eit::test::fresh_work_dir("recfolder");
+  const fs::path missing = d / "no-such-folder";
+  for (const char* option : {"--record", "--record-raw"}) {
+    CAPTURE(option);
+    const auto r =
+        run_eitstream(fmt::format("run {} {} {}", kQuick, option, (missing / "x.h5").string()));
+    CAPTURE(r.output);
+    CHECK(r.code == 1);
+    CHECK(contains(r.output, fmt::format("{} {}: the folder {} does not exist", option,
+                                         (missing / "x.h5").string(), missing.string())));
+  }
+  const auto first =
+      run_eitstream(fmt::format("run {} --record-raw {}", kQuick, (d / "raw.h5").string()));
+  REQUIRE(first.code == 0);
+  const auto r = run_eitstream(fmt::format("reconstruct {} -o {}", (d / "raw.h5").string(),
+                                           (missing / "images.h5").string()));
+  CAPTURE(r.output);
+  CHECK(r.code != 0);
+  CHECK(contains(r.output, fmt::format("the folder {} does not exist", missing.string())));
+  CHECK_FALSE(fs::exists(missing));
+}
+
 TEST_CASE("reconstruct refuses two recordings that would write one image file, before any work") {
   const fs::path d = eit::test::fresh_work_dir("recsafe2");
   fs::create_directories(d / "monday");

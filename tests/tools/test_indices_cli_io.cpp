@@ -63,3 +63,39 @@ TEST_CASE("indices on a truncated recording warns that its last frame is cut off
   CHECK(contains(r.output, "eitstream: warning: "));
   CHECK(contains(r.output, "truncated"));
 }
+
+TEST_CASE("indices refuses to replace its outputs without force and a missing output folder") {
+  const fs::path d = eit::test::fresh_work_dir("indkeep");
+  const fs::path images = d / "images.h5";
+  const auto rec = run_eitstream(
+      fmt::format("run --fps 200 --duration 1 --endpoint 'tcp://127.0.0.1:*' --quiet --record {}",
+                  images.string()));
+  REQUIRE(rec.code == 0);
+  const fs::path kept = d / "kept.json", npy = d / "kept.npy";
+  std::ofstream(kept) << "an earlier result";
+  std::ofstream(npy) << "earlier images";
+
+  const auto json = run_eitstream(fmt::format("indices {} -o {}", images.string(), kept.string()));
+  CAPTURE(json.output);
+  CHECK(json.code != 0);
+  CHECK(contains(json.output, fmt::format("-o {}: the file exists; give --force", kept.string())));
+  const auto images_out =
+      run_eitstream(fmt::format("indices {} -o {} --images-out {}", images.string(),
+                                (d / "new.json").string(), npy.string()));
+  CHECK(images_out.code != 0);
+  CHECK(contains(images_out.output, fmt::format("--images-out {}: the file exists", npy.string())));
+  CHECK(!fs::exists(d / "new.json"));  // refused before any work
+  CHECK(fs::file_size(kept) == std::string("an earlier result").size());
+  CHECK(fs::file_size(npy) == std::string("earlier images").size());
+
+  const auto forced =
+      run_eitstream(fmt::format("indices {} -o {} --force", images.string(), kept.string()));
+  CHECK(forced.code == 0);
+  CHECK(fs::file_size(kept) > 100);
+
+  const auto no_folder = run_eitstream(
+      fmt::format("indices {} -o {}", images.string(), (d / "missing" / "b.json").string()));
+  CHECK(no_folder.code != 0);
+  CHECK(contains(no_folder.output,
+                 fmt::format("the folder {} does not exist", (d / "missing").string())));
+}

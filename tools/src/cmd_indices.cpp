@@ -21,6 +21,7 @@
 #include "eit/indices/indices_engine.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
+#include "existing_output.hpp"
 #include "indices_input.hpp"
 #include "indices_options.hpp"
 
@@ -30,6 +31,7 @@ namespace {
 struct IndicesArgs {
   std::string input, output, model, reference = "all", images_out;
   double fps = 0;
+  bool force = false;
   IndicesCliOptions common;
 };
 
@@ -79,6 +81,9 @@ void write_npy(const std::string& path, const std::vector<float>& z, size_t n, s
 }
 
 int run_indices(const IndicesArgs& a) {
+  // Before the reconstruction, which can take a while: no output replaced without --force.
+  if (a.output != "-") refuse_existing_output(a.output, a.force, "-o " + a.output);
+  refuse_existing_output(a.images_out, a.force, "--images-out " + a.images_out);
   const bool h5 = a.input.ends_with(".h5") || a.input.ends_with(".hdf5");
   ImageSequence seq;
   if (h5) {
@@ -175,7 +180,9 @@ void attach_indices(CLI::App& app) {
                   "Image file (.h5, eitstream-images) or a recording (reconstructed with --model)")
       ->required();
   cmd->add_option("-o,--output", a->output,
-                  "Output: .json (default, with images) or .csv; - = stdout");
+                  "Output file: NAME.csv for one CSV row per breath, any other name for JSON (the "
+                  "breaths, the global signal and the image geometry); default or - : JSON on "
+                  "standard output");
   cmd->add_option("--model", a->model, "Recording input: model file (default: the built-in model)");
   cmd->add_option("--reference", a->reference,
                   "Recording input: all (mean of every frame) | first:N | model")
@@ -184,6 +191,7 @@ void attach_indices(CLI::App& app) {
   cmd->add_option("--images-out", a->images_out,
                   "Also write the impedance images the indices were computed on (.npy float32, "
                   "[frames, ny, nx] for a grid)");
+  cmd->add_flag("--force", a->force, "Replace existing -o / --images-out files");
   add_indices_options(*cmd, a->common);
   cmd->callback([a] { run_indices(*a); });
 }

@@ -10,8 +10,14 @@ namespace eit::cli {
 
 void refuse_existing_output(const std::string& path, bool force, const std::string& label,
                             const std::string& advice) {
+  if (path.empty()) return;
   std::error_code ec;
-  if (force || path.empty() || !std::filesystem::exists(path, ec)) return;
+  // Checked here, before any work, rather than found by the writer at its first write.
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw CommandError(fmt::format("{}: the folder {} does not exist", label, folder.string()));
+  // Only a file that holds data is protected: /dev/null, /dev/stdout or a FIFO are written to.
+  if (force || !std::filesystem::is_regular_file(path, ec)) return;
   throw CommandError(
       fmt::format("{}: the file exists; give --force to replace it (or {})", label, advice));
 }

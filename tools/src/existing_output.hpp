@@ -1,11 +1,13 @@
 #pragma once
 // Every command that writes a file a user keeps (recordings, image files, models) refuses to
-// replace an existing one unless given --force, before any work, with the same words.
+// replace an existing one unless given --force, and a path in a missing folder, before any work,
+// with the same words.
 #include <string>
 
 namespace eit::cli {
 
-// Throws CommandError "LABEL: the file exists; give --force to replace it (or ADVICE)" when
+// Throws CommandError "LABEL: the folder F does not exist" when the file's folder is missing, and
+// "LABEL: the file exists; give --force to replace it (or ADVICE)" when
 // `path` exists and `force` is false. `label` names the file as the user gave it ("--record
 // x.h5", "x.h5"); `advice`: how else to avoid it ("choose another name", "-o another name").
 void refuse_existing_output(const std::string& path, bool force, const std::string& label,
