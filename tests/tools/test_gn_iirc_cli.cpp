@@ -1,7 +1,7 @@
 // `reconstruct` and `run` with a default gn model on the IIRC tank recording, through the real
 // binary: read as stored (EIDORS polarity) every frame is named as not matching the model, with
 // the correlation and the fix (--invert); read with --invert none diverges and the summary says
-// so.
+// so. Neither uses a reference frame, and a --reference given is named as ignored.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -58,13 +58,18 @@ TEST_CASE("reconstruct: a default gn model on IIRC names the polarity, and --inv
         std::string::npos);
   CHECK(as_stored.err.find("the first: -0.99") != std::string::npos);
   CHECK(as_stored.err.find("read it with --invert") != std::string::npos);
+  // A gn model uses no reference frame, and reconstruct says so as run does.
+  CHECK(as_stored.err.find("reference none") != std::string::npos);
+  CHECK(as_stored.err.find("first:10") == std::string::npos);
 
-  const Output inverted = eitstream(common + " --invert -o " + (dir / "b.h5").string(), dir);
+  const Output inverted =
+      eitstream(common + " --invert --reference first:5 -o " + (dir / "b.h5").string(), dir);
   INFO(inverted.out, inverted.err);
   REQUIRE(inverted.rc == 0);
   CHECK(inverted.out.find("gn: 100 frames, 0 diverged") != std::string::npos);
   CHECK(inverted.out.find("correlation 0.99") != std::string::npos);
   CHECK(inverted.err.find("do not match") == std::string::npos);
+  CHECK(inverted.err.find("--reference first:5 ignored: a gn model") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -88,16 +88,6 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   const auto& info = reader->info();
   for (const auto& w : info.warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
 
-  ReferenceContext ctx;
-  ctx.recording = path.string();
-  ctx.recording_options = ropts;
-  ctx.capture_first = false;
-  const ReferenceChoice ref = choose_reference(a.reference, model, ctx);
-  const std::vector<double> v_ref =
-      ref.options.mode == pipeline::ReferenceMode::kGiven
-          ? ref.options.values
-          : std::vector<double>(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
-
   const size_t batch = std::max<uint64_t>(1, a.batch);
   // The CPU backend computes each batch in GEMMs of --gemm-batch frames (default 256: its
   // operands stay in cache); CUDA takes whole batches.
@@ -105,6 +95,18 @@ uint64_t reconstruct_one(const ReconstructArgs& a, const recon::Model& model,
   const size_t gemm_batch =
       on_cpu ? std::min<size_t>(batch, a.gemm_batch ? a.gemm_batch : 256) : batch;
   Backend backend = make_backend(a.backend, model, gemm_batch, 1, interleaved);
+
+  ReferenceContext ctx;
+  ctx.recording = path.string();
+  ctx.recording_options = ropts;
+  ctx.capture_first = false;
+  const ReferenceChoice ref =
+      model.gn ? absolute_imaging_reference(backend.reconstructor->n_meas(), a.reference)
+               : choose_reference(a.reference, model, ctx);
+  const std::vector<double> v_ref =
+      ref.options.mode == pipeline::ReferenceMode::kGiven
+          ? ref.options.values
+          : std::vector<double>(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
   backend.reconstructor->set_reference(v_ref, a.normalize || model.normalize);
   fmt::print(
       stderr, "eitstream: backend {}{}\n", backend.description,

@@ -39,9 +39,9 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   const recon::Model& model = in.model;
   if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");
   Backend backend = make_backend(c.backend, model, c.max_batch, c.cpu_threads, in.interleaved);
-  const ReferenceChoice ref = model.gn && c.reference.empty()
-                                  ? absolute_imaging_reference(backend.reconstructor->n_meas())
-                                  : in.reference;
+  const ReferenceChoice ref =
+      model.gn ? absolute_imaging_reference(backend.reconstructor->n_meas(), c.reference)
+               : in.reference;
   pipeline::PipelineOptions o = run_pipeline_options(c, ref);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,

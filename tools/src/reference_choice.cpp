@@ -69,7 +69,12 @@ std::string FrameMean::describe(size_t first) const {
                       : fmt::format("{} ({} unreadable or non-finite left out)", range, skipped);
 }
 
-ReferenceChoice absolute_imaging_reference(size_t n_values) {
+ReferenceChoice absolute_imaging_reference(size_t n_values, const std::string& given) {
+  if (!given.empty())
+    fmt::print(stderr,
+               "eitstream: warning: --reference {} ignored: a gn model images absolute "
+               "conductivity from each frame alone\n",
+               given);
   ReferenceChoice c;
   c.spec = "none";
   c.options.mode = pipeline::ReferenceMode::kGiven;

@@ -40,10 +40,11 @@ struct ReferenceChoice {
 ReferenceChoice choose_reference(const std::string& spec, const recon::Model& model,
                                  const ReferenceContext& context);
 
-// For a gn model (absolute imaging, which uses no reference) run without --reference: a
-// reference of `n_values` zeros, given, not captured, so no frame is spent on a capture (a
-// capture would publish the first frames as empty images); described as "none".
-ReferenceChoice absolute_imaging_reference(size_t n_values);
+// For a gn model (absolute imaging, which uses no reference): a reference of `n_values` zeros,
+// given, not captured, so no frame is spent on a capture (a capture would publish the first
+// frames as empty images); described as "none". `given`: the user's --reference ("" when none),
+// which the model ignores: a warning on stderr says so.
+ReferenceChoice absolute_imaging_reference(size_t n_values, const std::string& given = "");
 
 // The mean of frames [first, last] of a recording read for `model`; skips frames that fail to
 // decode or hold non-finite values; throws when none is left.
