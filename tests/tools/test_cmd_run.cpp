@@ -98,3 +98,23 @@ TEST_CASE("a config file with an unknown key is rejected naming the key") {
   CHECK(run.wait(60s) != 0);
   CHECK(run.err().find("unknown key 'fsp'") != std::string::npos);
 }
+
+TEST_CASE("a config file takes every option by its name including snr and the indices options") {
+  const std::string path = std::string(EIT_BINARY_DIR) + "/test_run_config_indices.json";
+  std::ofstream(path) << R"({"frames": 40, "fps": 200, "snr": 35, "endpoint": "tcp://127.0.0.1:*",
+                             "indices": "tcp://127.0.0.1:*", "indices_layers": 3})";
+  Subprocess run({EITSTREAM_BIN, "run", "--config", path, "--quiet"});
+  CHECK(run.wait(120s) == 0);
+  CAPTURE(run.err());
+  CHECK(run.err().find("SNR 35 dB") != std::string::npos);
+  CHECK(run.err().find("indices on tcp://127.0.0.1:") != std::string::npos);
+
+  // A value the option refuses names the key; the command line wins over the file.
+  std::ofstream(path) << R"({"frames": 10, "indices": "tcp://127.0.0.1:*", "indices_layers": "x"})";
+  Subprocess bad({EITSTREAM_BIN, "run", "--config", path, "--quiet"});
+  CHECK(bad.wait(60s) == 1);
+  CHECK(bad.err().find("key 'indices_layers'") != std::string::npos);
+  Subprocess overridden({EITSTREAM_BIN, "run", "--config", path, "--indices-layers", "2", "--fps",
+                         "200", "--endpoint", "tcp://127.0.0.1:*", "--quiet"});
+  CHECK(overridden.wait(120s) == 0);
+}

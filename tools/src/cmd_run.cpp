@@ -93,7 +93,11 @@ void attach_run(CLI::App& app) {
   auto cli = std::make_shared<RunConfig>();
   auto config_file = std::make_shared<std::string>();
   add_run_options(*cmd, *cli);
-  cmd->add_option("--config", *config_file, "JSON file with the same keys as the options");
+  cmd->add_option("--config", *config_file,
+                  "JSON file of options: each key an option's name without '--' and with '_' for "
+                  "'-', e.g. {\"fps\": 100, \"record_raw\": \"raw.h5\", \"indices\": "
+                  "\"tcp://127.0.0.1:5560\"}; a list for an option taken more than once. Options "
+                  "on the command line win");
   auto indices = std::make_shared<RunIndices>();
   cmd->add_option("--indices", indices->endpoint,
                   "Also compute clinical indices and publish them (PUB) on this endpoint: "

@@ -44,7 +44,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("reference", "--reference", c.reference);
   f("normalize", "--normalize", c.normalize);
   f("stream", "--stream", c.stream);
-  f("snr_db", "--snr", c.snr_db);
+  f("snr", "--snr", c.snr_db);
   f("max_batch", "--max-batch", c.max_batch);
   f("publish_batch", "--publish-batch", c.publish_batch);
   f("queue", "--queue", c.queue);
@@ -113,7 +113,29 @@ const std::vector<std::pair<const char*, const char*>>& run_option_keys() {
   return keys;
 }
 
-void apply_config_file(const std::filesystem::path& path, RunConfig& config) {
+namespace {
+
+// A value of a key outside the table, as the command line would give it.
+std::vector<std::string> command_line_values(const std::filesystem::path& path,
+                                             const std::string& key, const nlohmann::json& v) {
+  const auto one = [&](const nlohmann::json& x) -> std::string {
+    if (x.is_string()) return x.get<std::string>();
+    if (x.is_boolean() || x.is_number()) return x.dump();
+    throw std::runtime_error(fmt::format("config {}: key '{}' is {}, expected a value or a list",
+                                         path.string(), key, v.dump()));
+  };
+  std::vector<std::string> values;
+  if (v.is_array())
+    for (const auto& x : v) values.push_back(one(x));
+  else
+    values.push_back(one(v));
+  return values;
+}
+
+}  // namespace
+
+std::vector<OtherConfigKey> apply_config_file(const std::filesystem::path& path,
+                                              RunConfig& config) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("config {}: cannot open the file", path.string()));
   nlohmann::json j;
@@ -125,10 +147,10 @@ void apply_config_file(const std::filesystem::path& path, RunConfig& config) {
   if (!j.is_object())
     throw std::runtime_error(fmt::format("config {}: expected a JSON object", path.string()));
   const auto& keys = run_config_keys();
+  std::vector<OtherConfigKey> others;
   for (const auto& [key, value] : j.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
-      throw std::runtime_error(fmt::format("config {}: unknown key '{}' (known: {})", path.string(),
-                                           key, fmt::join(keys, ", ")));
+      others.push_back({key, command_line_values(path, key, value)});
   for_each_field(config, [&](const char* name, const char*, auto& field) {
     using T = std::decay_t<decltype(field)>;
     if (!j.contains(name)) return;
@@ -142,6 +164,7 @@ void apply_config_file(const std::filesystem::path& path, RunConfig& config) {
                                            name, v.dump(), type_name<T>()));
     field = v.get<T>();
   });
+  return others;
 }
 
 void copy_key(const std::string& key, RunConfig from, RunConfig& to) {

@@ -72,9 +72,17 @@ const std::vector<std::string>& run_config_keys();
 // line over the config file's values (explicit options win).
 const std::vector<std::pair<const char*, const char*>>& run_option_keys();
 
-// Reads `path` (JSON object) over `config`. Throws std::runtime_error naming the file and the
-// key for a syntax error, an unknown key or a value of the wrong type.
-void apply_config_file(const std::filesystem::path& path, RunConfig& config);
+// A config-file key that is no RunConfig field (the --indices options): its values as a command
+// line gives them (a list: one value each; true/false for a flag).
+struct OtherConfigKey {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+// Reads `path` (JSON object) over `config` and returns its other keys, for the caller to match
+// to options. Throws std::runtime_error naming the file and the key for a syntax error or a
+// value of the wrong type.
+std::vector<OtherConfigKey> apply_config_file(const std::filesystem::path& path, RunConfig& config);
 
 // Copies one key's value from `from` to `to` (for "command line wins over the file").
 void copy_key(const std::string& key, RunConfig from, RunConfig& to);

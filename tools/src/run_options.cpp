@@ -1,6 +1,8 @@
 // The options of `eitstream run` and their config keys (run_options.hpp).
 #include "run_options.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "phantom_source.hpp"
@@ -141,10 +143,48 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
   add_security_options(*cmd, cli);
 }
 
-RunConfig merge_run_options(const CLI::App& cmd, const RunConfig& cli,
-                            const std::string& config_file) {
+namespace {
+
+// The config key of each of `cmd`'s options: its long name without "--", '-' written '_'.
+std::string config_key_of(const std::string& option) {
+  std::string key = option.substr(2);
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+std::vector<std::string> config_keys(const CLI::App& cmd) {
+  std::vector<std::string> keys;
+  for (const CLI::Option* o : cmd.get_options())
+    for (const std::string& name : o->get_lnames())
+      if (name != "help" && name != "config") keys.push_back(config_key_of("--" + name));
+  return keys;
+}
+
+// A key for an option outside RunConfig (the --indices options): set through CLI11 as if given
+// on the command line, so its checks and conversions apply; an option given there wins.
+void apply_other_key(CLI::App& cmd, const std::string& file, const OtherConfigKey& k) {
+  std::string option = "--" + k.key;
+  std::replace(option.begin(), option.end(), '_', '-');
+  CLI::Option* opt = cmd.get_option_no_throw(option);
+  if (opt == nullptr || option == "--config" || option == "--help")
+    throw std::runtime_error(fmt::format("config {}: unknown key '{}' (known: {})", file, k.key,
+                                         fmt::join(config_keys(cmd), ", ")));
+  if (opt->count() > 0) return;
+  try {
+    for (const std::string& v : k.values) opt->add_result(v);
+    opt->run_callback();
+  } catch (const CLI::Error& e) {
+    throw std::runtime_error(fmt::format("config {}: key '{}': {}", file, k.key, e.what()));
+  }
+}
+
+}  // namespace
+
+RunConfig merge_run_options(CLI::App& cmd, const RunConfig& cli, const std::string& config_file) {
   RunConfig c;
-  if (!config_file.empty()) apply_config_file(config_file, c);
+  if (!config_file.empty())
+    for (const OtherConfigKey& k : apply_config_file(config_file, c))
+      apply_other_key(cmd, config_file, k);
   for (const auto& [option, key] : run_option_keys())  // run_config.cpp: the one table
     if (cmd.get_option(option)->count() > 0) copy_key(key, cli, c);
   return c;

@@ -14,8 +14,9 @@ namespace eit::cli {
 void add_run_options(CLI::App& cmd, RunConfig& cli);
 
 // The settings to run with: `config_file` (if not empty) over the defaults, then each option
-// given on `cmd`'s command line copied from `cli`. Throws std::runtime_error for a bad file.
-RunConfig merge_run_options(const CLI::App& cmd, const RunConfig& cli,
-                            const std::string& config_file);
+// given on `cmd`'s command line copied from `cli`. The file's keys for options outside RunConfig
+// (--indices …) are set on `cmd`'s own options unless given on the command line. Throws
+// std::runtime_error for a bad file or a key that names no option of `cmd`.
+RunConfig merge_run_options(CLI::App& cmd, const RunConfig& cli, const std::string& config_file);
 
 }  // namespace eit::cli
