@@ -17,6 +17,7 @@
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/image_batch.hpp"
 #include "gn_summary.hpp"
+#include "run_checks.hpp"
 #include "run_config.hpp"
 #include "run_indices.hpp"
 #include "run_inputs.hpp"
@@ -35,6 +36,9 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   if (c.policy != "live" && c.policy != "lossless")
     throw CommandError(fmt::format("--policy '{}': expected live or lossless", c.policy));
 
+  check_run_values(c);
+  for (const std::string& w : ignored_option_warnings(c))
+    fmt::print(stderr, "eitstream: warning: {}\n", w);
   const RunInputs in(c);
   const recon::Model& model = in.model;
   if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");

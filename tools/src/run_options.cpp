@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "eit/sinks/image_batch.hpp"
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_security.hpp"
@@ -28,7 +29,14 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
       ->capture_default_str();
   cmd->add_option("--fps", cli.fps,
                   "Frame rate: synthetic default 50, replay default the file's; 0 = as fast as "
-                  "possible");
+                  "possible")
+      // Here as well as at set-up: a negative value would otherwise read as "not given".
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            return v.starts_with('-') ? "expected a rate in frames/s, or 0 for as fast as possible"
+                                      : "";
+          },
+          "", "non-negative"));
   cmd->add_flag("--loop", cli.loop, "Replay: start over at the end of the recording");
   cmd->add_option("--frames", cli.frames, "Stop after N frames (0 = no limit)");
   cmd->add_option("--duration", cli.duration, "Stop after N seconds (0 = until Ctrl-C)");
@@ -48,8 +56,10 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
                   "message, so this lifts the images/s one socket carries; a lone image still "
                   "goes at once as 'img'. Consumers must read 'imgs' (listen, view, Python do)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  cmd->add_option("--queue", cli.queue, "Capacity of each queue")->capture_default_str();
+      ->check(CLI::Range(size_t{1}, sinks::kMaxImageBatch));
+  cmd->add_option("--queue", cli.queue,
+                  "Capacity of each queue, 2 to 1048576 frames (rounded up to a power of two)")
+      ->capture_default_str();
   cmd->add_option("--warm-us", cli.warm_us,
                   "Idle reconstructor re-reads H this often (µs) to keep it cached; 0 = never")
       ->capture_default_str();

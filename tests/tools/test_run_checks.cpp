@@ -1,0 +1,83 @@
+// `eitstream run`'s set-up checks through the real binary: a value out of range is refused
+// naming the option (from the command line and from a config file alike), and an option that
+// the chosen source ignores is named in a warning instead of running silently.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli_run.hpp"
+
+using eit::test::contains;
+using eit::test::run_eitstream;
+
+namespace {
+
+const char* kQuick = "--frames 5 --fps 0 --endpoint 'tcp://127.0.0.1:*' --quiet";
+
+}  // namespace
+
+TEST_CASE("run refuses out of range values naming the option and its range") {
+  struct Case {
+    const char* args;
+    int code;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"--fps -5", 2, "--fps: expected a rate in frames/s, or 0 for as fast as possible"},
+      {"--duration -1", 1, "--duration -1: expected seconds ≥ 0 (0: until Ctrl-C)"},
+      {"--queue 0", 1, "--queue 0: expected a capacity of 2 to 1048576 frames"},
+      {"--queue 4000000", 1, "--queue 4000000: expected a capacity of 2 to 1048576 frames"},
+      {"--max-batch 0", 1, "--max-batch 0: expected 1 or more frames"},
+      {"--publish-batch 0", 2, "--publish-batch: Value 0 not in range 1 to 4096"},
+      {"--source-timeout -2", 1, "--source-timeout -2: expected seconds ≥ 0 (0: never)"},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.args);
+    const auto r = run_eitstream(fmt::format("run {} --endpoint 'tcp://127.0.0.1:*'", k.args));
+    CAPTURE(r.output);
+    CHECK(r.code == k.code);
+    CHECK(contains(r.output, k.message));
+  }
+  // A config file's values pass no command-line check: set-up refuses them the same way.
+  const auto path = eit::test::cli_temp_path("runchecks", "config.json");
+  std::ofstream(path) << R"({"fps": -5, "frames": 5})";
+  const auto fps = run_eitstream(fmt::format("run --config {}", path.string()));
+  CHECK(fps.code == 1);
+  CHECK(contains(fps.output, "--fps -5: expected a rate in frames/s"));
+  std::ofstream(path) << R"({"publish_batch": 0})";
+  const auto batch = run_eitstream(fmt::format("run --config {}", path.string()));
+  CHECK(batch.code == 1);
+  CHECK(contains(batch.output, "--publish-batch 0: expected 1 to 4096 images"));
+  std::ofstream(path) << R"({"duration": -1})";
+  const auto duration = run_eitstream(fmt::format("run --config {}", path.string()));
+  CHECK(duration.code == 1);
+  CHECK(contains(duration.output, "--duration -1: expected seconds"));
+}
+
+TEST_CASE("run names the options its source ignores") {
+  const auto phantom = run_eitstream(fmt::format("run {} --invert --loop --speed 2", kQuick));
+  CAPTURE(phantom.output);
+  CHECK(phantom.code == 0);
+  for (const char* option : {"--invert", "--loop", "--speed"})
+    CHECK(contains(phantom.output, fmt::format("warning: {} ignored: it applies to recordings (a "
+                                               "file given to --source), not to a synthetic "
+                                               "phantom",
+                                               option)));
+  CHECK_FALSE(contains(phantom.output, "--snr ignored"));
+
+  const auto live = run_eitstream(
+      "run --source tcp://127.0.0.1:1 --source-timeout 1 --snr 20 --recording-format draeger "
+      "--endpoint 'tcp://127.0.0.1:*' --quiet");
+  CAPTURE(live.output);
+  CHECK(contains(live.output, "--snr ignored: it sets the synthetic phantom's noise"));
+  CHECK(contains(live.output,
+                 "--recording-format ignored: it applies to recordings (a file given "
+                 "to --source), not to a live source"));
+
+  const auto quiet = run_eitstream(fmt::format("run {} --snr 30", kQuick));
+  CHECK(quiet.code == 0);
+  CHECK_FALSE(contains(quiet.output, "ignored"));
+}
