@@ -21,8 +21,9 @@ DenseArray read_mat_variable(const std::filesystem::path& path, const std::strin
         ++numeric;
       }
     if (numeric != 1)
-      throw std::runtime_error(fmt::format("{}: {} numeric variables ({}): name the one to read",
-                                           file, numeric, describe_mat_variables(vars)));
+      throw std::runtime_error(
+          fmt::format("{}: {} numeric variables ({}): name the one to read with --variable", file,
+                      numeric, describe_mat_variables(vars)));
   } else {
     for (const auto& v : vars)
       if (v.name == name) chosen = &v;

@@ -298,3 +298,19 @@ TEST_CASE("model import says when it used the file's matrix transposed") {
   fs::remove(npy);
   fs::remove(out);
 }
+
+TEST_CASE("model info of a gn model says it has no matrix instead of an empty one") {
+  const fs::path gn = cli_temp_path("modelinfo", "gn.h5");
+  fs::remove(gn);
+  REQUIRE(run_eitstream(fmt::format("model build --algorithm gn -o {}", gn.string())).code == 0);
+  for (const char* quick : {"", "--quick"}) {
+    CAPTURE(quick);
+    const auto info = run_eitstream(fmt::format("model info {} {}", quick, gn.string()));
+    CAPTURE(info.output);
+    CHECK(info.code == 0);
+    CHECK(contains(info.output, "H          none: a gn model solves each frame by Gauss–Newton"));
+    CHECK_FALSE(contains(info.output, "0 × 0"));
+    CHECK_FALSE(contains(info.output, "H stats"));
+  }
+  fs::remove(gn);
+}

@@ -81,3 +81,13 @@ TEST_CASE("run names the options its source ignores") {
   CHECK(quiet.code == 0);
   CHECK_FALSE(contains(quiet.output, "ignored"));
 }
+
+TEST_CASE("run warns when the whole stream went into the reference capture") {
+  const auto r = run_eitstream(fmt::format("run {} --reference first:10", kQuick));
+  CAPTURE(r.output);
+  CHECK(contains(r.output,
+                 "warning: all 5 frames were taken as the reference (the stream ended "
+                 "during its capture), so no image was made"));
+  const auto enough = run_eitstream(fmt::format("run {} --reference first:2", kQuick));
+  CHECK_FALSE(contains(enough.output, "were taken as the reference"));
+}

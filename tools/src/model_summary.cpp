@@ -49,15 +49,9 @@ void print_mesh_3d(std::FILE* out, const recon::MeshGeometry& g) {
              rings.empty() ? "" : ": ", list);
 }
 
-// Everything but H's values comes from m; H's shape, statistics and id line from the caller.
-void print_summary(std::FILE* out, const recon::Model& m, const std::string& file, int64_t rows,
-                   int64_t cols, const std::optional<recon::MatrixStats>& stats,
-                   const std::string& id_line, const std::string& layout) {
-  fmt::print(out, "model      {}\n", file);
-  fmt::print(out, "id         {}\n", id_line);
-  fmt::print(out, "algorithm  {}\n", m.algorithm);
-  fmt::print(out, "parameters {}\n", m.parameters_json.empty() ? "{}" : m.parameters_json);
-  fmt::print(out, "normalize  {}\n", m.normalize ? "yes (dv / |v_ref|)" : "no");
+// H's shape, size and statistics (absent when the file stores none and H was not read).
+void print_matrix(std::FILE* out, int64_t rows, int64_t cols,
+                  const std::optional<recon::MatrixStats>& stats, const std::string& layout) {
   const double bytes = static_cast<double>(rows) * static_cast<double>(cols) * 4;
   fmt::print(out, "H          {} × {} float32 ({}){}\n", rows, cols,
              bytes >= 1 << 20 ? fmt::format("{:.1f} MiB", bytes / (1 << 20))
@@ -69,6 +63,22 @@ void print_summary(std::FILE* out, const recon::Model& m, const std::string& fil
                stats->min, stats->max, stats->mean_abs, stats->frobenius, stats->zero_rows);
   else
     fmt::print(out, "H stats    not stored in this file (model info --verify reads H)\n");
+}
+
+// Everything but H's values comes from m; H's shape, statistics and id line from the caller.
+void print_summary(std::FILE* out, const recon::Model& m, const std::string& file, int64_t rows,
+                   int64_t cols, const std::optional<recon::MatrixStats>& stats,
+                   const std::string& id_line, const std::string& layout) {
+  fmt::print(out, "model      {}\n", file);
+  fmt::print(out, "id         {}\n", id_line);
+  fmt::print(out, "algorithm  {}\n", m.algorithm);
+  fmt::print(out, "parameters {}\n", m.parameters_json.empty() ? "{}" : m.parameters_json);
+  fmt::print(out, "normalize  {}\n", m.normalize ? "yes (dv / |v_ref|)" : "no");
+  if (m.gn) {
+    fmt::print(out, "H          none: a gn model solves each frame by Gauss–Newton\n");
+  } else {
+    print_matrix(out, rows, cols, stats, layout);
+  }
   const recon::Protocol& p = m.protocol;
   fmt::print(out,
              "protocol   {} electrodes, drive distance {}, measure step {}, order {}, "

@@ -114,7 +114,10 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
     c.description = fmt::format("model (the v_ref of model {}, {})", model.id,
                                 model.algorithm == "imported" ? "imported" : "simulated");
   } else if (spec == "phantom") {
-    if (!ctx.phantom) throw CommandError("--reference phantom: only with --source synthetic");
+    if (!ctx.phantom)
+      throw CommandError(
+          "--reference phantom: only for the synthetic phantom of `run` (--source synthetic or "
+          "phantom:…)");
     given(*ctx.phantom, "the synthetic phantom's homogeneous frame");
   } else if (spec.starts_with("first:")) {
     const size_t n = parse_index(spec.substr(6), spec);

@@ -75,6 +75,12 @@ std::string final_summary(const pipeline::PipelineStats& s) {
       "reference {}, non-finite {}, backend faults {}, lost on fault {}\n",
       s.frames_in, s.frames_reconstructed, s.dropped(), s.input.dropped, s.reference_frames,
       s.non_finite, s.backend_faults, s.lost_on_fault);
+  if (s.frames_in > 0 && s.frames_reconstructed == 0 && s.reference_frames == s.frames_in)
+    out += fmt::format(
+        "warning: all {} frames were taken as the reference (the stream ended during its "
+        "capture), so no image was made: give a shorter --reference first:N, or a longer "
+        "stream\n",
+        s.frames_in);
   out += per_sink_lines(s);
   out += fmt::format(
       "run: {:.2f} s, {:.1f} frames/s to the sinks, backend {}, stages {}, latency mode {}, "
