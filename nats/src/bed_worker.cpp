@@ -81,6 +81,7 @@ struct BedWorker::State {
   natsSubscription* sub = nullptr;
   AckFailures ack_failures;
   ResumeWriter resume;
+  std::string rate_text;                  // the last Eit-Rate header seen ("" none)
   std::string model_name = "\x01";        // no model yet
   std::shared_ptr<const recon::Model> model;
   std::unique_ptr<acquisition::StreamDecoder> decoder;
@@ -201,6 +202,16 @@ void BedWorker::loop() noexcept {
     }
   };
 
+  // The gateway's Eit-Rate for the series message (none from older gateways: 0, unknown); looked
+  // at again only when the header's text changes.
+  const auto use_rate = [&](const char* text) {
+    const std::string_view value = text ? text : "";
+    if (value == st.rate_text) return;
+    st.rate_text.assign(value);
+    st.series.rate_hz = frame_rate_from_header(text);
+    if (st.model) st.series_json = sinks::series_json(*st.model, st.series);
+    st.next_series_ns = 0;
+  };
   // Like acknowledgements, resume points are stored only while the lease is surely ours.
   const auto holding = [this](int64_t now) {
     return now < context_.valid_until_ns->load(std::memory_order_acquire);
@@ -239,6 +250,9 @@ void BedWorker::loop() noexcept {
       const bool admitted = st.gate.admits(meta->Timestamp);
       jsMsgMetaData_Destroy(meta);
       if (!admitted) continue;  // stored before since=T: acknowledged with the batch, no image
+      const char* rate = nullptr;
+      if (natsMsgHeader_Get(m, kRateHeader, &rate) != NATS_OK) rate = nullptr;
+      use_rate(rate);
       const char* model_name = nullptr;
       if (natsMsgHeader_Get(m, kModelHeader, &model_name) != NATS_OK) model_name = nullptr;
       if (!use_model(model_name)) {

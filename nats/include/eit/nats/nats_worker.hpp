@@ -22,7 +22,8 @@
 //    dying between deleting and re-creating the consumer does not send the next one back to
 //    --since (nats/src/bed_resume.hpp).
 //  - Geometry. The bed's series message (…series, as `run --publish` sends it) goes out before
-//    a taker's first image, at a model change and every 2 s while images flow.
+//    a taker's first image, at a model change and every 2 s while images flow; its rate_hz is
+//    the raw frames' Eit-Rate header (0 without one).
 //  - Exactly once. Each image is published with Nats-Msg-Id `<site>.<bed>.<raw stream sequence>`:
 //    a frame reconstructed again after a takeover is dropped by JetStream's duplicate window
 //    (EIT_IMAGES keeps 2 minutes of ids), so every raw frame has one image.
