@@ -2,6 +2,7 @@
 #include "bed_consumer.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -31,12 +32,45 @@ std::string failure(std::string_view what, const std::string& durable, natsStatu
                      static_cast<int>(err));
 }
 
+// What the bed is known to be done through: the latest of `mine` (what the calling thread
+// acknowledged) and the point stored beside the bed, each only if it belongs to EIT_RAW as it is
+// now (a point of a stream deleted and made again since would skip that many new frames).
+// `*stored`: the stored point, if it does.
+natsStatus done_through(jsCtx* js, const std::string& resume_key, const ResumePoint& mine,
+                        ResumePoint* floor, std::optional<ResumePoint>* stored,
+                        std::string* error) {
+  jsStreamInfo* si = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, js, kRawStream, nullptr, &err);
+  if (s != NATS_OK) {
+    *error = failure("stream", kRawStream, s, err);
+    return s;
+  }
+  *floor = ResumePoint{0, si->Created};
+  jsStreamInfo_Destroy(si);
+  if (mine.raw_created_ns == floor->raw_created_ns) floor->acked_through = mine.acked_through;
+  s = load_resume_point(js, resume_key, stored, error);
+  if (s != NATS_OK) return s;
+  if (*stored && (*stored)->raw_created_ns != floor->raw_created_ns) stored->reset();
+  if (*stored) floor->acked_through = std::max(floor->acked_through, (*stored)->acked_through);
+  return NATS_OK;
+}
+
 }  // namespace
 
 natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::string& bed,
-                             int64_t since_ns, natsSubscription** sub, std::string* error) {
+                             int64_t since_ns, ResumePoint* resume, natsSubscription** sub,
+                             std::string* error) {
   const std::string subject = fmt::format("eit.{}.{}.raw", site, bed);
   const std::string durable = fmt::format("eitworker-{}-{}", site, bed);
+  const std::string resume_key = resume_subject(site, bed);
+  ResumePoint floor;
+  std::optional<ResumePoint> stored;
+  natsStatus s = done_through(js, resume_key, *resume, &floor, &stored, error);
+  if (s != NATS_OK) return s;
+  // Read before, by this thread or by a worker that stored the point.
+  const bool read_before = stored || resume->raw_created_ns == floor.raw_created_ns;
+
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = kRawStream;
@@ -44,8 +78,9 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
   so.Config.AckWait = int64_t{120} * 1'000'000'000;  // only this worker reads it meanwhile
   jsErrCode err = static_cast<jsErrCode>(0);
   jsConsumerInfo* ci = nullptr;
-  natsStatus s = js_GetConsumerInfo(&ci, js, kRawStream, durable.c_str(), nullptr, &err);
-  if (s == NATS_NOT_FOUND && err == JSConsumerNotFoundErr) {
+  s = js_GetConsumerInfo(&ci, js, kRawStream, durable.c_str(), nullptr, &err);
+  const bool missing = s == NATS_NOT_FOUND && err == JSConsumerNotFoundErr;
+  if (missing && !read_before) {
     // A bed never read: the server finds where --since starts; the consumer is then made anew
     // from that sequence like any other.
     jsConsumerConfig probe = so.Config;
@@ -58,22 +93,39 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
     }
     err = static_cast<jsErrCode>(0);
     s = js_AddConsumer(&ci, js, kRawStream, &probe, nullptr, &err);
+  } else if (missing) {
+    s = NATS_OK;  // a bed read before whose consumer is gone: the stored point alone says where
   }
   if (s != NATS_OK) {
     *error = failure("consumer", durable, s, err);
     return s;
   }
+  const bool exists = ci != nullptr;
+  ResumePoint start = floor;
+  if (exists) {
+    start.acked_through = std::max(start.acked_through, acknowledged_through(*ci));
+    jsConsumerInfo_Destroy(ci);
+  }
+  if (!stored || stored->acked_through < start.acked_through) {
+    s = store_resume_point(js, resume_key, start, error);
+    if (s != NATS_OK) return s;  // the consumer stays: nothing is deleted without the point
+  }
+  if (exists) {
+    s = js_DeleteConsumer(js, kRawStream, durable.c_str(), nullptr, &err);
+    if (s != NATS_OK) {
+      *error = failure("delete consumer", durable, s, err);
+      return s;
+    }
+  }
   so.Config.DeliverPolicy = js_DeliverByStartSequence;
-  so.Config.OptStartSeq = acknowledged_through(*ci) + 1;
-  jsConsumerInfo_Destroy(ci);
-  s = js_DeleteConsumer(js, kRawStream, durable.c_str(), nullptr, &err);
+  so.Config.OptStartSeq = start.acked_through + 1;
+  s = js_PullSubscribe(sub, js, subject.c_str(), durable.c_str(), nullptr, &so, &err);
   if (s != NATS_OK) {
-    *error = failure("delete consumer", durable, s, err);
+    *error = failure(fmt::format("consumer on {}:", subject), durable, s, err);
     return s;
   }
-  s = js_PullSubscribe(sub, js, subject.c_str(), durable.c_str(), nullptr, &so, &err);
-  if (s != NATS_OK) *error = failure(fmt::format("consumer on {}:", subject), durable, s, err);
-  return s;
+  *resume = start;
+  return NATS_OK;
 }
 
 }  // namespace eit::nats

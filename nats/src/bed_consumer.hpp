@@ -13,11 +13,17 @@
 // read is first made with the worker's --since policy only to learn, from the server, which
 // sequence that is.
 //
+// Why not the consumer alone: it is deleted before it is made anew, and a worker that dies in
+// between leaves none. So the point it is made to start after is first stored as the bed's resume
+// point (bed_resume.hpp), and the consumer starts after the latest of that point and its own.
+//
 // Set-up path: blocking JetStream requests, called on the bed's thread.
 #include <cstdint>
 #include <string>
 
 #include <nats/nats.h>
+
+#include "bed_resume.hpp"
 
 namespace eit::nats {
 
@@ -25,10 +31,14 @@ namespace eit::nats {
 // (or was never to be read): the next holder starts after it.
 uint64_t acknowledged_through(const jsConsumerInfo& ci) noexcept;
 
-// (Re)creates the bed's consumer and subscribes to it. `since_ns` is the worker's --since for a
-// bed never read: 0 all, < 0 new, > 0 from that time (the second it falls in; the caller drops
-// what was stored before it). On failure `error` says what and the status is returned.
+// (Re)creates the bed's consumer and subscribes to it, to deliver after the latest of the stored
+// resume point, `*resume` (what the calling thread acknowledged; raw_created_ns 0: nothing) and
+// what the consumer acknowledged; stores that point first. `since_ns` is the worker's --since for
+// a bed never read: 0 all, < 0 new, > 0 from that time (the second it falls in; the caller drops
+// what was stored before it). On success `*resume` is the point delivery starts after; on failure
+// `error` says what and the status is returned.
 natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::string& bed,
-                             int64_t since_ns, natsSubscription** sub, std::string* error);
+                             int64_t since_ns, ResumePoint* resume, natsSubscription** sub,
+                             std::string* error);
 
 }  // namespace eit::nats

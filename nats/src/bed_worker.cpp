@@ -4,11 +4,13 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "bed_consumer.hpp"
+#include "bed_resume.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/nats/nats_frames.hpp"
 #include "eit/pipeline/clock.hpp"
@@ -65,13 +67,21 @@ uint64_t bed_series_id(const std::string& site, const std::string& bed, const st
   return h ? h : 1;
 }
 
+// Publishes JetStream refused, counted by libnats' ack thread.
+struct AckFailures {
+  std::atomic<uint64_t> images{0};
+  std::atomic<uint64_t> resume_points{0};  // do not fail a round: the next write follows
+};
+
 }  // namespace
 
 // Everything the thread owns; built on the thread, at a bed's first frame and on a model change.
 struct BedWorker::State {
   jsCtx* js = nullptr;
   natsSubscription* sub = nullptr;
-  std::atomic<uint64_t> ack_failures{0};  // from libnats' ack thread
+  AckFailures ack_failures;
+  ResumeWriter resume;
+  std::string rate_text;                  // the last Eit-Rate header seen ("" none)
   std::string model_name = "\x01";        // no model yet
   std::shared_ptr<const recon::Model> model;
   std::unique_ptr<acquisition::StreamDecoder> decoder;
@@ -87,6 +97,8 @@ struct BedWorker::State {
   bool have_seq = false;
   StartTimeGate gate;  // frames stored before since=T: a new one each time the consumer opens
 
+  explicit State(std::string resume_key)
+      : resume(std::move(resume_key), &ack_failures.resume_points) {}
   ~State() {
     if (slot) pool->release(slot);
     if (sub) natsSubscription_Destroy(sub);  // the durable consumer stays on the server
@@ -96,8 +108,13 @@ struct BedWorker::State {
 
 namespace {
 
-void on_image_ack(jsCtx*, natsMsg* msg, jsPubAck*, jsPubAckErr* pae, void* closure) {
-  if (pae) static_cast<std::atomic<uint64_t>*>(closure)->fetch_add(1, std::memory_order_relaxed);
+void on_publish_ack(jsCtx*, natsMsg* msg, jsPubAck*, jsPubAckErr* pae, void* closure) {
+  if (pae) {
+    auto* failures = static_cast<AckFailures*>(closure);
+    const bool resume_point = std::string_view(natsMsg_GetSubject(msg)).starts_with("$KV.");
+    (resume_point ? failures->resume_points : failures->images)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
   natsMsg_Destroy(msg);
 }
 
@@ -107,11 +124,11 @@ BedWorker::BedWorker(const BedContext& context, std::string site, std::string be
     : context_(context),
       site_(std::move(site)),
       bed_(std::move(bed)),
-      state_(std::make_unique<State>()) {
+      state_(std::make_unique<State>(resume_subject(site_, bed_))) {
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = 4 * context_.fetch_batch;
-  jo.PublishAsync.AckHandler = &on_image_ack;
+  jo.PublishAsync.AckHandler = &on_publish_ack;
   jo.PublishAsync.AckHandlerClosure = &state_->ack_failures;
   if (natsConnection_JetStream(&state_->js, context_.nc, &jo) != NATS_OK)
     throw std::runtime_error(fmt::format("bed {}.{}: JetStream context", site_, bed_));
@@ -139,11 +156,14 @@ void BedWorker::loop() noexcept {
     if (st.sub) natsSubscription_Destroy(st.sub);
     st.sub = nullptr;
     std::string error;
+    ResumePoint point = st.resume.point();
     while (!stop_.load(std::memory_order_relaxed) &&
-           open_bed_consumer(st.js, site_, bed_, context_.since_ns, &st.sub, &error) != NATS_OK) {
+           open_bed_consumer(st.js, site_, bed_, context_.since_ns, &point, &st.sub, &error) !=
+               NATS_OK) {
       counters.note(fmt::format("bed {}.{}: {}", site_, bed_, error));
       pause(500);
     }
+    st.resume.opened(point);
     // A taker announces the geometry before its first image: a viewer that starts now finds it
     // as the bed's last series message.
     st.next_series_ns = 0;
@@ -182,13 +202,32 @@ void BedWorker::loop() noexcept {
     }
   };
 
+  // The gateway's Eit-Rate for the series message (none from older gateways: 0, unknown); looked
+  // at again only when the header's text changes.
+  const auto use_rate = [&](const char* text) {
+    const std::string_view value = text ? text : "";
+    if (value == st.rate_text) return;
+    st.rate_text.assign(value);
+    st.series.rate_hz = frame_rate_from_header(text);
+    if (st.model) st.series_json = sinks::series_json(*st.model, st.series);
+    st.next_series_ns = 0;
+  };
+  // Like acknowledgements, resume points are stored only while the lease is surely ours.
+  const auto holding = [this](int64_t now) {
+    return now < context_.valid_until_ns->load(std::memory_order_acquire);
+  };
+
   reopen();
   std::array<char, 96> msg_id{};
   while (!stop_.load(std::memory_order_relaxed)) {
     natsMsgList list{};
     jsErrCode err = static_cast<jsErrCode>(0);
     const natsStatus f = fetch_batch(&list, st.sub, context_.fetch_batch, 100, &err);
-    if (f == NATS_TIMEOUT) continue;
+    if (f == NATS_TIMEOUT) {
+      // An idle bed stores the point of its last batch too.
+      if (const int64_t now = pipeline::now_ns(); holding(now)) st.resume.maybe_write(st.js, now);
+      continue;
+    }
     if (f != NATS_OK) {
       counters.note(fmt::format("bed {}.{}: fetch: {}", site_, bed_, natsStatus_GetText(f)));
       natsMsgList_Destroy(&list);
@@ -196,9 +235,9 @@ void BedWorker::loop() noexcept {
       reopen();
       continue;
     }
-    const uint64_t failures_before = st.ack_failures.load(std::memory_order_relaxed);
+    const uint64_t failures_before = st.ack_failures.images.load(std::memory_order_relaxed);
     bool round_ok = true;
-    uint64_t images = 0, bad = 0, gaps = 0;
+    uint64_t images = 0, bad = 0, gaps = 0, through = 0;
     for (int i = 0; i < list.Count && round_ok; ++i) {
       natsMsg* m = list.Msgs[i];
       jsMsgMetaData* meta = nullptr;
@@ -207,9 +246,13 @@ void BedWorker::loop() noexcept {
         break;
       }
       const uint64_t stream_seq = meta->Sequence.Stream;
+      through = stream_seq;
       const bool admitted = st.gate.admits(meta->Timestamp);
       jsMsgMetaData_Destroy(meta);
       if (!admitted) continue;  // stored before since=T: acknowledged with the batch, no image
+      const char* rate = nullptr;
+      if (natsMsgHeader_Get(m, kRateHeader, &rate) != NATS_OK) rate = nullptr;
+      use_rate(rate);
       const char* model_name = nullptr;
       if (natsMsgHeader_Get(m, kModelHeader, &model_name) != NATS_OK) model_name = nullptr;
       if (!use_model(model_name)) {
@@ -287,29 +330,40 @@ void BedWorker::loop() noexcept {
       jsPubOptions_Init(&po);
       po.MaxWait = 5000;
       round_ok = js_PublishAsyncComplete(st.js, &po) == NATS_OK &&
-                 st.ack_failures.load(std::memory_order_relaxed) == failures_before;
+                 st.ack_failures.images.load(std::memory_order_relaxed) == failures_before;
     }
     if (!round_ok) {
       // Some image of the batch may be missing: read the batch again from the ack floor (images
       // already stored are dropped as duplicates by their Nats-Msg-Id).
       counters.publish_failures.fetch_add(
-          st.ack_failures.load(std::memory_order_relaxed) - failures_before,
+          st.ack_failures.images.load(std::memory_order_relaxed) - failures_before,
           std::memory_order_relaxed);
       if (st.recon) counters.rewinds.fetch_add(1, std::memory_order_relaxed);
       natsMsgList_Destroy(&list);
       reopen();
       continue;
     }
-    if (pipeline::now_ns() >= context_.valid_until_ns->load(std::memory_order_acquire)) {
+    const int64_t now = pipeline::now_ns();
+    if (!holding(now)) {
       // The lease may have passed to another worker: acknowledge nothing, leave the bed.
       natsMsgList_Destroy(&list);
       break;
     }
-    if (list.Count > 0) natsMsg_Ack(list.Msgs[list.Count - 1], nullptr);
+    if (list.Count > 0) {
+      natsMsg_Ack(list.Msgs[list.Count - 1], nullptr);
+      st.resume.acked(through);
+      st.resume.maybe_write(st.js, now);
+    }
     counters.frames.fetch_add(images, std::memory_order_relaxed);
     counters.bad_frames.fetch_add(bad, std::memory_order_relaxed);
     counters.gaps.fetch_add(gaps, std::memory_order_relaxed);
     natsMsgList_Destroy(&list);
+  }
+  if (stop_.load(std::memory_order_relaxed) && holding(pipeline::now_ns())) {
+    // Given back: the bed's next holder starts from the exact point even if its consumer is lost.
+    std::string error;
+    if (st.resume.flush(st.js, &error) != NATS_OK)
+      counters.note(fmt::format("bed {}.{}: {}", site_, bed_, error));
   }
   finished_.store(true, std::memory_order_release);
 }

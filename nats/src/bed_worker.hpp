@@ -5,7 +5,8 @@
 // bed_consumer.hpp, when the thread starts and after any failure), decodes each frame, reconstructs
 // it on the CPU with the bed's model, publishes the image on eit.<site>.<bed>.img with Nats-Msg-Id
 // `<site>.<bed>.<raw stream sequence>`, waits until JetStream acknowledged every image of the
-// batch and then acknowledges the batch's last raw frame (ack-all).
+// batch and then acknowledges the batch's last raw frame (ack-all). The bed's resume point
+// (bed_resume.hpp) follows the acknowledgements, stored at most once a second and when stopped.
 //
 // ModelShelf: the models of a --model-dir, loaded once each on first use (a mutex; set-up only).
 //

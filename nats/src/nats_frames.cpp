@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -33,11 +34,11 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
     po.slots = options.slots;
     po.max_message_bytes = options.max_message_bytes;
     po.ack_wait_ms = options.ack_wait_ms;
-    // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model).
-    if (!address.model.empty()) {
-      po.header_name = kModelHeader;
-      po.header_value = address.model;
-    }
+    // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model),
+    // with a rate Eit-Rate: HZ (workers state it in the bed's series message).
+    if (!address.model.empty()) po.headers.emplace_back(kModelHeader, address.model);
+    if (options.rate_hz > 0)
+      po.headers.emplace_back(kRateHeader, fmt::format("{}", options.rate_hz));
     publisher_ = std::make_unique<OrderedPublisher>(address, po, lo);
     publisher_->link().ensure_streams({});
   }
@@ -259,6 +260,14 @@ int64_t parse_since(std::string_view uri) {
 }
 
 }  // namespace
+
+double frame_rate_from_header(const char* value) noexcept {
+  if (!value) return 0;
+  const std::string_view v(value);
+  double hz = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), hz);
+  return ec == std::errc{} && end == v.data() + v.size() && std::isfinite(hz) && hz > 0 ? hz : 0;
+}
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
                                                                NatsDeviceLinkOptions options) {

@@ -90,7 +90,10 @@ struct NatsWorker::Impl {
     link = std::make_unique<NatsLink>(address, lo);
     link->ensure_streams(options.limits);
     workers_kv = bucket(kWorkerBucket, "eitstream workers' heartbeats (w.ID)", lease_ns);
-    beds_kv = bucket(kBedBucket, "which eitstream worker holds each bed (b.SITE.BED)", 0);
+    beds_kv = bucket(kBedBucket,
+                     "which eitstream worker holds each bed (b.SITE.BED), where it resumes "
+                     "(r.SITE.BED)",
+                     0);
   }
   ~Impl() {
     held.clear();  // joins every bed thread before the connection goes

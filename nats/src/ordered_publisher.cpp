@@ -134,10 +134,11 @@ bool OrderedPublisher::send(uint64_t n) noexcept {
                      reinterpret_cast<const char*>(buffer_.data() + slot * options_.max_message_bytes),
                      static_cast<int>(length_[slot])) != NATS_OK)
     return false;
-  if (!options_.header_name.empty() &&
-      natsMsgHeader_Set(msg, options_.header_name.c_str(), options_.header_value.c_str()) != NATS_OK) {
-    natsMsg_Destroy(msg);
-    return false;
+  for (const auto& [name, value] : options_.headers) {
+    if (natsMsgHeader_Set(msg, name.c_str(), value.c_str()) != NATS_OK) {
+      natsMsg_Destroy(msg);
+      return false;
+    }
   }
   char id[160];
   const auto r = fmt::format_to_n(id, sizeof id - 1, "{}.{}", options_.msg_id_prefix, n);

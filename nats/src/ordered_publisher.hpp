@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "nats_link.hpp"
@@ -33,7 +34,7 @@ namespace eit::nats {
 struct OrderedPublisherOptions {
   std::string subject;                   // where every message goes
   std::string msg_id_prefix;             // unique per publisher (a run id): ids are prefix.n
-  std::string header_name, header_value;  // one optional header on every message
+  std::vector<std::pair<std::string, std::string>> headers;  // name, value: on every message
   size_t slots = 1024;                   // messages kept until JetStream stored them
   size_t max_message_bytes = 0;          // per slot
   int64_t ack_wait_ms = 2000;            // an unacknowledged publish fails after this long

@@ -135,8 +135,8 @@ TEST_CASE(
   CHECK(survivors > uint64_t{2 * kFrames});
   CHECK(workers[1]->out().find("publish failures 0") != std::string::npos);
 
-  // Exactly once even when a bed is read again from the start (its consumer lost): the images
-  // published again carry the same Nats-Msg-Id and JetStream drops them.
+  // Exactly once even when a bed is read again from the start (its consumer and its resume point
+  // lost): the images published again carry the same Nats-Msg-Id and JetStream drops them.
   {
     natsConnection* nc = nullptr;
     REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
@@ -144,6 +144,10 @@ TEST_CASE(
     natsConnection_JetStream(&js, nc, nullptr);
     jsErrCode err;
     CHECK(js_DeleteConsumer(js, "EIT_RAW", "eitworker-icu-0", nullptr, &err) == NATS_OK);
+    kvStore* beds = nullptr;
+    REQUIRE(js_KeyValue(&beds, js, "EIT_BEDS") == NATS_OK);
+    CHECK(kvStore_Delete(beds, "r.icu.0") == NATS_OK);
+    kvStore_Destroy(beds);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
   }

@@ -3,7 +3,9 @@
 // consumer that has acknowledged nothing since it was made; a worker that resumed after that
 // floor reconstructed the bed's whole history again, and once EIT_IMAGES' duplicate window had
 // passed stored every image twice. Here the window is 1 s (the test makes EIT_IMAGES itself;
-// workers keep an existing stream's settings), so a repeat would be stored.
+// workers keep an existing stream's settings), so a repeat would be stored. A taker deletes the
+// bed's consumer before making it anew; one that dies in between leaves none, and the next taker
+// must resume after the point stored beside the bed (EIT_BEDS r.<site>.<bed>), not from --since.
 #include <doctest/doctest.h>
 
 #if __has_include(<nats/nats.h>)
@@ -76,6 +78,29 @@ struct Js {
     jsConsumerInfo_Destroy(ci);
     return start;
   }
+  void delete_consumer(const char* durable) {
+    jsErrCode err;
+    REQUIRE(js_DeleteConsumer(js, "EIT_RAW", durable, nullptr, &err) == NATS_OK);
+  }
+  // A key of the bucket EIT_BEDS: its value ("" when none or deleted), or deleted.
+  std::string bed_key(const char* key) {
+    kvStore* kv = nullptr;
+    REQUIRE(js_KeyValue(&kv, js, "EIT_BEDS") == NATS_OK);
+    kvEntry* e = nullptr;
+    std::string value;
+    if (kvStore_Get(&e, kv, key) == NATS_OK) {
+      value = kvEntry_ValueString(e);
+      kvEntry_Destroy(e);
+    }
+    kvStore_Destroy(kv);
+    return value;
+  }
+  void delete_bed_key(const char* key) {
+    kvStore* kv = nullptr;
+    REQUIRE(js_KeyValue(&kv, js, "EIT_BEDS") == NATS_OK);
+    REQUIRE(kvStore_Delete(kv, key) == NATS_OK);
+    kvStore_Destroy(kv);
+  }
 };
 
 uint64_t frames_of(const std::string& summary) {
@@ -147,6 +172,49 @@ TEST_CASE(
     CHECK(frames_of(next.out()) == 0);
     CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
   }
+  CHECK(image_seqs(server, 601) == range(0, 300));
+}
+
+TEST_CASE(
+    "a taker that dies between deleting a bed's consumer and making it anew leaves the next "
+    "taker the bed's resume point and no old frame is reconstructed again") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  ModelDir models;
+  Js js(server.url());
+  js.add_image_stream(1000ms);
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                     server.url() + "?site=icu&bed=1", "--count", "300", "--unpaced"});
+  REQUIRE(device.wait(120s) == 0);
+
+  // The first holder reconstructs everything and is killed (no give-back); its stored resume
+  // point is removed, as if it had died before storing it: only its consumer knows where it was.
+  Subprocess first(worker(server, models, "w1", "all"));
+  REQUIRE(first.wait_for_stderr("frames 300,", 60s));
+  first.signal(SIGKILL);
+  first.wait(10s);
+  js.delete_bed_key("r.icu.1");
+  // The second takes the bed once w1's lease ran out, and dies right after deleting the consumer:
+  // the test deletes the consumer it made, which leaves the state of a death before making it.
+  Subprocess second(worker(server, models, "w2", "all"));
+  REQUIRE(second.wait_for_stderr("beds held 1 of 1", 60s));
+  for (int i = 0; i < 200 && js.consumer_start("eitworker-icu-1") != uint64_t{301}; ++i)
+    std::this_thread::sleep_for(50ms);
+  second.signal(SIGKILL);
+  second.wait(10s);
+  REQUIRE(js.consumer_start("eitworker-icu-1") == uint64_t{301});
+  js.delete_consumer("eitworker-icu-1");
+  CHECK(js.bed_key("r.icu.1").starts_with("300 "));  // stored before the consumer was deleted
+
+  // The third finds no consumer; with --since all it went back to the bed's first frame.
+  Subprocess third(worker(server, models, "w3", "all"));
+  REQUIRE(third.wait_for_stderr("beds held 1 of 1", 60s));
+  std::this_thread::sleep_for(2s);  // time enough to reconstruct the 300 frames again
+  third.signal(SIGINT);
+  REQUIRE(third.wait(30s) == 0);
+  INFO("w3: " << third.out() << third.err());
+  CHECK(frames_of(third.out()) == 0);
+  CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
   CHECK(image_seqs(server, 601) == range(0, 300));
 }
 

@@ -1,18 +1,23 @@
 // A bed served by `eitstream worker` has its series message (the image geometry) in EIT_IMAGES,
 // as a bed published by `run --publish nats://…` has: without it `view` waits forever for the
-// geometry and `listen` counts no series message. Against a real `nats-server -js`.
+// geometry and `listen` counts no series message. Its rate_hz is the rate the gateway states on
+// the raw frames (Eit-Rate); it was 0, the worker knowing no rate. Against a real `nats-server
+// -js`.
 #include <doctest/doctest.h>
 
 #if __has_include(<nats/nats.h>)
 
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "../nats/nats_server.hpp"
 #include "../nats/nats_test_support.hpp"
+#include "eit/acquisition/ingest_frame.hpp"
+#include "eit/recon/protocol.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
 
@@ -71,6 +76,59 @@ TEST_CASE(
 
   worker.signal(SIGINT);
   CHECK(worker.wait(30s) == 0);
+  std::error_code ec;
+  std::filesystem::remove_all(models, ec);
+}
+
+TEST_CASE(
+    "a worker's series message states the frame rate its gateway measures at and 0 for raw "
+    "frames that state none") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  const auto models =
+      std::filesystem::temp_directory_path() / ("eit-worker-rate-" + std::to_string(getpid()));
+  std::filesystem::create_directories(models);
+  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models / "default.h5").string()});
+  REQUIRE(build.wait(120s) == 0);
+
+  // Bed 3: a gateway at 12.5 frames/s (unpaced: the rate is the measurement's, not the sending's).
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                     server.url() + "?site=icu&bed=3", "--fps", "12.5", "--count", "30",
+                     "--unpaced"});
+  REQUIRE(device.wait(120s) == 0);
+  // Bed 4: raw frames as a gateway before Eit-Rate published them: no header at all.
+  {
+    natsConnection* nc = nullptr;
+    jsCtx* js = nullptr;
+    REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
+    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+    const size_t n = eit::recon::make_protocol({}).n_meas();
+    const std::vector<float> values(n, 1.0f);
+    std::vector<uint8_t> frame(
+        eit::acquisition::ingest_frame_size(eit::acquisition::IngestSampleType::kF32, n));
+    for (uint64_t seq = 0; seq < 30; ++seq) {
+      const size_t len = eit::acquisition::encode_ingest_frame(
+          frame, eit::acquisition::IngestSampleType::kF32, seq, -1, values);
+      REQUIRE(js_Publish(nullptr, js, "eit.icu.4.raw", frame.data(), static_cast<int>(len), nullptr,
+                         nullptr) == NATS_OK);
+    }
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+  }
+  Subprocess worker({EITSTREAM_BIN, "worker", server.url(), "--model-dir", models.string(),
+                     "--status-interval", "0.2"});
+  REQUIRE(worker.wait_for_stderr("frames 60,", 60s));
+  worker.signal(SIGINT);
+  CHECK(worker.wait(30s) == 0);
+
+  const auto rate_of = [&](const char* subject) {
+    const auto series = eit::test::fetch_all(server.url(), "EIT_IMAGES", subject, 10, 2s);
+    REQUIRE(!series.empty());
+    return nlohmann::json::parse(series.back().data)["rate_hz"].get<double>();
+  };
+  CHECK(rate_of("eit.icu.3.series") == 12.5);
+  CHECK(rate_of("eit.icu.4.series") == 0);
+  CHECK(eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.4.img", 30, 10s).size() == 30);
   std::error_code ec;
   std::filesystem::remove_all(models, ec);
 }

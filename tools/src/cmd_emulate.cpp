@@ -127,7 +127,9 @@ void run_emulate(EmulateArgs a) {
 
   const size_t frame_bytes = a.format == "ingest" ? acquisition::ingest_frame_size(sample_type, n)
                                                   : acquisition::openeit_line_capacity(n);
-  auto link = is_nats_uri(a.to) ? open_nats_link(a.to, frame_bytes)
+  // A NATS gateway states the rate on each frame (workers put it in the bed's series message):
+  // the rate the feed is timed for, also when --unpaced sends the frames faster.
+  auto link = is_nats_uri(a.to) ? open_nats_link(a.to, frame_bytes, rate)
                                 : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
   say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));

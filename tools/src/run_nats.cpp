@@ -32,9 +32,10 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
 }
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
-                                                        size_t max_message_bytes) {
+                                                        size_t max_message_bytes, double rate_hz) {
   nats::NatsDeviceLinkOptions o;
   o.max_message_bytes = max_message_bytes;
+  o.rate_hz = rate_hz;
   return nats::open_nats_device_link(uri, o);
 }
 
@@ -78,7 +79,7 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
                                             const recon::Protocol&) {
   unavailable(uri);
 }
-std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t) {
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t, double) {
   unavailable(uri);
 }
 std::string nats_status(const pipeline::ImageSink&) { return {}; }

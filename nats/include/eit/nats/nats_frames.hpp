@@ -7,8 +7,9 @@
 //
 // Both are the ordinary live-link interfaces, so the decoder's checks (CRCs, lengths, sequence
 // gaps) apply unchanged. With model=NAME in the gateway's URI each raw message carries the header
-// Eit-Model: NAME, which `eitstream worker` uses to pick the bed's model. Set-up throws naming the
-// URI and the server.
+// Eit-Model: NAME, which `eitstream worker` uses to pick the bed's model; with a frame rate, the
+// header Eit-Rate: HZ, which the worker states in the bed's series message (frames of gateways that
+// send none have an unknown rate, 0). Set-up throws naming the URI and the server.
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -22,6 +23,11 @@ namespace eit::nats {
 
 // The message header naming a raw frame's model (`emulate --to 'nats://…?model=NAME'`).
 inline constexpr const char* kModelHeader = "Eit-Model";
+// The message header giving the rate, in frames per second, the device measures frames at.
+inline constexpr const char* kRateHeader = "Eit-Rate";
+
+// An Eit-Rate header's value in Hz; 0 (unknown) when absent (nullptr) or not a positive number.
+double frame_rate_from_header(const char* value) noexcept;
 
 // The gateway keeps up to `slots` frames of at most max_message_bytes until JetStream stored
 // them (in order, each once: a frame refused or not acknowledged in ack_wait_ms is sent again,
@@ -30,6 +36,7 @@ struct NatsDeviceLinkOptions {
   size_t slots = 1024;
   size_t max_message_bytes = 16 * 1024;
   int64_t ack_wait_ms = 2000;
+  double rate_hz = 0;  // > 0: every frame carries Eit-Rate (the device's measurement rate)
 };
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,

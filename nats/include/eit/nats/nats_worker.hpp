@@ -17,9 +17,13 @@
 //    batch's last raw frame is acknowledged. A worker that takes a bed recreates the consumer
 //    after the last frame acknowledged (nats/src/bed_consumer.hpp), so the frames its previous
 //    holder fetched but did not finish come first, in order, and nothing after them can
-//    overtake them.
+//    overtake them. That point is also kept in EIT_BEDS as `r.<site>.<bed>` (stored before the
+//    consumer is deleted, and at most once a second as frames are acknowledged), so a worker
+//    dying between deleting and re-creating the consumer does not send the next one back to
+//    --since (nats/src/bed_resume.hpp).
 //  - Geometry. The bed's series message (…series, as `run --publish` sends it) goes out before
-//    a taker's first image, at a model change and every 2 s while images flow.
+//    a taker's first image, at a model change and every 2 s while images flow; its rate_hz is
+//    the raw frames' Eit-Rate header (0 without one).
 //  - Exactly once. Each image is published with Nats-Msg-Id `<site>.<bed>.<raw stream sequence>`:
 //    a frame reconstructed again after a takeover is dropped by JetStream's duplicate window
 //    (EIT_IMAGES keeps 2 minutes of ids), so every raw frame has one image.
@@ -44,7 +48,7 @@
 namespace eit::nats {
 
 inline constexpr const char* kWorkerBucket = "EIT_WORKERS";  // heartbeats
-inline constexpr const char* kBedBucket = "EIT_BEDS";        // who holds which bed
+inline constexpr const char* kBedBucket = "EIT_BEDS";        // who holds, where each resumes
 
 struct WorkerOptions {
   std::string model_dir;  // NAME.h5 per Eit-Model header, default.h5 otherwise

@@ -1,0 +1,97 @@
+// A bed's resume point in EIT_BEDS (see bed_resume.hpp).
+#include "bed_resume.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "eit/nats/nats_worker.hpp"
+
+namespace eit::nats {
+namespace {
+
+constexpr int64_t kWriteIntervalNs = 1'000'000'000;
+
+// Key-value puts are stream messages; a deletion or purge leaves one with this header.
+constexpr const char* kKvOperationHeader = "KV-Operation";
+
+}  // namespace
+
+std::string resume_subject(const std::string& site, const std::string& bed) {
+  return fmt::format("$KV.{}.r.{}.{}", kBedBucket, site, bed);
+}
+
+std::optional<ResumePoint> parse_resume_point(std::string_view text) noexcept {
+  ResumePoint p;
+  const char* end = text.data() + text.size();
+  const auto seq = std::from_chars(text.data(), end, p.acked_through);
+  if (seq.ec != std::errc{} || seq.ptr == end || *seq.ptr != ' ') return std::nullopt;
+  const auto created = std::from_chars(seq.ptr + 1, end, p.raw_created_ns);
+  if (created.ec != std::errc{} || created.ptr != end) return std::nullopt;
+  return p;
+}
+
+natsStatus load_resume_point(jsCtx* js, const std::string& subject,
+                             std::optional<ResumePoint>* point, std::string* error) {
+  point->reset();
+  natsMsg* msg = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  const std::string stream = fmt::format("KV_{}", kBedBucket);
+  const natsStatus s = js_GetLastMsg(&msg, js, stream.c_str(), subject.c_str(), nullptr, &err);
+  if (s == NATS_NOT_FOUND && err == JSNoMessageFoundErr) return NATS_OK;  // never stored
+  if (s != NATS_OK) {
+    *error = fmt::format("resume point {}: {} (JetStream error {})", subject, natsStatus_GetText(s),
+                         static_cast<int>(err));
+    return s;
+  }
+  const char* operation = nullptr;
+  if (natsMsgHeader_Get(msg, kKvOperationHeader, &operation) != NATS_OK) {
+    // Not deleted. A value this code did not write counts as none: the consumer decides alone.
+    *point = parse_resume_point(
+        std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+  }
+  natsMsg_Destroy(msg);
+  return NATS_OK;
+}
+
+natsStatus store_resume_point(jsCtx* js, const std::string& subject, ResumePoint point,
+                              std::string* error) {
+  const std::string text = fmt::format("{} {}", point.acked_through, point.raw_created_ns);
+  jsErrCode err = static_cast<jsErrCode>(0);
+  const natsStatus s = js_Publish(nullptr, js, subject.c_str(), text.data(),
+                                  static_cast<int>(text.size()), nullptr, &err);
+  if (s != NATS_OK)
+    *error = fmt::format("store resume point {} = {}: {} (JetStream error {})", subject, text,
+                         natsStatus_GetText(s), static_cast<int>(err));
+  return s;
+}
+
+bool ResumeWriter::moved() noexcept {
+  // A publish failed since the last look: the point last written may not be stored.
+  const uint64_t failures = failures_->load(std::memory_order_relaxed);
+  if (failures != failures_seen_) {
+    failures_seen_ = failures;
+    written_ = {};
+  }
+  return acked_.acked_through != written_.acked_through ||
+         acked_.raw_created_ns != written_.raw_created_ns;
+}
+
+void ResumeWriter::maybe_write(jsCtx* js, int64_t now_ns) noexcept {
+  if (now_ns < next_write_ns_ || !moved()) return;
+  next_write_ns_ = now_ns + kWriteIntervalNs;
+  const auto r = fmt::format_to_n(text_.data(), text_.size(), "{} {}", acked_.acked_through,
+                                  acked_.raw_created_ns);
+  if (js_PublishAsync(js, subject_.c_str(), text_.data(), static_cast<int>(r.size), nullptr) ==
+      NATS_OK)
+    written_ = acked_;
+}
+
+natsStatus ResumeWriter::flush(jsCtx* js, std::string* error) {
+  if (!moved()) return NATS_OK;
+  const natsStatus s = store_resume_point(js, subject_, acked_, error);
+  if (s == NATS_OK) written_ = acked_;
+  return s;
+}
+
+}  // namespace eit::nats
