@@ -9,8 +9,13 @@
 // drops (and counts) frames while it is set, and when a receiver goes, what it left unread is
 // flushed so the next one starts with fresh frames. The master is non-blocking; a write waits
 // in poll() for room, so a receiver that closes while the buffer is full does not hang send().
+// The sizes of the latest messages written tell how many messages the bytes still unread in the
+// slave's read buffer belong to (messages_unread()); bytes the pty holds before that buffer are
+// not counted by the kernel.
 #include <poll.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -79,16 +84,31 @@ class PtyLink final : public DeviceLink {
         pollfd p{master_, POLLOUT, 0};
         const int ready = ::poll(&p, 1, -1);
         if (ready > 0 && !(p.revents & POLLHUP)) continue;
-        if (ready > 0) return drop_for_no_receiver();
+        if (ready > 0) {
+          note_written(done);
+          return drop_for_no_receiver();
+        }
       }
       // A signal (the command is asked to stop) or a write error: this message is given up.
+      note_written(done);
       count_dropped();
       return false;
     }
+    note_written(done);
     return true;
   }
 
-  bool drain(std::chrono::milliseconds timeout) override {
+  uint64_t messages_unread() const override {
+    int left = bytes_unread();
+    uint64_t messages = 0;
+    for (size_t i = 0; i < written_count_ && left > 0; ++i, ++messages)
+      left -= static_cast<int>(written_[(written_next_ + kWritten - 1 - i) % kWritten]);
+    return messages;
+  }
+
+ protected:
+  bool wait_drained(std::chrono::milliseconds timeout,
+                    const std::function<bool()>& give_up) override {
     // Bytes still waiting on the slave side to be read by the receiver, counted through a slave
     // descriptor of our own (TIOCGPTPEER) opened only for the look, so POLLHUP keeps its meaning.
     // The count can read 0 for a moment while the pty moves a large write into the slave's
@@ -111,7 +131,7 @@ class PtyLink final : public DeviceLink {
       } else if (now - empty_since >= std::chrono::milliseconds(100)) {
         return true;
       }
-      if (now >= deadline) return false;
+      if (now >= deadline || (give_up && give_up())) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
@@ -120,6 +140,15 @@ class PtyLink final : public DeviceLink {
   bool receiver_present() const noexcept {
     pollfd p{master_, POLLOUT, 0};
     return ::poll(&p, 1, 0) >= 0 && !(p.revents & POLLHUP);
+  }
+
+  // Bytes of one message that went into the slave's buffer (all of it, or the part written before
+  // a signal or the receiver's leaving).
+  void note_written(size_t bytes) noexcept {
+    if (bytes == 0) return;
+    written_[written_next_] = bytes;
+    written_next_ = (written_next_ + 1) % kWritten;
+    written_count_ = std::min(written_count_ + 1, kWritten);
   }
 
   // A receiver that has closed the slave left bytes in its buffer (the rest of a frame, frames
@@ -147,9 +176,14 @@ class PtyLink final : public DeviceLink {
     return rc == 0 ? waiting : -1;
   }
 
+  // The read buffer that bytes_unread() counts holds 4 KiB at most: as many sizes cover it even
+  // for 1-byte messages.
+  static constexpr size_t kWritten = 4096;
   int master_ = -1;
   bool had_receiver_ = false;
   std::string path_;
+  std::array<size_t, kWritten> written_{};  // a ring of message sizes, the newest before next
+  size_t written_next_ = 0, written_count_ = 0;
 };
 
 class FileLink final : public DeviceLink {

@@ -54,15 +54,18 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
     count_dropped();
     return false;
   }
+  uint64_t messages_unread() const override { return publisher_->stats(false).abandoned; }
+  OrderedPublisherStats publisher_stats() const { return publisher_->stats(false); }
+  uint64_t reconnects() const { return publisher_->link().reconnects(); }
+
+ protected:
   // Waits until JetStream stored every frame (then the link sends no more); what it did not
-  // store in time counts as dropped.
-  bool drain(std::chrono::milliseconds timeout) override {
+  // store in time counts as dropped. The wait is JetStream's: give_up is not looked at.
+  bool wait_drained(std::chrono::milliseconds timeout, const std::function<bool()>&) override {
     const bool all = publisher_->finish(timeout.count());
     for (uint64_t i = 0; i < publisher_->stats(false).abandoned; ++i) count_dropped();
     return all;
   }
-  OrderedPublisherStats publisher_stats() const { return publisher_->stats(false); }
-  uint64_t reconnects() const { return publisher_->link().reconnects(); }
 
  private:
   static uint64_t random_run_id() {

@@ -79,6 +79,14 @@ class NatsServer {
     }
     wait_until_ready();
   }
+  // SIGSTOP and SIGCONT: a server that keeps its connections open and answers nothing, as on a
+  // stalled host.
+  void pause() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
+  void resume() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+  }
   void kill_now() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);

@@ -61,8 +61,10 @@ BenchOutputs& outputs() {
 }
 
 // Runs `eitstream bench --quiet ARGS --json DIR/b.json` with its output in DIR/out.txt; requires
-// exit status 0 (the output in the failure message) and returns the parsed report.
+// exit status 0 (the output in the failure message) and returns the parsed report. The report of
+// a previous call goes first: bench refuses an existing output file.
 nlohmann::json bench_json(const fs::path& dir, const std::string& args) {
+  fs::remove(dir / "b.json");
   const int status =
       std::system(fmt::format("'{}' bench --quiet {} --json '{}/b.json' > '{}/out.txt' 2>&1",
                               EITSTREAM_BIN, args, dir.string(), dir.string())
@@ -327,6 +329,33 @@ TEST_CASE("bench checks every output path before the first run") {
   CHECK(message.find("--json and --csv both name") != std::string::npos);
   CHECK_FALSE(fs::exists(same));  // the check leaves no file behind
   fs::remove(out);
+}
+
+TEST_CASE(
+    "bench refuses an existing output file before the first run and replaces it with --force") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_exists_{}", ::getpid());
+  fs::create_directories(dir);
+  const fs::path out = dir / "out.txt";
+  const std::string run =
+      "--rate 2000 --size 64x208 --transport inproc --frames 100 --warmup 10 --zmq-reference off";
+  const fs::path kept = dir / "kept.out";
+  for (const std::string option : {"--json", "--csv", "--svg", "--frames-csv"}) {
+    CAPTURE(option);
+    { std::ofstream(kept) << "a report someone keeps\n"; }
+    auto [status, message] =
+        bench_status(out, fmt::format("{} {} '{}'", run, option, kept.string()));
+    CHECK(status != 0);
+    CHECK(message.find(fmt::format("{} {}: the file exists; give --force to replace it", option,
+                                   kept.string())) != std::string::npos);
+    CHECK(message.find("end to end") == std::string::npos);  // no run was measured
+    CHECK(file_text(kept) == "a report someone keeps\n");
+  }
+  auto [status, message] =
+      bench_status(out, fmt::format("{} --json '{}' --force", run, kept.string()));
+  INFO(message);
+  CHECK(status == 0);
+  CHECK(nlohmann::json::parse(file_text(kept))["runs"].size() == 1);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("bench refuses an empty entry in a list option instead of running fewer set-ups") {

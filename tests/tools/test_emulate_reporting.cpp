@@ -1,7 +1,11 @@
 // What `eitstream emulate` says about what it does, checked against what a receiver sees: the
-// summary after Ctrl-C, the sent and dropped counts, the pace on the start line, the address a
-// listening socket was bound to, and a pty that waits for its reader.
+// summary after Ctrl-C (and how soon it comes when the receiver reads nothing), the sent and
+// dropped counts, the pace on the start line, the address a listening socket was bound to, and a
+// pty that waits for its reader.
 #include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -69,6 +73,32 @@ TEST_CASE("emulate stopped by SIGINT or SIGTERM prints its summary and exits 0")
     CHECK(sent >= 10);
     CHECK(dropped == 0);
   }
+}
+
+TEST_CASE(
+    "emulate stopped by a signal while its receiver reads nothing exits at once and says "
+    "how many frames were not received") {
+  EmulateProcess emulate(raw_args({"--to", "pty", "--fps", "500", "--loop"}));
+  const std::string port = emulate.line_after("endpoint: ");
+  REQUIRE(port.rfind("/dev/", 0) == 0);
+  const int reader = ::open(port.c_str(), O_RDONLY | O_NOCTTY);  // opened, never read
+  REQUIRE(reader >= 0);
+  REQUIRE(emulate.line_after("emulate: send") == "ing");
+  std::this_thread::sleep_for(1s);  // the port's buffer fills; emulate then waits for room
+  const auto t0 = std::chrono::steady_clock::now();
+  emulate.kill(SIGINT);
+  const std::string summary = emulate.line_after("emulate: done: ", 20s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  CAPTURE(emulate.output());
+  CHECK(emulate.wait() == 0);
+  ::close(reader);
+  CHECK(took < 3s);  // the wait after a signal is 0.5 s (it was the 5 s of a normal end)
+  CHECK(summary.find("(stopped by a signal)") != std::string::npos);
+  std::smatch m;
+  const std::regex note(R"(\(at least (\d+) frames not received when emulate stopped waiting, )"
+                        R"(after 0\.\d\d s\))");
+  REQUIRE(std::regex_search(summary, m, note));
+  CHECK(std::stoull(m[1]) > 0);
 }
 
 TEST_CASE("emulate counts frames the link dropped apart from the frames it sent") {

@@ -53,7 +53,7 @@ def bench_fps(exe, backend, batch, frames, workdir):
     cpu0 = children_cpu_s()
     subprocess.run([exe, "bench", "--rate", "max", "--batch", str(batch), "--frames", str(frames),
                     "--warmup", "1000", "--transport", "inproc", "--backend", backend, "--quiet",
-                    "--json", out], check=True, stdout=subprocess.DEVNULL)
+                    "--force", "--json", out], check=True, stdout=subprocess.DEVNULL)
     cpu = children_cpu_s() - cpu0
     with open(out) as f:
         run = json.load(f)["runs"][0]

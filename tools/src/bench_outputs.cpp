@@ -11,18 +11,20 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "existing_output.hpp"
 
 namespace eit::cli {
 namespace fs = std::filesystem;
 
 namespace {
 
-// Opens the file as its writer will, without changing it: an existing file in append mode, a new
-// one created exclusively and removed again.
-void check_writable(const char* option, const std::string& path) {
+// Refuses an existing file without --force, then opens the file as its writer will, without
+// changing it: an existing file in append mode, a new one created exclusively and removed again.
+void check_writable(const char* option, const std::string& path, bool force) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw CommandError(fmt::format("{} '{}': is a folder, expected a file name", option, path));
+  refuse_existing_output(path, force, fmt::format("{} {}", option, path));
   const bool existed = fs::exists(path, ec);
   FILE* f = std::fopen(path.c_str(), existed ? "ab" : "wbx");
   if (!f)
@@ -40,7 +42,7 @@ void check_bench_outputs(const BenchArgs& a) {
   std::map<fs::path, const char*> seen;
   for (const auto& [option, path] : outputs) {
     if (path->empty()) continue;
-    check_writable(option, *path);
+    check_writable(option, *path, a.force);
     const fs::path key = fs::weakly_canonical(fs::absolute(*path));
     if (const auto [at, fresh] = seen.emplace(key, option); !fresh)
       throw CommandError(fmt::format("{} and {} both name '{}': one would overwrite the other",

@@ -43,6 +43,7 @@ struct BenchArgs {
   size_t cpu_threads = 1;
   size_t warm_us = eit::pipeline::kDefaultWarmIntervalUs;  // --warm-us (0: never)
   std::string json, csv, svg, frames_csv;
+  bool force = false;  // --force: replace existing output files
   bool quiet = false;
   bool compare_pyeit = false;
   size_t compare_frames = 1000;

@@ -216,6 +216,9 @@ static const eit::cli::RegisterCommand kBench{
       cmd->add_option("--csv", args->csv, "Write per-run, per-stage statistics as CSV");
       cmd->add_option("--svg", args->svg, "Write latency CDFs and latency over time as SVG");
       cmd->add_option("--frames-csv", args->frames_csv, "Write every frame's stamps as CSV");
+      cmd->add_flag("--force", args->force,
+                    "Replace --json, --csv, --svg and --frames-csv files that exist (without it, "
+                    "an existing one is refused before the first run)");
       cmd->add_flag("--quiet", args->quiet, "No progress lines on stderr");
       cmd->add_flag("--compare-pyeit", args->compare_pyeit,
                     "Also time pyEIT (JAC, GREIT solve + pyzmq publish) on the same frames");

@@ -4,6 +4,9 @@
 // end without hardware. Prints its endpoint ("endpoint: …") and the URI a receiver should open
 // ("receiver: …") on stdout, one line each, so scripts and tests can read an ephemeral port back.
 // Ctrl-C or SIGTERM stops it cleanly: the summary ("emulate: done…") is printed and it exits 0.
+// Before closing the link it waits for the receiver to read what was sent (a pty's buffer,
+// JetStream's acknowledgements): 5 s at the end, 0.5 s after a signal, and a signal during that
+// wait ends it at once; the summary says how many frames, at least, were not received.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -67,6 +70,10 @@ recon::Protocol protocol_for(const EmulateArgs& a) {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kDefaultFps = 20;  // when neither --fps nor the recording gives a rate
+// The wait for the receiver before the link closes: at the end of what there was to send, and
+// after a stop signal, when the user asked for a prompt exit.
+constexpr std::chrono::milliseconds kEndDrainWait{5000};
+constexpr std::chrono::milliseconds kStopDrainWait{500};
 
 // How the start line states the pace: the rate and where it came from, or unpaced.
 std::string pace_text(const EmulateArgs& a, double recorded_hz, double rate) {
@@ -89,6 +96,22 @@ bool sleep_until_or_stopped(Clock::time_point when, const StopSignals& stop) {
     std::this_thread::sleep_for(
         std::min<Clock::duration>(when - now, std::chrono::milliseconds(100)));
   }
+}
+
+// Waits for the receiver to read what was sent (kEndDrainWait, or kStopDrainWait once a signal
+// came; a signal during the wait ends it). The summary's note on what it had not received when
+// the wait ended, a lower bound (DeviceLink::messages_unread()); empty when it had everything.
+// One frame per message: datagram links, the only ones with several, hold nothing back.
+std::string drain_link(acquisition::DeviceLink& link, const StopSignals& stop) {
+  const int signals_before = stop.count();
+  const auto t0 = Clock::now();
+  if (link.drain(signals_before > 0 ? kStopDrainWait : kEndDrainWait,
+                 [&] { return stop.count() > signals_before; }))
+    return {};
+  const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+  return fmt::format(
+      " (at least {} frames not received when emulate stopped waiting{}, after {:.2f} s)",
+      link.messages_unread(), stop.count() > signals_before ? " at a signal" : "", waited);
 }
 
 // Frames handed to the link and frames it dropped (no receiver, a failed write): one message
@@ -201,15 +224,14 @@ void run_emulate(EmulateArgs a) {
   if (in_message > 0) send_message();
   // The rate between the first send and the last, over the frames sent after the first.
   const double send_s = std::chrono::duration<double>(last_send - t0).count();
-  const bool drained = link->drain(std::chrono::seconds(5));
+  const std::string unreceived = drain_link(*link, stop);
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   say(fmt::format(
       "emulate: done: {} frames sent, {} dropped (no receiver or a failed write), {} "
       "disconnects, {} unreadable frames, {:.3f} s, {:.1f} frames/s{}{}{}",
       counts.sent, counts.dropped, link->disconnects(), feed->bad_frames(), secs,
       counts.sent > 1 && send_s > 0 ? static_cast<double>(counts.sent - 1) / send_s : 0.0,
-      nats_link_summary(*link), drained ? "" : " (the receiver did not read everything)",
-      stop.count() > 0 ? " (stopped by a signal)" : ""));
+      nats_link_summary(*link), unreceived, stop.count() > 0 ? " (stopped by a signal)" : ""));
 }
 
 const RegisterCommand kEmulate{
@@ -260,6 +282,12 @@ const RegisterCommand kEmulate{
           ->capture_default_str();
       cmd->add_option("--seed", args->synthetic.seed, "Synthetic: noise seed")
           ->capture_default_str();
+      cmd->footer(
+          "Ctrl-C or SIGTERM stops the sending; the summary follows and the exit status is 0. "
+          "Before it closes the link, emulate waits for the receiver to read what was sent (a "
+          "pty's buffer, JetStream's acknowledgements): up to 5 s at the end, 0.5 s after a "
+          "signal, and a signal during that wait ends it at once (nats://: JetStream's wait is "
+          "not cut short). The summary then says how many frames, at least, were not received.");
       cmd->callback([args] { run_emulate(*args); });
     }};
 

@@ -2,9 +2,7 @@
 // prints one line per image or a summary, measures end-to-end latency from the header's
 // acquisition time (CLOCK_MONOTONIC: same host only), counts what was lost per series
 // (listen_counts.hpp) and can save every image as .npy or raw float32 (listen_save.hpp).
-#include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <vector>
@@ -26,15 +24,13 @@
 #include "listen_save.hpp"
 #include "listen_shm.hpp"
 #include "run_security.hpp"
+#include "stop_signals.hpp"
 
 namespace eit::cli {
 namespace {
 
 // The largest image listen accepts by default: 1024×1024 pixels (a model's n_out is far below).
 constexpr size_t kMaxImageFloats = size_t{1} << 20;
-
-std::atomic<bool> g_listen_stop{false};
-extern "C" void on_listen_interrupt(int) { g_listen_stop.store(true); }
 
 struct ListenOptions {
   std::string endpoint;
@@ -105,9 +101,9 @@ void listen(const ListenOptions& o) {
   } catch (const zmq::error_t& e) {
     throw CommandError(fmt::format("cannot connect to '{}': {}", o.endpoint, e.what()));
   }
-  g_listen_stop = false;
-  std::signal(SIGINT, on_listen_interrupt);
-  std::signal(SIGTERM, on_listen_interrupt);
+  // From here SIGINT and SIGTERM end the loop; the summary and the exit status follow (and a
+  // further signal cannot cut them short).
+  const StopSignals stop;
 
   pipeline::LatencyHistogram latency;
   ListenCounts counts;
@@ -145,7 +141,7 @@ void listen(const ListenOptions& o) {
     if (saver && arrival != Arrival::kDuplicate) saver->save(h, payload);
   };
   std::vector<zmq::message_t> parts;
-  while (!g_listen_stop && !ended && (o.count == 0 || images < o.count)) {
+  while (stop.count() == 0 && !ended && (o.count == 0 || images < o.count)) {
     if (deadline && pipeline::now_ns() > deadline) break;
     parts.clear();
     if (nats_feed  ? !nats_feed->next(parts, 200)
@@ -185,9 +181,7 @@ void listen(const ListenOptions& o) {
     }
     on_image(*header, bytes(parts[2]), now);
   }
-  const bool interrupted = g_listen_stop;
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  const bool interrupted = stop.count() > 0;
   const auto l = latency.snapshot().summary();
   const auto t = counts.totals();
   const double span = static_cast<double>(last_ns - first_ns) / 1e9;

@@ -4,8 +4,7 @@
 // WebSocket. Several endpoints, several streams on one endpoint, or several beds give the page a
 // stream chooser.
 // The page's recapture button needs the pipeline's process: use `eitstream run --http` for that.
-#include <atomic>
-#include <csignal>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -13,20 +12,18 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "bind_exposure.hpp"
 #include "command_registry.hpp"
+#include "eit/sinks/curve_keys.hpp"
 #include "eit/view/view_server.hpp"
 #include "eit/view/zmq_view_feed.hpp"
-#include "bind_exposure.hpp"
-#include "eit/sinks/curve_keys.hpp"
 #include "run_security.hpp"
+#include "stop_signals.hpp"
 #include "view_banner.hpp"
 #include "view_nats_feed.hpp"
 
 namespace eit::cli {
 namespace {
-
-std::atomic<bool> g_view_stop{false};
-extern "C" void on_view_interrupt(int) { g_view_stop.store(true); }
 
 struct ViewOptions {
   std::vector<std::string> endpoints{"tcp://127.0.0.1:5555"};
@@ -70,20 +67,18 @@ void view(const ViewOptions& o) {
   server.set_status_provider([&feeds] { return view::feeds_status_json(feeds); });
   server.start();
   for (auto& f : feeds) f->start();
+  // Before the banner: whoever has read the address can stop the view cleanly. Kept through the
+  // summary, so a second signal cannot cut it short.
+  const StopSignals stop;
   print_view_banner(server, fmt::format("{}", fmt::join(o.endpoints, ", ")));
 
-  g_view_stop = false;
-  std::signal(SIGINT, on_view_interrupt);
-  std::signal(SIGTERM, on_view_interrupt);
   const auto t0 = std::chrono::steady_clock::now();
-  while (!g_view_stop) {
+  while (stop.count() == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (o.duration > 0 &&
         std::chrono::steady_clock::now() - t0 >= std::chrono::duration<double>(o.duration))
       break;
   }
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   for (auto& f : feeds) f->stop();
   server.stop();
   const auto s = server.stats();

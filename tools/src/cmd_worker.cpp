@@ -1,10 +1,13 @@
 // `eitstream worker nats://HOST:PORT[?site=S] --model-dir DIR`: one of any number of
 // reconstruction workers sharing every bed's raw frames in JetStream (eit/nats/nats_worker.hpp,
 // docs/scale-out.md). Prints a status line every --status-interval seconds and a summary at the
-// end (SIGINT/SIGTERM, or --duration).
+// end (SIGINT/SIGTERM, or --duration). A first signal gives the beds back, each after its batch
+// is stored and acknowledged; a signal during that leaves without waiting, as a killed worker
+// would (its beds move to the others within the lease, nothing acknowledged is lost).
 #include <atomic>
 #include <chrono>
-#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
@@ -12,15 +15,13 @@
 #include <CLI/CLI.hpp>
 
 #include "command_registry.hpp"
+#include "stop_signals.hpp"
 #if EIT_HAVE_NATS
 #include "eit/nats/nats_worker.hpp"
 #endif
 
 namespace eit::cli {
 namespace {
-
-std::atomic<bool> g_worker_stop{false};
-extern "C" void on_worker_signal(int) { g_worker_stop.store(true); }
 
 struct WorkerArgs {
   std::string uri;
@@ -55,6 +56,25 @@ int64_t parse_worker_since(const std::string& v) {
   throw CommandError(fmt::format("--since '{}': expected all, new or seconds since the epoch", v));
 }
 
+void print_summary(const nats::NatsWorker& worker) {
+  fmt::print("{}\n", status_line(worker.stats()));
+  if (auto e = worker.last_error(); !e.empty()) fmt::print("last problem: {}\n", e);
+  std::fflush(stdout);
+}
+
+// A signal while stopping: the summary, then out at once, as if killed. The manager and bed
+// threads are still inside libnats calls and cannot be joined; the beds' leases lapse and the
+// frames they had not acknowledged are read again by the worker that takes them.
+[[noreturn]] void leave_now(const nats::NatsWorker& worker, const WorkerArgs& a) {
+  print_summary(worker);
+  fmt::print(
+      "left at a signal while stopping, before every bed was given back: other workers take "
+      "them within the lease ({:g} s)\n",
+      a.lease_s);
+  std::fflush(stdout);
+  std::_Exit(0);
+}
+
 void run_worker(const WorkerArgs& a) {
   const nats::NatsAddress address = nats::parse_nats_address(a.uri);
   nats::WorkerOptions o;
@@ -66,21 +86,27 @@ void run_worker(const WorkerArgs& a) {
   o.since_ns = parse_worker_since(a.since);
   o.limits.replicas = a.replicas;
   if (a.lease_s < 0.4) throw CommandError("--lease: at least 0.4 s");
+  // After the connection is made (the constructor waits for the server: a signal then ends the
+  // process as by default), kept through the summary.
   nats::NatsWorker worker(address, o);
-  std::signal(SIGINT, on_worker_signal);
-  std::signal(SIGTERM, on_worker_signal);
+  const StopSignals signals;
   fmt::print("worker on {} (sites: {}), models from {}\n", address.server_url,
              o.site.empty() ? "all" : o.site, a.model_dir);
   std::fflush(stdout);
-  std::thread manager([&] { worker.run(g_worker_stop); });
+  std::atomic<bool> stop{false}, stopped{false};
+  std::thread manager([&] {
+    worker.run(stop);
+    stopped.store(true);
+  });
   const auto start = std::chrono::steady_clock::now();
   auto next_status = start + std::chrono::duration<double>(a.status_s);
   std::string last_error;
-  while (!g_worker_stop.load()) {
+  while (!stop.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto now = std::chrono::steady_clock::now();
-    if (a.duration_s > 0 && now - start >= std::chrono::duration<double>(a.duration_s))
-      g_worker_stop.store(true);
+    if (signals.count() > 0 ||
+        (a.duration_s > 0 && now - start >= std::chrono::duration<double>(a.duration_s)))
+      stop.store(true);
     if (a.status_s > 0 && now >= next_status) {
       next_status = now + std::chrono::duration<double>(a.status_s);
       fmt::print(stderr, "{}\n", status_line(worker.stats()));
@@ -90,9 +116,23 @@ void run_worker(const WorkerArgs& a) {
       }
     }
   }
+  // Giving the beds back waits for JetStream (up to 5 s a request, a stalled server holds every
+  // one): said after a second, and a signal from now on gives up waiting.
+  const int signals_at_stop = signals.count();
+  const auto stop_began = std::chrono::steady_clock::now();
+  bool told = false;
+  while (!stopped.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (signals.count() > signals_at_stop) leave_now(worker, a);
+    if (!told && std::chrono::steady_clock::now() - stop_began >= std::chrono::seconds(1)) {
+      fmt::print(stderr,
+                 "worker: stopping: waiting for its beds to store and acknowledge their last "
+                 "batch; Ctrl-C to leave without waiting\n");
+      told = true;
+    }
+  }
   manager.join();
-  fmt::print("{}\n", status_line(worker.stats()));
-  if (auto e = worker.last_error(); !e.empty()) fmt::print("last problem: {}\n", e);
+  print_summary(worker);
 }
 #else
 void run_worker(const WorkerArgs& a) {
@@ -129,9 +169,16 @@ const RegisterCommand kWorker{
       cmd->add_option("--replicas", a->replicas,
                       "Replicas of the streams and lease bucket it creates (3 on a 3-node cluster)")
           ->capture_default_str();
-      cmd->add_option("--duration", a->duration_s, "Stop after N seconds (default: until SIGINT)");
+      cmd->add_option("--duration", a->duration_s,
+                      "Stop after N seconds (default: until SIGINT or SIGTERM)");
       cmd->add_option("--status-interval", a->status_s, "Seconds between status lines (0: none)")
           ->capture_default_str();
+      cmd->footer(
+          "SIGINT or SIGTERM (as --duration) stops it: each bed stores and acknowledges its "
+          "batch and is given back, then the summary is printed and the exit status is 0. A "
+          "signal while it waits for that (a stalled server: up to 5 s a request) prints the "
+          "summary and leaves at once, as a killed worker: the others take its beds within "
+          "--lease and read again what it had not acknowledged.");
       cmd->callback([a] { run_worker(*a); });
     }};
 

@@ -1,8 +1,13 @@
 #pragma once
-// Ctrl-C and SIGTERM as requests to stop, for the commands that end cleanly and report (`run`,
-// `emulate`): while a StopSignals lives, SIGINT and SIGTERM only count, and the command looks at
-// count() in its loop (a first signal: stop and report; `run` takes a second as "give up
-// waiting"). The handlers are installed without SA_RESTART, so a call blocked in the kernel
+// Ctrl-C and SIGTERM as requests to stop, for every long-running command that ends cleanly and
+// reports (`run`, `emulate`, `listen`, `view`, `worker`): while a StopSignals lives, SIGINT and
+// SIGTERM only count, and the command looks at count() in its loop. The same rule everywhere: a
+// first signal stops and leads to the summary (exit status as at a normal end); where finishing
+// the stop waits on something (`run`: the consumer; `emulate`: the receiver; `worker`: its beds'
+// last batch), a second signal gives that wait up at once (`emulate` and `worker` also give it up
+// at a first signal that comes while a stop for another reason waits: the end, --duration).
+// `emulate`, `listen`, `view` and `worker` keep it alive through their summary, so no signal cuts
+// that short. The handlers are installed without SA_RESTART, so a call blocked in the kernel
 // returns EINTR and its caller can look too. Destruction restores the default actions. One at a
 // time per process, made and destroyed on the main thread; count() may be read from any thread.
 namespace eit::cli {

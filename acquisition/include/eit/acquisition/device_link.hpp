@@ -15,10 +15,11 @@
 // block while a connected receiver is slow (TCP, pty); a signal that interrupts that wait gives
 // the message up, counted as dropped (TCP then closes the connection, as a disconnect, since a
 // part-sent frame cannot be taken back). Set-up (open_device_link) throws naming the URI. One
-// thread sends; the counters may be read from any.
+// thread sends, drains and asks messages_unread(); the counters may be read from any.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,14 +42,28 @@ class DeviceLink {
   virtual bool wait_for_receiver(std::chrono::milliseconds timeout) = 0;
   // Sends one message (a frame, a line). False when it was dropped for want of a receiver.
   virtual bool send(std::span<const uint8_t> bytes) = 0;
-  // Waits (up to timeout) until what was sent has left this process's side of the link, so
-  // closing it loses nothing (a pty's buffer is read by the receiver). True when drained.
-  virtual bool drain(std::chrono::milliseconds timeout) { return true; }
+  // Waits until what was sent has left this process's side of the link, so closing it loses
+  // nothing (a pty's buffer is read by the receiver): up to `timeout`, and where the link can
+  // look in between (a pty; not NATS, whose acknowledgements are waited for whole), no longer
+  // than until give_up() returns true. True when drained.
+  bool drain(std::chrono::milliseconds timeout, const std::function<bool()>& give_up = {}) {
+    return wait_drained(timeout, give_up);
+  }
+  // Messages sent that have not reached the receiver, as far as the link can tell: NATS's not
+  // stored by JetStream when drain() gave up; a pty's not read (or read in part) among the bytes
+  // in the port's read buffer, the only ones the kernel counts (some 4 KiB: more may wait behind
+  // them), so a lower bound. Else 0.
+  virtual uint64_t messages_unread() const { return 0; }
 
   uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   uint64_t disconnects() const noexcept { return disconnects_.load(std::memory_order_relaxed); }
 
  protected:
+  // drain()'s wait; `give_up` may be empty. Links that hold nothing back are drained at once.
+  virtual bool wait_drained(std::chrono::milliseconds /*timeout*/,
+                            const std::function<bool()>& /*give_up*/) {
+    return true;
+  }
   void count_dropped() noexcept {
     dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }

@@ -1,0 +1,100 @@
+// How `eitstream worker` ends, against a real `nats-server -js`: SIGINT and SIGTERM give its bed
+// back and print the summary (status 0); when the server stalls (SIGSTOP) that stop waits on
+// JetStream, and a signal during the wait leaves at once, still with the summary.
+#include <doctest/doctest.h>
+
+#if __has_include(<nats/nats.h>)
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "../nats/nats_server.hpp"
+#include "../nats/nats_test_support.hpp"
+#include "cli_run.hpp"
+#include "subprocess.hpp"
+
+using eit::test::contains;
+using eit::test::Subprocess;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct ModelDir {
+  std::filesystem::path path;
+  ModelDir() {
+    path = std::filesystem::temp_directory_path() / ("eit-worker-stop-" + std::to_string(getpid()));
+    std::filesystem::create_directories(path);
+    Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (path / "default.h5").string()});
+    REQUIRE(build.wait(120s) == 0);
+  }
+  ~ModelDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A worker of site icu, with status lines every 0.2 s.
+Subprocess start_worker(const eit::test::NatsServer& server, const ModelDir& models,
+                        const char* id) {
+  return Subprocess({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
+                     models.path.string(), "--id", id, "--lease", "1", "--status-interval", "0.2"});
+}
+
+// Sends 50 frames of bed `bed` through JetStream and waits until the worker has reconstructed
+// them all: it then holds the bed.
+void feed_bed(const eit::test::NatsServer& server, Subprocess& worker, int bed) {
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                     server.url() + "?site=icu&bed=" + std::to_string(bed), "--count", "50",
+                     "--fps", "100"});
+  REQUIRE(device.wait(120s) == 0);
+  REQUIRE(worker.wait_for_stderr("frames 50,", 60s));
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT and SIGTERM end worker with its bed given back and its summary and status 0") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  ModelDir models;
+  int bed = 1;
+  for (const int sig : {SIGINT, SIGTERM}) {
+    CAPTURE(sig);
+    Subprocess worker = start_worker(server, models, sig == SIGINT ? "wI" : "wT");
+    feed_bed(server, worker, bed++);
+    worker.signal(sig);
+    CHECK(worker.wait(30s) == 0);
+    INFO(worker.out() << worker.err());
+    CHECK(contains(worker.out(), "worker: beds held"));
+    // (The second worker also takes the first one's bed, which nobody holds now.)
+    CHECK(std::regex_search(worker.out(), std::regex(R"(released [1-9])")));
+    CHECK_FALSE(contains(worker.out(), "left at a signal"));
+  }
+}
+
+TEST_CASE("a signal while a worker waits on a stalled server leaves at once with its summary") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  ModelDir models;
+  Subprocess worker = start_worker(server, models, "wS");
+  feed_bed(server, worker, 5);
+  server.pause();
+  worker.signal(SIGINT);
+  // Giving the bed back asks JetStream, which answers nothing now: the worker says it waits.
+  CHECK(worker.wait_for_stderr("worker: stopping: waiting", 10s));
+  const auto t0 = std::chrono::steady_clock::now();
+  worker.signal(SIGTERM);
+  const int status = worker.wait(30s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  server.resume();
+  INFO(worker.out() << worker.err());
+  CHECK(status == 0);
+  CHECK(contains(worker.out(), "frames 50,"));
+  CHECK(contains(worker.out(), "left at a signal while stopping"));
+  CHECK(took < 3s);  // a JetStream request alone would wait 5 s
+}
+
+#endif  // libnats
