@@ -118,3 +118,17 @@ TEST_CASE("a config file takes every option by its name including snr and the in
                          "200", "--endpoint", "tcp://127.0.0.1:*", "--quiet"});
   CHECK(overridden.wait(120s) == 0);
 }
+
+TEST_CASE("after --duration stops a lossless run one Ctrl-C gives up waiting for the consumer") {
+  // No consumer ever connects: the frames wait in the PUSH queue when --duration ends the run.
+  Subprocess run({EITSTREAM_BIN, "run", "--push", "--policy", "lossless", "--fps", "200",
+                  "--duration", "1", "--endpoint", "tcp://127.0.0.1:*"});
+  REQUIRE(run.wait_for_stderr("(lossless); Ctrl-C to give up", 60s));
+  const auto asked = std::chrono::steady_clock::now();
+  run.signal(SIGINT);
+  CHECK(run.wait(60s) == 4);  // lossless delivery incomplete
+  // The wait for the consumer is 10 s; the signal ends it at once.
+  CHECK(std::chrono::steady_clock::now() - asked < 5s);
+  CHECK(run.err().find("Ctrl-C again") == std::string::npos);
+  CHECK(run.out().find("frames: in ") != std::string::npos);
+}

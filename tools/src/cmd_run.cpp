@@ -28,6 +28,7 @@
 #include "run_sinks.hpp"
 #include "run_summary.hpp"
 #include "run_view.hpp"
+#include "stop_signals.hpp"
 
 namespace eit::cli {
 namespace {
@@ -51,6 +52,9 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,
                backend.why_not_cuda);
 
+  // From here to the end signals only count: the recorders close (in ~RunSinks) and the summary
+  // prints whole, whenever Ctrl-C comes.
+  const StopSignals interrupts;
   RunSinks sinks = open_run_sinks(c, indices, security, model, *in.source, ref, o);
   const sinks::ZmqPublisherOptions& zo = sinks.publisher_options;
 
@@ -83,7 +87,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
 
   const RunViewStopper view_stopper = start_run_view(sinks.view, pipe);
-  const std::string source_failure = run_until_finished(c, pipe, sinks, in.device_source);
+  const std::string source_failure =
+      run_until_finished(c, pipe, sinks, in.device_source, interrupts);
   const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, source_failure);
   print_gn_summary(stdout, reconstructor);  // gn models: divergences and how the frames fit
   return rc;

@@ -63,8 +63,8 @@ uint64_t frames_waiting_for_consumer(const RunSinks& sinks, const pipeline::Pipe
 
 // Lossless: the frames queued for the consumer may never leave (no consumer, or one that stopped
 // reading). Asked to stop, the run waits for them a bounded time, saying so, instead of for ever.
-void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineStats& st,
-                               bool quiet) {
+void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineStats& st, bool quiet,
+                               bool by_signal) {
   if (!sinks.publisher_options.lossless) return;
   const double wait_s = sinks.publisher_options.drain_timeout_s;
   sinks.publisher->stop_waiting_at(pipeline::now_ns() + static_cast<int64_t>(wait_s * 1e9));
@@ -72,8 +72,8 @@ void stop_waiting_for_consumer(const RunSinks& sinks, const pipeline::PipelineSt
   if (!quiet && waiting > 0)
     fmt::print(stderr,
                "\neitstream: stopping: waiting up to {:g} s for the consumer to take {} frames "
-               "(lossless); Ctrl-C again to give up\n",
-               wait_s, waiting);
+               "(lossless); Ctrl-C {}to give up\n",
+               wait_s, waiting, by_signal ? "again " : "");
 }
 
 // Lossless: a consumer that takes no frame stalls the run (the queues fill, then a file source
@@ -123,10 +123,8 @@ class LosslessStallWatch {
 
 }  // namespace
 
-std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
-                               const RunSinks& sinks, bool device_source) {
-  const StopSignals interrupts;
-
+std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const RunSinks& sinks,
+                               bool device_source, const StopSignals& interrupts) {
   const bool tty = isatty(fileno(stderr));
   pipe.start();
   if (const std::string hold = pipe.stats().cpu_wake_hold; !hold.empty() && !c.quiet)
@@ -139,6 +137,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
   std::string source_failure;
   int64_t next_watch = t0;
   bool stopping = false, aborted = false;
+  int signals_at_stop = 0;  // a signal after the stop began gives up the wait
   bool recording_failure_told = false;
   LosslessStallWatch stall_watch(sinks);
   while (!pipe.finished()) {
@@ -147,20 +146,22 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
     const bool timed_out = c.duration > 0 && now - t0 >= static_cast<int64_t>(c.duration * 1e9);
     if (!stopping && (interrupts.count() > 0 || timed_out)) {
       stopping = true;
+      signals_at_stop = interrupts.count();
       pipe.request_stop();
-      stop_waiting_for_consumer(sinks, pipe.stats(), c.quiet);
+      stop_waiting_for_consumer(sinks, pipe.stats(), c.quiet, signals_at_stop > 0);
     }
     if (device_source && !stopping && now >= next_watch) {
       const auto st = pipe.stats();
       if (auto why = watchdog.check(st.source, st.frames_in, now)) {
         source_failure = *why;
         stopping = true;
+        signals_at_stop = interrupts.count();
         pipe.request_stop();
       }
       next_watch = now + 100'000'000;
     }
     if (!stopping) stall_watch.check(pipe.stats(), pipe.source_finished(), now, c.quiet);
-    if (!aborted && interrupts.count() > 1) {
+    if (!aborted && stopping && interrupts.count() > signals_at_stop) {
       aborted = true;
       pipe.abort();
     }

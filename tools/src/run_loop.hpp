@@ -8,13 +8,15 @@
 #include "eit/pipeline/pipeline.hpp"
 #include "run_config.hpp"
 #include "run_sinks.hpp"
+#include "stop_signals.hpp"
 
 namespace eit::cli {
 
 // Starts `pipe` and runs it to its end. `device_source`: a live device, watched by a
-// SourceWatchdog (--source-timeout). Returns why the device source failed (during the run, or
-// at its end without one valid frame), else "".
-std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe,
-                               const RunSinks& sinks, bool device_source);
+// SourceWatchdog (--source-timeout). A first signal stops the run; a signal that comes after the
+// stop began (by a signal, --duration or the watchdog) gives up waiting on the consumer. Returns
+// why the device source failed (during the run, or at its end without one valid frame), else "".
+std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const RunSinks& sinks,
+                               bool device_source, const StopSignals& interrupts);
 
 }  // namespace eit::cli
