@@ -136,6 +136,9 @@ TEST_CASE("listen exits 3 when fewer images than --count came before --timeout")
   CHECK(r.code == 3);
   CHECK(contains(r.output, "images 0, missing by seq 0"));
   CHECK(contains(r.output, "0 of the 5 images of --count received before the timeout"));
+  // …and says why: nothing listens at that address.
+  CHECK(contains(r.output, "tcp://127.0.0.1:9: no publisher accepts connections there"));
+  CHECK(contains(r.output, "before the timeout (no publisher accepts connections there"));
   CHECK(contains(run_eitstream("listen --help").output, "3 --count was given and fewer images"));
 }
 

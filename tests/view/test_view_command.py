@@ -232,7 +232,7 @@ def test_the_link_state_says_why_a_publisher_cannot_be_read_and_forgets_it_once_
         e = wait_endpoint(ports["right key"], lambda e: e["images"] > 0)
         assert e["state"] == "connected" and e["last_error"] == "", e
         e = wait_endpoint(ports["unknown key"], lambda e: "CURVE key" in e["last_error"])
-        assert e["state"] != "connected" and "refused this view's CURVE key" in e["last_error"], e
+        assert e["state"] != "connected" and "refused this client's CURVE key" in e["last_error"], e
         e = wait_endpoint(ports["none"], lambda e: "security mismatch" in e["last_error"])
         assert e["images"] == 0 and "security mismatch" in e["last_error"], e
     finally:

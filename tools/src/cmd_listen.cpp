@@ -19,6 +19,7 @@
 #include "eit/sinks/image_batch.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "eit/sinks/shm_layout.hpp"
+#include "eit/sinks/zmq_link_monitor.hpp"
 #include "listen_counts.hpp"
 #include "listen_nats.hpp"
 #include "listen_save.hpp"
@@ -66,10 +67,25 @@ void note_series_end(const std::string& json, ListenCounts& counts) {
   counts.on_series_end(id, sent);
 }
 
-// zmq::recv_multipart; false on timeout, and on a signal (EINTR), which the loop then sees.
-bool receive(zmq::socket_t& socket, std::vector<zmq::message_t>& parts) {
+// Waits up to 200 ms for a message, reading the link's events meanwhile: a change in what the
+// link is (connected, or why not: a refused CURVE key, nothing listening…) is told on stderr at
+// once, since without images nothing else would say it. False on timeout, and on a signal
+// (EINTR), which the loop then sees.
+bool receive(zmq::socket_t& socket, sinks::ZmqLinkMonitor& link, const std::string& endpoint,
+             std::vector<zmq::message_t>& parts) {
   try {
-    return zmq::recv_multipart(socket, std::back_inserter(parts)).has_value();
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                               {link.events().handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, std::chrono::milliseconds(200));
+    if ((items[1].revents & ZMQ_POLLIN) && link.on_event()) {
+      if (link.state() == sinks::LinkState::kConnected)
+        fmt::print(stderr, "eitstream listen: connected to {}\n", endpoint);
+      else if (!link.error().empty())
+        fmt::print(stderr, "eitstream listen: {}: {}\n", endpoint, link.error());
+    }
+    if (!(items[0].revents & ZMQ_POLLIN)) return false;
+    return zmq::recv_multipart(socket, std::back_inserter(parts), zmq::recv_flags::dontwait)
+        .has_value();
   } catch (const zmq::error_t& e) {
     if (e.num() == EINTR) return false;
     throw CommandError(fmt::format("receiving: {}", e.what()));
@@ -87,8 +103,8 @@ void listen(const ListenOptions& o) {
       sinks::is_shm_uri(o.endpoint) ? std::make_unique<ShmListenFeed>(o.endpoint) : nullptr;
   zmq::context_t ctx(1);
   zmq::socket_t socket(ctx, o.pull ? zmq::socket_type::pull : zmq::socket_type::sub);
-  socket.set(zmq::sockopt::rcvtimeo, 200);
   socket.set(zmq::sockopt::linger, 0);
+  sinks::set_consumer_link_options(socket);
   // A publisher (or anyone in its place) cannot make this process allocate more than the largest
   // legitimate message: an image payload of kMaxImageFloats floats (or --max-message-bytes).
   socket.set(zmq::sockopt::maxmsgsize, o.max_message_bytes > 0
@@ -96,8 +112,12 @@ void listen(const ListenOptions& o) {
                                            : static_cast<int64_t>(kMaxImageFloats * sizeof(float)));
   apply_curve_client_options(o.curve, socket);
   if (!o.pull) socket.set(zmq::sockopt::subscribe, o.topic);
+  std::optional<sinks::ZmqLinkMonitor> link;
   try {
-    if (!nats_feed && !shm_feed) socket.connect(o.endpoint);
+    if (!nats_feed && !shm_feed) {
+      link.emplace(ctx, socket);
+      socket.connect(o.endpoint);
+    }
   } catch (const zmq::error_t& e) {
     throw CommandError(fmt::format("cannot connect to '{}': {}", o.endpoint, e.what()));
   }
@@ -146,7 +166,7 @@ void listen(const ListenOptions& o) {
     parts.clear();
     if (nats_feed  ? !nats_feed->next(parts, 200)
         : shm_feed ? !shm_feed->next(parts, 200)
-                   : !receive(socket, parts))
+                   : !receive(socket, *link, o.endpoint, parts))
       continue;  // timeout: re-check
     const int64_t now = pipeline::now_ns();
     const std::string topic = parts[0].to_string();
@@ -211,12 +231,19 @@ void listen(const ListenOptions& o) {
   std::fflush(stdout);
   if (shm_feed && !shm_feed->attached())
     throw CommandError(fmt::format("no publisher was found: {}", shm_feed->problem()));
+  // Why nothing (more) came, where the link knows: the publisher refused this key, nothing
+  // listens there…
+  const std::string link_problem =
+      link && link->state() != sinks::LinkState::kConnected && !link->error().empty()
+          ? fmt::format(" ({})", link->error())
+          : "";
   if (o.count > 0 && images < o.count)
     throw CommandError(
-        fmt::format("{} of the {} images of --count received before {}", images, o.count,
+        fmt::format("{} of the {} images of --count received before {}{}", images, o.count,
                     interrupted ? "the interruption"
                     : ended     ? "the series ended"
-                                : "the timeout"),
+                                : "the timeout",
+                    link_problem),
         kExitCountNotReached);
   if (saver && (saver->refused() || saver->failed()))
     throw CommandError(
