@@ -44,9 +44,14 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   const recon::Model& model = in.model;
   if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");
   Backend backend = make_backend(c.backend, model, c.max_batch, c.cpu_threads, in.interleaved);
-  const ReferenceChoice ref =
-      model.gn ? absolute_imaging_reference(backend.reconstructor->n_meas(), c.reference)
-               : in.reference;
+  const ReferenceChoice ref = model.gn && c.reference.empty()
+                                  ? absolute_imaging_reference(backend.reconstructor->n_meas())
+                                  : in.reference;
+  // A gn model images each frame alone; a reference given is kept only as a raw recording's v_ref.
+  if (model.gn && !c.reference.empty())
+    fmt::print(
+        stderr, "eitstream: warning: --reference {}: a gn model does not use it for its images{}\n",
+        c.reference, c.record_raw.empty() ? "" : " (--record-raw stores it as the frames' v_ref)");
   pipeline::PipelineOptions o = run_pipeline_options(c, ref);
   if (!backend.why_not_cuda.empty())
     fmt::print(stderr, "eitstream: --backend {} chose cpu: {}\n", c.backend,

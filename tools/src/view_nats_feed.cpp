@@ -16,6 +16,7 @@
 #include "eit/nats/nats_address.hpp"
 #include "eit/nats/nats_image_reader.hpp"
 #include "eit/sinks/image_header.hpp"
+#include "eit/sinks/zmq_link_monitor.hpp"
 #include "eit/view/feed_router.hpp"
 #include "nats_reader_uri.hpp"
 #endif
@@ -32,18 +33,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-enum class State { kConnecting, kConnected, kReconnecting };
-
-const char* to_string(State s) {
-  switch (s) {
-    case State::kConnected:
-      return "connected";
-    case State::kReconnecting:
-      return "reconnecting";
-    default:
-      return "connecting";
-  }
-}
+// The live view's link states, as for a ZeroMQ publisher (sinks/zmq_link_monitor.hpp).
+using State = sinks::LinkState;
+using sinks::to_string;
 
 class NatsViewFeed final : public view::ViewFeed {
  public:
