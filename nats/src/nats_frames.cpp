@@ -3,7 +3,6 @@
 #include "eit/nats/nats_frames.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -241,21 +240,12 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
   std::atomic<bool> stopped_{false};
 };
 
-// since=: absent → resume (or all, for a new consumer); "new" → only new frames; a number →
-// seconds since the epoch.
-int64_t parse_since(std::string_view uri) {
-  const auto at = uri.find("since=");
-  if (at == std::string_view::npos) return 0;
-  std::string_view v = uri.substr(at + 6);
-  v = v.substr(0, v.find('&'));
-  if (v == "all") return 0;
-  if (v == "new") return -1;
-  double seconds = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
-  if (ec != std::errc{} || end != v.data() + v.size() || seconds <= 0)
-    throw std::invalid_argument(
-        fmt::format("'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
-  return static_cast<int64_t>(seconds * 1e9);
+// since=: absent → resume (or all, for a new consumer) and all → 0; new → -1 (only new frames); a
+// time → its ns since the epoch.
+int64_t start_ns_of(std::string_view uri) {
+  const Since since = parse_since(uri);
+  if (since.kind == Since::Kind::kNew) return -1;
+  return since.kind == Since::Kind::kTime ? since.epoch_ns : 0;
 }
 
 }  // namespace
@@ -269,7 +259,7 @@ std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
     const recon::Protocol& protocol, int64_t idle_ms) {
   const NatsAddress address = parse_nats_address(uri);
-  const int64_t since = parse_since(uri);
+  const int64_t since = start_ns_of(uri);
   if (since < 0)
     throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
   auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms);
@@ -291,7 +281,7 @@ std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
                                                    const recon::Protocol& protocol) {
   const NatsAddress address = parse_nats_address(uri);
-  auto transport = std::make_unique<NatsTransport>(address, parse_since(uri));
+  auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri));
   auto decoder = acquisition::make_stream_decoder("ingest", options.ingest, protocol);
   acquisition::StreamSourceOptions so;
   so.nominal_rate_hz = options.nominal_rate_hz;
