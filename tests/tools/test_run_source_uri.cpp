@@ -1,6 +1,7 @@
 // `eitstream run --source URI` with a mistake in the URI's options ends at once with exit status
 // 1 and names the URI, the option and what is expected (docs/protocol.md, "A source that never
-// works"). The old run ignored unknown options and waited for the source timeout (status 5).
+// works"). The old run ignored unknown options and waited for the source timeout (status 5);
+// phantom: specs are checked as strictly.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -49,4 +50,16 @@ TEST_CASE("run refuses an idle= out of range and names the whole URI in a number
   CAPTURE(scale.output);
   CHECK(scale.code == 1);
   CHECK(contains(scale.output, "source 'tcp://127.0.0.1:27099?scale=abc': option scale='abc'"));
+}
+
+TEST_CASE("run refuses a phantom spec with an unknown key or positions that are not whole") {
+  const auto key = run_source("phantom:breathing?rate=30&depth=2");
+  CAPTURE(key.output);
+  CHECK(key.code == 1);
+  CHECK(
+      contains(key.output, "unknown key 'depth' (expected rate, tidal, delay, lung or positions)"));
+  const auto positions = run_source("phantom:breathing?positions=16.5");
+  CAPTURE(positions.output);
+  CHECK(positions.code == 1);
+  CHECK(contains(positions.output, "positions=16.5 is not a whole number"));
 }
