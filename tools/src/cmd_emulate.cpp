@@ -21,6 +21,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/recon/model_file.hpp"
 #include "emulate_feed.hpp"
+#include "emulate_receiver.hpp"
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_nats.hpp"
@@ -108,6 +109,11 @@ void run_emulate(EmulateArgs a) {
   a.replay.recording = to_recording_options(a.recording);
   if (a.frames_per_datagram == 0) throw CommandError("--frames-per-datagram 0: expected >= 1");
   const auto sample_type = acquisition::parse_ingest_sample_type(a.sample_type);
+  if (is_nats_uri(a.to) && a.format != "ingest")
+    throw CommandError(
+        fmt::format("--format {} --to {}: NATS carries raw frames in ingest framing "
+                    "only; expected --format ingest",
+                    a.format, a.to));
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
@@ -130,7 +136,7 @@ void run_emulate(EmulateArgs a) {
   auto link = is_nats_uri(a.to) ? open_nats_link(a.to, frame_bytes)
                                 : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
-  say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
+  say(fmt::format("receiver: {}", emulate_receiver_uri(link->receiver_uri(), a.format)));
   if (link->endpoint().starts_with("0.0.0.0:") || link->endpoint().starts_with("[::]:")) {
     say(
         fmt::format("emulate: listening on every interface ({}); the receiver line uses this "
