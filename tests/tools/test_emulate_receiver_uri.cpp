@@ -64,6 +64,7 @@ TEST_CASE(
       {"--to", "udp://127.0.0.1:" + std::to_string(unused_port(SOCK_DGRAM))},
       {"--to", "pty"},
       {"--to", "file://" + capture, "--count", "10"},
+      {"--to", "tcp-listen://127.0.0.1:0", "--sample-type", "i16"},
   };
   for (const auto& target : targets) {
     CAPTURE(target[1]);
@@ -84,10 +85,11 @@ TEST_CASE(
 TEST_CASE("run --source takes the receiver URI emulate prints for a NATS bed") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  {
-    const std::string bed = server.url() + "?site=icu&bed=5";
+  for (const char* sample_type : {"f32", "i16"}) {
+    CAPTURE(sample_type);
+    const std::string bed = server.url() + "?site=icu&bed=" + (sample_type[0] == 'f' ? "5" : "6");
     Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--h0", "0.2", "--to", bed,
-                       "--count", "20", "--unpaced"});
+                       "--count", "20", "--unpaced", "--sample-type", sample_type});
     REQUIRE(device.wait(120s) == 0);
     const std::string out = device.out();
     const auto at = out.find("receiver: ");
@@ -97,6 +99,7 @@ TEST_CASE("run --source takes the receiver URI emulate prints for a NATS bed") {
     CHECK(receiver.starts_with(bed));
     CHECK(receiver.find('?') == receiver.rfind('?'));
     CHECK(receiver.find("format=") == std::string::npos);  // NATS raw frames are ingest framing
+    CHECK((receiver.find("&scale=") != std::string::npos) == (sample_type[0] == 'i'));
     std::string said;
     CHECK(run_source(receiver, said) == 0);
     CAPTURE(said);
