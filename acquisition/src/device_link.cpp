@@ -11,6 +11,7 @@ namespace eit::acquisition {
 std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect) {
   if (uri == "pty" || uri == "pty://") return detail::make_pty_link();
   const LiveUri u = parse_live_uri(uri);
+  check_device_link_options(u);
   if (u.scheme == "tcp-listen") return detail::make_tcp_listen_link(u.host, u.port);
   if (u.scheme == "tcp") return detail::make_tcp_connect_link(u.host, u.port, reconnect);
   if (u.scheme == "tls-listen" || u.scheme == "tls-connect") {

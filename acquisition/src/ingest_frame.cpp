@@ -16,11 +16,11 @@ namespace {
 constexpr size_t kHeaderCrcOffset = 36;
 
 template <typename Int>
-Int saturate(float v) noexcept {
+Int saturate(double v) noexcept {
   if (!std::isfinite(v))
     return v > 0 ? std::numeric_limits<Int>::max()
                  : (v < 0 ? std::numeric_limits<Int>::min() : Int{0});
-  const double r = std::nearbyint(static_cast<double>(v));
+  const double r = std::nearbyint(v);
   if (r >= static_cast<double>(std::numeric_limits<Int>::max()))
     return std::numeric_limits<Int>::max();
   if (r <= static_cast<double>(std::numeric_limits<Int>::min()))
@@ -28,7 +28,31 @@ Int saturate(float v) noexcept {
   return static_cast<Int>(r);
 }
 
+template <typename Int>
+bool saturates(double v) noexcept {
+  const double r = std::nearbyint(v);
+  return !std::isfinite(v) || r > static_cast<double>(std::numeric_limits<Int>::max()) ||
+         r < static_cast<double>(std::numeric_limits<Int>::min());
+}
+
 }  // namespace
+
+size_t ingest_integer_overflows(IngestSampleType type, std::span<const float> values,
+                                double integer_scale) noexcept {
+  size_t n = 0;
+  for (float v : values) {
+    const double scaled = static_cast<double>(v) / integer_scale;
+    if (type == IngestSampleType::kI16) n += saturates<int16_t>(scaled);
+    if (type == IngestSampleType::kI32) n += saturates<int32_t>(scaled);
+  }
+  return n;
+}
+
+double ingest_integer_limit(IngestSampleType type) noexcept {
+  if (type == IngestSampleType::kI16) return std::numeric_limits<int16_t>::max();
+  if (type == IngestSampleType::kI32) return std::numeric_limits<int32_t>::max();
+  return 0;
+}
 
 size_t ingest_sample_size(IngestSampleType type) noexcept {
   switch (type) {
@@ -113,7 +137,8 @@ void encode_ingest_header(std::span<uint8_t, kIngestHeaderSize> out, const Inges
 }
 
 size_t encode_ingest_frame(std::span<uint8_t> out, IngestSampleType type, uint64_t seq,
-                           int64_t device_time_ns, std::span<const float> values) noexcept {
+                           int64_t device_time_ns, std::span<const float> values,
+                           double integer_scale) noexcept {
   const size_t size = ingest_frame_size(type, values.size());
   if (out.size() < size || ingest_sample_size(type) == 0) return 0;
   uint8_t* p = out.data() + kIngestHeaderSize;
@@ -128,11 +153,11 @@ size_t encode_ingest_frame(std::span<uint8_t> out, IngestSampleType type, uint64
         p += 8;
         break;
       case IngestSampleType::kI16:
-        le::store<int16_t>(p, saturate<int16_t>(v));
+        le::store<int16_t>(p, saturate<int16_t>(v / integer_scale));
         p += 2;
         break;
       case IngestSampleType::kI32:
-        le::store<int32_t>(p, saturate<int32_t>(v));
+        le::store<int32_t>(p, saturate<int32_t>(v / integer_scale));
         p += 4;
         break;
       case IngestSampleType::kComplex64:

@@ -14,18 +14,26 @@
 namespace eit::acquisition {
 namespace {
 
+// The number in option `key` (fallback when absent); throws naming the whole URI, the option,
+// the value and what was expected.
 template <typename T>
-T number_option(const LiveUri& uri, std::string_view key, T fallback) {
+T number_option(const LiveUri& uri, std::string_view key, T fallback, std::string_view expected) {
   const auto it = uri.query.find(key);
   if (it == uri.query.end()) return fallback;
   T value{};
   const auto& s = it->second;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc{} || end != s.data() + s.size()) {
-    throw std::invalid_argument(fmt::format("{}://{}: option {}='{}' is not a number", uri.scheme,
-                                            uri.path.empty() ? uri.host : uri.path, key, s));
+  if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
+    throw std::invalid_argument(fmt::format(
+        "source '{}': option {}='{}' is not a number; expected {}", uri.text, key, s, expected));
   }
   return value;
+}
+
+[[noreturn]] void out_of_range(const LiveUri& uri, std::string_view key, double value,
+                               std::string_view expected) {
+  throw std::invalid_argument(fmt::format("source '{}': {}={} is out of range; expected {}",
+                                          uri.text, key, value, expected));
 }
 
 std::string text_option(const LiveUri& uri, std::string_view key, std::string fallback) {
@@ -54,24 +62,28 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
   if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
   if (uri.scheme == "file") {
     const auto loop = text_option(uri, "loop", "0");
+    if (loop != "0" && loop != "1" && loop != "true" && loop != "false") {
+      throw std::invalid_argument(
+          fmt::format("source '{}': loop='{}'; expected 0 or 1", uri.text, loop));
+    }
     return make_file_transport(uri.path, loop == "1" || loop == "true");
   }
   if (uri.scheme == "serial") {
     SerialOptions s;
     s.path = uri.path;
-    s.baud = number_option<unsigned>(uri, "baud", 115200);
-    s.data_bits = number_option<unsigned>(uri, "bits", 8);
-    s.stop_bits = number_option<unsigned>(uri, "stop", 1);
+    s.baud = number_option<unsigned>(uri, "baud", 115200, "a baud rate, e.g. 115200");
+    s.data_bits = number_option<unsigned>(uri, "bits", 8, "5..8");
+    s.stop_bits = number_option<unsigned>(uri, "stop", 1, "1 or 2");
     const auto parity = text_option(uri, "parity", "n");
     s.parity = parity.empty() ? '?' : parity[0];
     if (parity.size() != 1 && parity != "none" && parity != "even" && parity != "odd") {
       throw std::invalid_argument(
-          fmt::format("serial://{}: parity='{}'; expected n, e or o", uri.path, parity));
+          fmt::format("source '{}': parity='{}'; expected n, e or o", uri.text, parity));
     }
     const auto flow = text_option(uri, "flow", "none");
     if (flow != "none" && flow != "rtscts") {
       throw std::invalid_argument(
-          fmt::format("serial://{}: flow='{}'; expected none or rtscts", uri.path, flow));
+          fmt::format("source '{}': flow='{}'; expected none or rtscts", uri.text, flow));
     }
     s.hardware_flow = flow == "rtscts";
     s.reconnect = reconnect;
@@ -110,35 +122,59 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
                                                const LiveSourceOptions& options,
                                                const recon::Protocol& protocol) {
   const LiveUri uri = parse_live_uri(text);
+  check_live_source_options(uri);
   std::string format = options.format;
   if (format.empty())
     format = text_option(uri, "format", uri.scheme == "serial" ? "openeit" : "ingest");
+  if (format != "ingest" && format != "openeit") {
+    throw std::invalid_argument(
+        fmt::format("source '{}': format='{}'; expected ingest or openeit", uri.text, format));
+  }
   IngestDecoderOptions ingest = options.ingest;
-  if (uri.query.contains("complex"))
-    ingest.complex_part = parse_complex_part(uri.query.find("complex")->second);
-  ingest.integer_scale = number_option<double>(uri, "scale", ingest.integer_scale);
+  if (const auto it = uri.query.find("complex"); it != uri.query.end()) {
+    try {
+      ingest.complex_part = parse_complex_part(it->second);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("source '{}': {}", uri.text, e.what()));
+    }
+  }
+  constexpr std::string_view kScale = "a finite number other than 0";
+  ingest.integer_scale = number_option<double>(uri, "scale", ingest.integer_scale, kScale);
+  if (!std::isfinite(ingest.integer_scale) || ingest.integer_scale == 0)
+    out_of_range(uri, "scale", ingest.integer_scale, kScale);
   StreamSourceOptions source_options;
-  source_options.nominal_rate_hz = number_option<double>(uri, "rate", options.nominal_rate_hz);
+  constexpr std::string_view kRate = "frames per second, above 0 up to 1e6";
+  source_options.nominal_rate_hz = options.nominal_rate_hz;
+  if (uri.query.contains("rate")) {
+    source_options.nominal_rate_hz = number_option<double>(uri, "rate", 0.0, kRate);
+    if (!(source_options.nominal_rate_hz > 0 && source_options.nominal_rate_hz <= 1e6))
+      out_of_range(uri, "rate", source_options.nominal_rate_hz, kRate);
+  }
   TcpLiveness liveness;
-  double idle_s = options.idle_s >= 0 ? options.idle_s : number_option<double>(uri, "idle", -1.0);
+  constexpr std::string_view kIdle = "seconds, 0 (never) to 3600";
+  const double uri_idle_s = number_option<double>(uri, "idle", -1.0, kIdle);
+  if (uri.query.contains("idle") && !(uri_idle_s >= 0 && uri_idle_s <= 3600))
+    out_of_range(uri, "idle", uri_idle_s, kIdle);
+  const double idle_s = options.idle_s >= 0 ? options.idle_s : uri_idle_s;
   if (!std::isfinite(idle_s) || idle_s > 3600) {
-    throw std::invalid_argument(fmt::format("{}://{}: idle={} s; expected 0 (never) to 3600",
-                                            uri.scheme, uri.host, idle_s));
+    throw std::invalid_argument(
+        fmt::format("source '{}': idle={} s; expected 0 (never) to 3600", uri.text, idle_s));
   }
   liveness.idle = idle_s < 0 ? default_idle_timeout(source_options.nominal_rate_hz)
                              : std::chrono::milliseconds(static_cast<int64_t>(idle_s * 1000));
   const auto keepalive = text_option(uri, "keepalive", "1");
   if (keepalive != "0" && keepalive != "1") {
     throw std::invalid_argument(
-        fmt::format("{}://{}: keepalive='{}'; expected 0 or 1", uri.scheme, uri.host, keepalive));
+        fmt::format("source '{}': keepalive='{}'; expected 0 or 1", uri.text, keepalive));
   }
   liveness.keepalive = keepalive == "1";
   ReconnectPolicy reconnect = options.reconnect;
   const double connect_s = number_option<double>(
-      uri, "connect_timeout", static_cast<double>(reconnect.connect_timeout.count()) / 1000);
+      uri, "connect_timeout", static_cast<double>(reconnect.connect_timeout.count()) / 1000,
+      "seconds, 0.001 to 3600");
   if (!(connect_s >= 0.001 && connect_s <= 3600)) {
-    throw std::invalid_argument(fmt::format("{}://{}: connect_timeout={} s; expected 0.001 to 3600",
-                                            uri.scheme, uri.host, connect_s));
+    throw std::invalid_argument(fmt::format(
+        "source '{}': connect_timeout={} s; expected 0.001 to 3600", uri.text, connect_s));
   }
   reconnect.connect_timeout = std::chrono::milliseconds(std::llround(connect_s * 1000));
   auto decoder = make_stream_decoder(format, ingest, protocol);

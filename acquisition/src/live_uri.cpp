@@ -16,6 +16,7 @@ constexpr std::string_view kSchemes =
 
 LiveUri parse_live_uri(std::string_view text) {
   LiveUri uri;
+  uri.text = std::string(text);
   const auto sep = text.find("://");
   if (sep == std::string_view::npos) {
     throw std::invalid_argument(
@@ -36,7 +37,11 @@ LiveUri parse_live_uri(std::string_view text) {
         throw std::invalid_argument(
             fmt::format("source '{}': option '{}' has no value; expected key=value", text, item));
       }
-      uri.query.emplace(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+      const std::string_view key = item.substr(0, eq);
+      if (!uri.query.emplace(std::string(key), std::string(item.substr(eq + 1))).second) {
+        throw std::invalid_argument(
+            fmt::format("source '{}': option '{}' given twice; expected it once", text, key));
+      }
     }
   }
   if (uri.scheme == "serial" || uri.scheme == "file") {

@@ -1,6 +1,8 @@
 // Parsing of NATS URIs and subject names (see nats_address.hpp).
 #include "eit/nats/nats_address.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -18,7 +20,31 @@ bool valid_token(std::string_view t) noexcept {
   return true;
 }
 
+Since since_value(std::string_view uri, std::string_view v) {
+  if (v == "all") return {Since::Kind::kAll};
+  if (v == "new") return {Since::Kind::kNew};
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
+  if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || !(seconds > 0) ||
+      !std::isfinite(seconds))
+    throw std::invalid_argument(
+        fmt::format("'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
+  return {Since::Kind::kTime, static_cast<int64_t>(seconds * 1e9)};
+}
+
 }  // namespace
+
+Since parse_since(std::string_view uri) {
+  const auto q = uri.find('?');
+  if (q == std::string_view::npos) return {};
+  for (std::string_view query = uri.substr(q + 1); !query.empty();) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (item.starts_with("since=")) return since_value(uri, item.substr(6));
+  }
+  return {};
+}
 
 bool is_nats_uri(std::string_view uri) noexcept {
   return uri.starts_with("nats://") || uri.starts_with("tls://");
@@ -79,7 +105,7 @@ NatsAddress parse_nats_address(std::string_view uri) {
     else if (key == "insecure")
       a.insecure = value == "1" || value == "true";
     else if (key == "since")
-      continue;  // read by the consumers that replay history
+      (void)since_value(uri, value);  // read by the consumers that replay history (parse_since)
     else
       throw std::invalid_argument(fmt::format(
           "'{}': option '{}' unknown; expected site, bed, creds, nkey, seed, model, tls-ca, "

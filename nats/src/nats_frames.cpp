@@ -245,21 +245,49 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
   std::atomic<bool> stopped_{false};
 };
 
-// since=: absent → resume (or all, for a new consumer); "new" → only new frames; a number →
-// seconds since the epoch.
-int64_t parse_since(std::string_view uri) {
-  const auto at = uri.find("since=");
-  if (at == std::string_view::npos) return 0;
-  std::string_view v = uri.substr(at + 6);
-  v = v.substr(0, v.find('&'));
-  if (v == "all") return 0;
-  if (v == "new") return -1;
-  double seconds = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
-  if (ec != std::errc{} || end != v.data() + v.size() || seconds <= 0)
-    throw std::invalid_argument(
-        fmt::format("'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
-  return static_cast<int64_t>(seconds * 1e9);
+// since=: absent → resume (or all, for a new consumer) and all → 0; new → -1 (only new frames); a
+// time → its ns since the epoch.
+int64_t start_ns_of(std::string_view uri) {
+  const Since since = parse_since(uri);
+  if (since.kind == Since::Kind::kNew) return -1;
+  return since.kind == Since::Kind::kTime ? since.epoch_ns : 0;
+}
+
+// A raw-frame reader's URI: scale= (integer samples are multiplied by it, as the live sources'
+// scale=, docs/protocol.md) is its option alone, taken out before parse_nats_address so that
+// every other NATS URI refuses it as unknown.
+struct RawReaderUri {
+  std::string uri;  // without scale=
+  acquisition::IngestDecoderOptions ingest;
+};
+
+RawReaderUri raw_reader_uri(std::string_view uri, const acquisition::LiveSourceOptions& options) {
+  RawReaderUri r{std::string(uri), options.ingest};
+  const auto q = uri.find('?');
+  if (q == std::string_view::npos) return r;
+  r.uri = std::string(uri.substr(0, q + 1));
+  bool scaled = false;
+  for (std::string_view query = uri.substr(q + 1); !query.empty();) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (!item.starts_with("scale=")) {
+      r.uri += std::string(item) + "&";
+      continue;
+    }
+    const std::string_view v = item.substr(6);
+    double scale = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), scale);
+    if (scaled || v.empty() || ec != std::errc{} || end != v.data() + v.size() ||
+        !std::isfinite(scale) || scale == 0)
+      throw std::invalid_argument(
+          fmt::format("'{}': scale={} {}; expected one finite number other than 0", uri, v,
+                      scaled ? "given twice" : "is not a number for integer samples"));
+    r.ingest.integer_scale = scale;
+    scaled = true;
+  }
+  r.uri.pop_back();  // the last '&', or the '?' of an emptied query
+  return r;
 }
 
 }  // namespace
@@ -280,12 +308,13 @@ std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view 
 std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
     const recon::Protocol& protocol, int64_t idle_ms) {
-  const NatsAddress address = parse_nats_address(uri);
-  const int64_t since = parse_since(uri);
+  const RawReaderUri raw = raw_reader_uri(uri, options);
+  const NatsAddress address = parse_nats_address(raw.uri);
+  const int64_t since = start_ns_of(uri);
   if (since < 0)
     throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
   auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms);
-  auto decoder = acquisition::make_stream_decoder("ingest", options.ingest, protocol);
+  auto decoder = acquisition::make_stream_decoder("ingest", raw.ingest, protocol);
   acquisition::StreamSourceOptions so;
   so.nominal_rate_hz = options.nominal_rate_hz;
   return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
@@ -302,9 +331,10 @@ std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
                                                    const recon::Protocol& protocol) {
-  const NatsAddress address = parse_nats_address(uri);
-  auto transport = std::make_unique<NatsTransport>(address, parse_since(uri));
-  auto decoder = acquisition::make_stream_decoder("ingest", options.ingest, protocol);
+  const RawReaderUri raw = raw_reader_uri(uri, options);
+  const NatsAddress address = parse_nats_address(raw.uri);
+  auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri));
+  auto decoder = acquisition::make_stream_decoder("ingest", raw.ingest, protocol);
   acquisition::StreamSourceOptions so;
   so.nominal_rate_hz = options.nominal_rate_hz;
   return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);

@@ -2,7 +2,6 @@
 #include "eit/nats/nats_image_reader.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
@@ -73,24 +72,6 @@ struct NatsImageReader::Impl {
 
 namespace {
 
-std::string_view option(std::string_view uri, std::string_view key) {
-  const auto q = uri.find('?');
-  if (q == std::string_view::npos) return {};
-  std::string_view rest = uri.substr(q + 1);
-  while (!rest.empty()) {
-    const auto amp = rest.find('&');
-    const std::string_view item = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
-    if (item.size() > key.size() && item.starts_with(key) && item[key.size()] == '=')
-      return item.substr(key.size() + 1);
-  }
-  return {};
-}
-
-}  // namespace
-
-namespace {
-
 void take(Held& h, ImageStreamMessage& out) {
   const std::string_view subject = natsMsg_GetSubject(h.msg);
   out.kind = std::string(subject.substr(subject.rfind('.') + 1));
@@ -124,21 +105,16 @@ NatsImageReader::NatsImageReader(std::string_view uri, double series_lookback_s)
   series = so;
   // The series message in effect is the last stored before `start_ns` (0: none looked for).
   int64_t start_ns = 0;
-  const std::string_view since = option(uri, "since");
-  if (since.empty() || since == "new") {
+  const Since since = parse_since(uri);
+  if (since.kind == Since::Kind::kAbsent || since.kind == Since::Kind::kNew) {
     so.Config.DeliverPolicy = js_DeliverNew;
     series.Config.DeliverPolicy = js_DeliverLastPerSubject;
     start_ns = static_cast<int64_t>(nats_Now()) * 1'000'000;
-  } else if (since == "all") {
+  } else if (since.kind == Since::Kind::kAll) {
     so.Config.DeliverPolicy = js_DeliverAll;
     series.Config.DeliverPolicy = js_DeliverAll;
   } else {
-    double seconds = 0;
-    const auto [end, ec] = std::from_chars(since.data(), since.data() + since.size(), seconds);
-    if (ec != std::errc{} || end != since.data() + since.size() || seconds <= 0)
-      throw std::invalid_argument(
-          fmt::format("'{}': since={} is not 'new', 'all' or seconds since the epoch", uri, since));
-    start_ns = static_cast<int64_t>(seconds * 1e9);
+    start_ns = since.epoch_ns;
     const int64_t series_from_ns = start_ns - static_cast<int64_t>(series_lookback_s * 1e9);
     deliver_from_time(so.Config, start_ns);
     deliver_from_time(series.Config, series_from_ns);

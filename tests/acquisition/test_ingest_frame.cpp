@@ -162,6 +162,23 @@ TEST_CASE("integer samples are scaled by integer_scale") {
   CHECK(r.values[0] == std::vector<float>{50, -1.5f});
 }
 
+TEST_CASE("integer samples are encoded as value over the scale and saturations are counted") {
+  const std::vector<float> values = {0.01f, -0.02f, 0.0301f, 4.0f};
+  std::vector<uint8_t> out(ingest_frame_size(IngestSampleType::kI16, values.size()));
+  REQUIRE(encode_ingest_frame(out, IngestSampleType::kI16, 0, -1, values, 1e-4) == out.size());
+  IngestDecoder d(values.size(), {.integer_scale = 1e-4});
+  const auto r = decode_all(d, out);
+  REQUIRE(r.values.size() == 1);
+  CHECK(r.values[0][0] == doctest::Approx(0.01).epsilon(1e-6));
+  CHECK(r.values[0][1] == doctest::Approx(-0.02).epsilon(1e-6));
+  CHECK(r.values[0][2] == doctest::Approx(0.0301).epsilon(1e-6));
+  CHECK(r.values[0][3] == doctest::Approx(32767 * 1e-4).epsilon(1e-6));  // 4.0 / 1e-4 saturates
+  CHECK(ingest_integer_overflows(IngestSampleType::kI16, values, 1e-4) == 1);
+  CHECK(ingest_integer_overflows(IngestSampleType::kI32, values, 1e-4) == 0);
+  CHECK(ingest_integer_overflows(IngestSampleType::kF32, values, 1e-4) == 0);
+  CHECK(ingest_integer_limit(IngestSampleType::kI16) == 32767);
+}
+
 namespace {
 
 // Three frames with garbage before, between and after them, including false starts of the magic

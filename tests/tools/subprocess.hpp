@@ -64,7 +64,7 @@ class Subprocess {
         code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       }
     }
-    while (pump(0)) {
+    while (exited_ && pump(0)) {  // a child still running keeps its pipes open: no draining
     }
     return exited_ ? code_ : -1;
   }

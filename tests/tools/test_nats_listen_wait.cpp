@@ -54,4 +54,14 @@ TEST_CASE("listen with a malformed since= fails at once instead of waiting") {
   CHECK(listen.err().find("since=soon") != std::string::npos);
 }
 
+// The same check as `run --source` (nats::parse_since): an empty since= is no default. It used
+// to be read as absent, and listen ran until its timeout with status 0.
+TEST_CASE("listen with an empty since= fails at once as run does") {
+  Subprocess listen({EITSTREAM_BIN, "listen",
+                     "nats://127.0.0.1:1?site=icu&bed=5&since=", "--summary", "--timeout", "1"});
+  CHECK(listen.wait(10s) == 1);
+  CHECK(listen.err().find("listen: 'nats://127.0.0.1:1?site=icu&bed=5&since=': since= is not "
+                          "'all', 'new' or seconds since the epoch") != std::string::npos);
+}
+
 #endif  // libnats

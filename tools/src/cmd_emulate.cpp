@@ -24,6 +24,7 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/recon/model_file.hpp"
 #include "emulate_feed.hpp"
+#include "emulate_receiver.hpp"
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_nats.hpp"
@@ -38,6 +39,7 @@ struct EmulateArgs {
   bool unpaced = false, loop = false;
   uint64_t count = 0, seq_start = 0;
   size_t frames_per_datagram = 1;
+  double scale = 0;  // --scale: integer samples carry value / scale (0: chosen from the data)
   double wait_s = 0;
   // The protocol the frames are sent in (the receiver's model).
   std::string model;
@@ -131,6 +133,16 @@ void run_emulate(EmulateArgs a) {
   a.replay.recording = to_recording_options(a.recording);
   if (a.frames_per_datagram == 0) throw CommandError("--frames-per-datagram 0: expected >= 1");
   const auto sample_type = acquisition::parse_ingest_sample_type(a.sample_type);
+  if (is_nats_uri(a.to) && a.format != "ingest")
+    throw CommandError(
+        fmt::format("--format {} --to {}: NATS carries raw frames in ingest framing "
+                    "only; expected --format ingest",
+                    a.format, a.to));
+  if (a.format != "ingest" && a.scale != 0)
+    throw CommandError(
+        fmt::format("--scale {}: only ingest integer samples are scaled; expected "
+                    "--format ingest --sample-type i16 or i32",
+                    a.scale));
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
@@ -148,6 +160,15 @@ void run_emulate(EmulateArgs a) {
                   feed->describe(), n, protocol.n_electrodes, protocol.options.drive_distance,
                   protocol.options.measure_step, recon::to_string(protocol.options.order)));
 
+  // The first frame is read now: an integer sample type's scale may come from it.
+  std::vector<float> values(n);
+  const bool have_first = feed->next(values);
+  const auto scale = a.format == "ingest"
+                         ? choose_integer_scale(sample_type, a.scale,
+                                                have_first ? values : std::span<const float>{})
+                         : std::nullopt;
+  const double integer_scale = scale ? scale->value : 1.0;
+
   const size_t frame_bytes = a.format == "ingest" ? acquisition::ingest_frame_size(sample_type, n)
                                                   : acquisition::openeit_line_capacity(n);
   // A NATS gateway states the rate on each frame (workers put it in the bed's series message):
@@ -155,7 +176,19 @@ void run_emulate(EmulateArgs a) {
   auto link = is_nats_uri(a.to) ? open_nats_link(a.to, frame_bytes, rate)
                                 : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
-  say(fmt::format("receiver: {}?format={}", link->receiver_uri(), a.format));
+  say(fmt::format("receiver: {}", emulate_receiver_uri(link->receiver_uri(), a.format, scale)));
+  if (scale) {
+    say(
+        fmt::format("emulate: {} samples carry value / {} ({}); the receiver multiplies by "
+                    "scale={}",
+                    a.sample_type, scale->text,
+                    scale->chosen ? fmt::format("chosen so that the first frame's largest "
+                                                "|value|, {:.6g}, is half the range; --scale "
+                                                "overrides",
+                                                scale->first_peak)
+                                  : std::string("--scale"),
+                    scale->text));
+  }
   if (link->endpoint().starts_with("0.0.0.0:") || link->endpoint().starts_with("[::]:")) {
     say(
         fmt::format("emulate: listening on every interface ({}); the receiver line uses this "
@@ -183,12 +216,12 @@ void run_emulate(EmulateArgs a) {
   }
   if (stop.count() == 0) say("emulate: sending");
 
-  std::vector<float> values(n);
   const bool datagrams = a.to.rfind("udp://", 0) == 0;
   const size_t per_message = datagrams ? a.frames_per_datagram : 1;
   std::vector<uint8_t> message(frame_bytes * per_message);
   size_t message_len = 0, in_message = 0;
   SendCounts counts;
+  uint64_t clipped = 0;  // integer samples saturated: out of the type's range at the scale
   const auto send_message = [&] {
     counts.add(link->send({message.data(), message_len}), in_message);
     message_len = in_message = 0;
@@ -197,7 +230,7 @@ void run_emulate(EmulateArgs a) {
   const auto t0 = Clock::now();
   auto last_report = t0, last_send = t0;
   for (uint64_t i = 0; stop.count() == 0 && (total == 0 || i < total); ++i) {
-    if (!feed->next(values)) break;
+    if (i == 0 ? !have_first : !feed->next(values)) break;
     const auto due =
         t0 + std::chrono::nanoseconds(std::llround(ns_per_frame * static_cast<double>(i)));
     if (!a.unpaced && !sleep_until_or_stopped(due, stop)) break;
@@ -205,7 +238,20 @@ void run_emulate(EmulateArgs a) {
     std::span<uint8_t> out(message.data() + message_len, frame_bytes);
     size_t len = 0;
     if (a.format == "ingest") {
-      len = acquisition::encode_ingest_frame(out, sample_type, seq, pipeline::now_ns(), values);
+      if (scale) {
+        const size_t over =
+            acquisition::ingest_integer_overflows(sample_type, values, scale->value);
+        if (over > 0 && clipped == 0)
+          std::fprintf(stderr,
+                       "emulate: warning: frame seq %llu: %zu values out of the %s range at "
+                       "scale=%s, clipped (more are counted in the summary); a larger --scale "
+                       "avoids it\n",
+                       static_cast<unsigned long long>(seq), over, a.sample_type.c_str(),
+                       scale->text.c_str());
+        clipped += over;
+      }
+      len = acquisition::encode_ingest_frame(out, sample_type, seq, pipeline::now_ns(), values,
+                                             integer_scale);
     } else {
       len = acquisition::format_openeit_line(values,
                                              {reinterpret_cast<char*>(out.data()), out.size()});
@@ -228,10 +274,14 @@ void run_emulate(EmulateArgs a) {
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   say(fmt::format(
       "emulate: done: {} frames sent, {} dropped (no receiver or a failed write), {} "
-      "disconnects, {} unreadable frames, {:.3f} s, {:.1f} frames/s{}{}{}",
+      "disconnects, {} unreadable frames, {:.3f} s, {:.1f} frames/s{}{}{}{}",
       counts.sent, counts.dropped, link->disconnects(), feed->bad_frames(), secs,
       counts.sent > 1 && send_s > 0 ? static_cast<double>(counts.sent - 1) / send_s : 0.0,
-      nats_link_summary(*link), unreceived, stop.count() > 0 ? " (stopped by a signal)" : ""));
+      nats_link_summary(*link),
+      clipped > 0 ? fmt::format(", {} values clipped (out of the {} range at scale={})", clipped,
+                                a.sample_type, scale->text)
+                  : std::string(),
+      unreceived, stop.count() > 0 ? " (stopped by a signal)" : ""));
 }
 
 const RegisterCommand kEmulate{
@@ -255,8 +305,13 @@ const RegisterCommand kEmulate{
           ->capture_default_str();
       cmd->add_option("--format", args->format, "ingest | openeit")->capture_default_str();
       cmd->add_option("--sample-type", args->sample_type,
-                      "Ingest samples: f32 f64 i16 i32 complex64")
+                      "Ingest samples: f32 f64 i16 i32 complex64 (i16, i32: value / --scale; the "
+                      "receiver line carries the matching scale=)")
           ->capture_default_str();
+      cmd->add_option("--scale", args->scale,
+                      "i16/i32: integers carry value / SCALE (default: chosen from the first "
+                      "frame, its largest value at half the integer range); values beyond the "
+                      "range are clipped and counted");
       cmd->add_option("--fps", args->fps, "Frames per second (0: the recording's rate, else 20)");
       cmd->add_flag("--unpaced", args->unpaced, "As fast as the link takes them");
       cmd->add_option("--count", args->count, "Frames to send (0: the recording once, or endless)");

@@ -104,7 +104,9 @@ std::unique_ptr<FrameFeed> open_frame_feed(const std::string& from,
     return std::make_unique<SourceFeed>(
         open_breathing_phantom(*breathing, played_rate_hz, synthetic.snr_db, protocol,
                                phantom_mesh(protocol, synthetic), /*paced=*/false),
-        0.0, fmt::format("breathing phantom {} (SNR {:g} dB)", from, synthetic.snr_db));
+        0.0,
+        fmt::format("breathing phantom ({}, SNR {:g} dB)",
+                    acquisition::describe_breathing(*breathing), synthetic.snr_db));
   }
   acquisition::ReplayOptions unpaced = replay;
   unpaced.unpaced = true;

@@ -2,7 +2,6 @@
 #if EIT_HAVE_NATS  // (without libnats neither command reads NATS)
 #include "nats_reader_uri.hpp"
 
-#include <charconv>
 #include <filesystem>
 #include <stdexcept>
 
@@ -40,18 +39,9 @@ std::string with_since(const std::string& uri, std::string_view since) {
 nats::NatsAddress checked_nats_reader_address(std::string_view command, const std::string& uri) {
   nats::NatsAddress a;
   try {
-    a = nats::parse_nats_address(uri);
+    a = nats::parse_nats_address(uri);  // since= included (nats::parse_since)
   } catch (const std::invalid_argument& e) {
     throw CommandError(fmt::format("{}: {}", command, e.what()));
-  }
-  const std::string since = since_of(uri);
-  if (!since.empty() && since != "new" && since != "all") {
-    double seconds = 0;
-    const auto [end, ec] = std::from_chars(since.data(), since.data() + since.size(), seconds);
-    if (ec != std::errc{} || end != since.data() + since.size() || seconds <= 0)
-      throw CommandError(
-          fmt::format("{}: '{}': since={} is not 'new', 'all' or seconds since the epoch", command,
-                      uri, since));
   }
   for (auto [option, file] : {std::pair{"creds", &a.creds_file},
                               {"seed", &a.nkey_seed_file},

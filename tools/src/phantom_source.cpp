@@ -1,6 +1,7 @@
 #include "phantom_source.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -16,6 +17,16 @@ double number(const std::string& spec, const std::string& key, const std::string
   if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size())
     throw CommandError(fmt::format("--source '{}': {}='{}' is not a number", spec, key, text));
   return v;
+}
+
+// positions=4.5 would be cut to 4 without a word.
+int whole_number(const std::string& spec, const std::string& key, const std::string& text) {
+  const double v = number(spec, key, text);
+  if (v != std::floor(v) || std::fabs(v) > 1e6)
+    throw CommandError(
+        fmt::format("--source '{}': {}={} is not a whole number; expected one from 4 to 1000000",
+                    spec, key, text));
+  return static_cast<int>(v);
 }
 
 }  // namespace
@@ -47,7 +58,7 @@ std::optional<acquisition::BreathingOptions> parse_breathing_source(const std::s
     else if (key == "lung")
       b.lung_radius = number(source, key, value);
     else if (key == "positions")
-      b.positions = static_cast<int>(number(source, key, value));
+      b.positions = whole_number(source, key, value);
     else
       throw CommandError(fmt::format(
           "--source '{}': unknown key '{}' (expected rate, tidal, delay, lung or positions)",

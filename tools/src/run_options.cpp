@@ -15,12 +15,13 @@ namespace eit::cli {
 void add_run_options(CLI::App& app, RunConfig& cli) {
   CLI::App* cmd = &app;
   cmd->add_option("--model", cli.model, "Model file (HDF5); default: the built-in model");
-  cmd->add_option("--source", cli.source,
-                  std::string("synthetic (an anomaly orbiting in the body) | ") +
-                      kBreathingSourceHelp +
-                      " | recording file (any format of docs/formats.md, incl. eitstream raw "
-                      ".h5) | device URI (tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, "
-                      "serial://, file://, nats://HOST:PORT?site=S&bed=B; TLS: docs/security.md)")
+  cmd->add_option(
+         "--source", cli.source,
+         std::string("synthetic (an anomaly orbiting in the body) | ") + kBreathingSourceHelp +
+             " | recording file (any format of docs/formats.md, incl. eitstream raw "
+             ".h5) | device URI (tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, "
+             "serial://, file://, nats://HOST:PORT?site=S&bed=B; options: docs/protocol.md; TLS: "
+             "docs/security.md)")
       ->capture_default_str();
   cmd->add_option("--backend", cli.backend, "auto | cpu | cuda")->capture_default_str();
   cmd->add_option("--endpoint", cli.endpoint, "ZeroMQ endpoint to bind")->capture_default_str();

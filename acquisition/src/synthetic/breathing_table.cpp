@@ -67,7 +67,15 @@ PhantomOptions breathing_source_options(const BreathingOptions& b, PhantomOption
   o.revolution_s = 60.0 / b.breaths_per_min;
   o.frames_per_revolution =
       std::max(1, static_cast<int>(std::lround(o.revolution_s * (o.rate_hz > 0 ? o.rate_hz : 50))));
+  o.name = "breathing phantom";
+  o.details = describe_breathing(b);
   return o;
+}
+
+std::string describe_breathing(const BreathingOptions& b) {
+  return fmt::format(
+      "{:g} breaths/min, tidal drop {:g}, right lung {:g} s behind, lung radius {:g}",
+      b.breaths_per_min, b.conductivity_drop, b.right_delay_s, b.lung_radius);
 }
 
 }  // namespace eit::acquisition

@@ -76,7 +76,9 @@ SyntheticPhantomSource::SyntheticPhantomSource(PhantomTable table, PhantomOption
 
 std::string SyntheticPhantomSource::describe() const {
   return fmt::format(
-      "synthetic phantom ({} positions, SNR {} dB, {})", table_.frames.rows(), options_.snr_db,
+      "{} ({}{} positions, SNR {} dB, {})", options_.name,
+      options_.details.empty() ? "" : options_.details + ", ", table_.frames.rows(),
+      options_.snr_db,
       options_.rate_hz > 0 ? fmt::format("{} frames/s", options_.rate_hz) : std::string("unpaced"));
 }
 

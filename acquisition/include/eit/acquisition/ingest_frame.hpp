@@ -71,10 +71,19 @@ size_t ingest_frame_size(IngestSampleType type, size_t n_values) noexcept;
 
 // Encodes one frame into `out` (at least ingest_frame_size(type, values.size()) bytes) and
 // returns the bytes written, 0 when `out` is too small. Values are converted to `type`
-// (rounded and saturated for integers; complex64 gets imaginary part 0). `device_time_ns` < 0
+// (complex64 gets imaginary part 0); integers carry value / integer_scale, rounded and saturated,
+// for a receiver that multiplies by the same scale (its scale= option). `device_time_ns` < 0
 // means "no device time" (flags bit 0 clear).
 size_t encode_ingest_frame(std::span<uint8_t> out, IngestSampleType type, uint64_t seq,
-                           int64_t device_time_ns, std::span<const float> values) noexcept;
+                           int64_t device_time_ns, std::span<const float> values,
+                           double integer_scale = 1.0) noexcept;
+
+// How many of `values` encode_ingest_frame saturates as integers of `type` at `integer_scale`
+// (out of the type's range, or not finite); 0 for the float types.
+size_t ingest_integer_overflows(IngestSampleType type, std::span<const float> values,
+                                double integer_scale) noexcept;
+// The largest magnitude an integer sample of `type` carries (32767, 2147483647); 0 for floats.
+double ingest_integer_limit(IngestSampleType type) noexcept;
 
 // As above for complex samples: interleaved (re, im) pairs, values.size() / 2 values.
 size_t encode_ingest_frame_complex(std::span<uint8_t> out, uint64_t seq, int64_t device_time_ns,

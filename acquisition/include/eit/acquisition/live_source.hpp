@@ -16,9 +16,11 @@
 //
 // Query options for every scheme: format=ingest|openeit (default: ingest; openeit for serial),
 // complex=real|magnitude and scale=<x> (ingest sample conversion), rate=<Hz> (nominal rate).
-// TCP (tcp://, tcp-listen://, tls-connect://): idle=<seconds> closes a connection that sent nothing for that long
-// (0: never; default: five frame periods at rate=, at least 0.25 s, or 2 s when the rate is
-// unknown; see tcp_liveness.hpp), keepalive=0|1 (TCP keepalive probes, default 1).
+// TCP (tcp://, tcp-listen://, tls-connect://): idle=<seconds> closes a connection that sent
+// nothing for that long (0: never, up to 3600; default: five frame periods at rate=, at least
+// 0.25 s, or 2 s when the rate is unknown; see tcp_liveness.hpp), keepalive=0|1 (TCP keepalive
+// probes, default 1). An option the scheme does not take, given twice, or out of its range is
+// refused (check_live_source_options).
 // Set-up only: allocates and throws std::invalid_argument / std::runtime_error naming the URI,
 // the option, the value found and the values expected.
 #include <cstdint>
@@ -36,13 +38,19 @@
 namespace eit::acquisition {
 
 struct LiveUri {
-  std::string scheme;  // tcp, tcp-listen, tls, tls-listen, udp, serial, file
+  std::string text;    // the URI as given, for messages
+  std::string scheme;  // tcp, tcp-listen, tls-connect, tls-listen, udp, serial, file
   std::string host;    // network schemes
   uint16_t port = 0;   // network schemes; 0 = ephemeral (listeners)
   std::string path;    // serial and file
   std::map<std::string, std::string, std::less<>> query;
 };
+// Throws std::invalid_argument naming the URI for a malformed one or an option given twice.
 LiveUri parse_live_uri(std::string_view uri);
+// Throw std::invalid_argument naming the URI, the option and the ones expected when `uri` has an
+// option its scheme does not take as a source (open_live_source) or as emulate's device link.
+void check_live_source_options(const LiveUri& uri);
+void check_device_link_options(const LiveUri& uri);
 
 struct LiveSourceOptions {
   std::string format;  // overrides the URI's format= when not empty

@@ -43,6 +43,10 @@ struct PhantomOptions {
   // for the whole wait (a dedicated host: a timer wake-up delayed by another runnable thread on
   // the CPU would otherwise land in the latency).
   int64_t spin_ns = 0;
+  // What describe() calls it: "<name> (<details>, K positions, SNR …, rate)". The breathing
+  // phantom sets both (breathing_source_options), so `run` labels the source it really plays.
+  std::string name = "synthetic phantom";
+  std::string details;
 };
 inline constexpr int64_t kSpinWholeWait = INT64_MAX;
 
@@ -70,8 +74,12 @@ struct BreathingOptions {
 };
 PhantomTable make_breathing_table(const recon::Mesh& mesh, const recon::Protocol& protocol,
                                   const BreathingOptions& options);
-// `base` with positions, revolution_s and frames_per_revolution set for one breath per cycle.
+// `base` with positions, revolution_s and frames_per_revolution set for one breath per cycle, and
+// named "breathing phantom" with describe_breathing() as its details.
 PhantomOptions breathing_source_options(const BreathingOptions& breathing, PhantomOptions base);
+// "30 breaths/min, tidal drop 0.3, right lung 0 s behind, lung radius 0.28": the breathing in
+// the words `run` and `emulate` both label the phantom with.
+std::string describe_breathing(const BreathingOptions& breathing);
 
 class SyntheticPhantomSource final : public pipeline::Source {
  public:

@@ -9,6 +9,7 @@
 // with the user's JWT and nkey seed) and TLS are passed through to libnats; a server that is not
 // on loopback is refused without both unless `insecure=1` says so explicitly (patient data).
 // Set-up only: throws std::invalid_argument naming the URI, the option and what was expected.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,16 @@ struct NatsAddress {
 };
 
 NatsAddress parse_nats_address(std::string_view uri);
+
+// A bed's URI's since=: where a reader or consumer starts. Absent: each reader's default; `all`,
+// `new`, or a time in seconds since the epoch (> 0). Anything else, an empty since= included, is
+// refused (std::invalid_argument naming the URI); parse_nats_address() checks it the same way.
+struct Since {
+  enum class Kind { kAbsent, kAll, kNew, kTime };
+  Kind kind = Kind::kAbsent;
+  int64_t epoch_ns = 0;  // kTime
+};
+Since parse_since(std::string_view uri);
 
 // True for "nats://…" and "tls://…" URIs (how `run --source` and `--publish` tell them apart).
 bool is_nats_uri(std::string_view uri) noexcept;

@@ -4,6 +4,7 @@
 // eit.<site>.<bed>.raw; `eitstream run --source nats://…?site=S&bed=B` consumes them through a
 // durable pull consumer (acknowledged as each frame is decoded; a restarted consumer resumes where
 // it stopped), optionally from a point in history (`since=` seconds since the epoch, or `all`).
+// The readers take `scale=X` too: integer samples are multiplied by X (the live sources' scale=).
 //
 // Both are the ordinary live-link interfaces, so the decoder's checks (CRCs, lengths, sequence
 // gaps) apply unchanged. With model=NAME in the gateway's URI each raw message carries the header

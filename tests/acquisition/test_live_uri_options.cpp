@@ -1,0 +1,105 @@
+// The query options of live source URIs: an option the scheme does not take (a typo such as
+// idel=5, a wrong case such as Idle=5), one given twice, or a value out of its range is refused
+// at once, naming the whole URI, the option and what is expected. Before, such options were
+// ignored and `run` waited for its source timeout.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "eit/acquisition/device_link.hpp"
+#include "eit/acquisition/live_source.hpp"
+#include "live_test_support.hpp"
+
+using namespace eit::acquisition;
+
+namespace {
+
+// The message open_live_source(uri) throws ("" when it opens).
+std::string refusal(const std::string& uri) {
+  try {
+    open_live_source(uri, {}, eit::test::adjacent16());
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("an option a tcp or udp source does not take is refused naming it and the valid ones") {
+  const std::string idel = refusal("tcp://127.0.0.1:27099?idel=5");
+  CHECK(idel ==
+        "source 'tcp://127.0.0.1:27099?idel=5': option 'idel' unknown; expected format, complex, "
+        "scale, rate, idle, keepalive, connect_timeout");
+  CHECK(refusal("tcp://127.0.0.1:27099?Idle=5").find("option 'Idle' unknown") != std::string::npos);
+  CHECK(refusal("tcp://127.0.0.1:27099?bogus=1").find("option 'bogus' unknown") !=
+        std::string::npos);
+  const std::string udp = refusal("udp://127.0.0.1:0?bogus=1");
+  CHECK(udp ==
+        "source 'udp://127.0.0.1:0?bogus=1': option 'bogus' unknown; expected format, complex, "
+        "scale, rate");
+  // TCP-only options are not options of udp://, and a listener has no connect timeout.
+  CHECK(refusal("udp://127.0.0.1:0?idle=1").find("option 'idle' unknown") != std::string::npos);
+  CHECK(refusal("tcp-listen://127.0.0.1:0?connect_timeout=1")
+            .find("option 'connect_timeout' unknown") != std::string::npos);
+}
+
+TEST_CASE("serial and file sources refuse options they do not take") {
+  CHECK(refusal("serial:///dev/null?format=ingest&baud=9600&speed=2") ==
+        "source 'serial:///dev/null?format=ingest&baud=9600&speed=2': option 'speed' unknown; "
+        "expected format, complex, scale, rate, baud, bits, parity, stop, flow");
+  CHECK(refusal("file:///nonexistent.eitf?loops=1")
+            .find("option 'loops' unknown; expected format, complex, scale, rate, loop") !=
+        std::string::npos);
+  CHECK(refusal("file:///nonexistent.eitf?loop=yes") ==
+        "source 'file:///nonexistent.eitf?loop=yes': loop='yes'; expected 0 or 1");
+}
+
+TEST_CASE("option values out of range are refused naming the option and the range") {
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=-1") ==
+        "source 'tcp://127.0.0.1:27099?idle=-1': idle=-1 is out of range; expected seconds, 0 "
+        "(never) to 3600");
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=3601").find("idle=3601 is out of range") !=
+        std::string::npos);
+  CHECK(refusal("tcp://127.0.0.1:27099?rate=0").find("rate=0 is out of range") !=
+        std::string::npos);
+  CHECK(refusal("udp://127.0.0.1:0?scale=0").find("scale=0 is out of range; expected a finite") !=
+        std::string::npos);
+  CHECK(refusal("udp://127.0.0.1:0?scale=inf").find("scale=inf is out of range") !=
+        std::string::npos);
+  CHECK(
+      refusal("udp://127.0.0.1:0?complex=phase").find("source 'udp://127.0.0.1:0?complex=phase'") !=
+      std::string::npos);
+}
+
+TEST_CASE("a value that is not a number is named with the whole URI, port included") {
+  CHECK(refusal("tcp://127.0.0.1:27099?scale=abc") ==
+        "source 'tcp://127.0.0.1:27099?scale=abc': option scale='abc' is not a number; expected "
+        "a finite number other than 0");
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=") ==
+        "source 'tcp://127.0.0.1:27099?idle=': option idle='' is not a number; expected seconds, "
+        "0 (never) to 3600");
+}
+
+TEST_CASE("an option given twice is refused") {
+  CHECK(
+      refusal("tcp://127.0.0.1:27099?idle=1&idle=2") ==
+      "source 'tcp://127.0.0.1:27099?idle=1&idle=2': option 'idle' given twice; expected it once");
+}
+
+TEST_CASE("the options each scheme takes are accepted") {
+  CHECK(refusal("tcp-listen://127.0.0.1:0?format=ingest&complex=magnitude&scale=0.5&rate=50&idle="
+                "0.5&keepalive=0") == "");
+  CHECK(refusal("udp://127.0.0.1:0?format=ingest&rate=20&scale=2") == "");
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=0&connect_timeout=0.5&keepalive=1") == "");
+}
+
+TEST_CASE("emulate's device link URIs refuse options too") {
+  CHECK_THROWS_WITH_AS(open_device_link("tcp-listen://127.0.0.1:0?idle=1"),
+                       "device link 'tcp-listen://127.0.0.1:0?idle=1': option 'idle' unknown; "
+                       "tcp-listen:// takes no options",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(open_device_link("tls-listen://127.0.0.1:0?cert=a&key=b&cafile=c"),
+                       doctest::Contains("option 'cafile' unknown; expected cert, key, ca, crl"),
+                       std::invalid_argument);
+}
