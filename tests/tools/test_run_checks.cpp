@@ -31,7 +31,8 @@ TEST_CASE("run refuses out of range values naming the option and its range") {
       {"--queue 0", 1, "--queue 0: expected a capacity of 2 to 1048576 frames"},
       {"--queue 4000000", 1, "--queue 4000000: expected a capacity of 2 to 1048576 frames"},
       {"--max-batch 0", 1, "--max-batch 0: expected 1 or more frames"},
-      {"--publish-batch 0", 2, "--publish-batch: Value 0 not in range 1 to 4096"},
+      // CLI11's own range check (its wording of the range differs between versions).
+      {"--publish-batch 0", 2, "--publish-batch: Value 0 not in range"},
       {"--source-timeout -2", 1, "--source-timeout -2: expected seconds ≥ 0 (0: never)"},
   };
   for (const Case& k : cases) {
