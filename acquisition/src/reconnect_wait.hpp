@@ -38,4 +38,16 @@ inline std::optional<TransportStatus> wait_for_attempt(IoLoop& loop,
   }
 }
 
+// After a failed accept (out of descriptors, say) the listen socket stays readable, so trying
+// again at once would spin a core until a descriptor frees up: wait this long first.
+inline constexpr std::chrono::milliseconds kAcceptRetryPause{100};
+
+// The pause after a failed accept; nullopt: try again now, else what read() returns.
+inline std::optional<TransportStatus> pause_after_failed_accept(
+    IoLoop& loop, boost::asio::steady_timer& timer, Completion& completion,
+    IoLoop::Clock::time_point deadline) {
+  return wait_for_attempt(loop, timer, completion, IoLoop::Clock::now() + kAcceptRetryPause,
+                          deadline);
+}
+
 }  // namespace eit::acquisition::detail

@@ -8,6 +8,7 @@
 #include "asio_loop.hpp"
 #include "eit/acquisition/transports.hpp"
 #include "idle_watch.hpp"
+#include "reconnect_wait.hpp"
 
 namespace eit::acquisition {
 namespace {
@@ -63,6 +64,9 @@ class TcpServerTransport final : public ByteTransport {
                                  completion_.ec.message()));
           boost::system::error_code ignored;
           socket_.close(ignored);
+          if (const auto status =
+                  detail::pause_after_failed_accept(loop_, retry_timer_, completion_, deadline))
+            return {*status};
           continue;
         }
         boost::system::error_code ignored;
@@ -113,6 +117,7 @@ class TcpServerTransport final : public ByteTransport {
   detail::IoLoop loop_;
   tcp::acceptor acceptor_{loop_.io()};
   tcp::socket socket_{loop_.io()};
+  asio::steady_timer retry_timer_{loop_.io()};
   detail::Completion completion_;
   std::string endpoint_;
   std::string lost_reason_;

@@ -7,6 +7,7 @@
 
 #include "asio_loop.hpp"
 #include "eit/acquisition/tls_transport.hpp"
+#include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
 namespace eit::acquisition {
@@ -52,6 +53,11 @@ class TlsServer final : public TlsServerTransport {
         if (!accept(deadline)) {
           if (loop_.stopped()) return {TransportStatus::kStopped};
           if (Clock::now() >= deadline) return {TransportStatus::kTimeout};
+          if (accept_failed_) {
+            if (const auto status =
+                    detail::pause_after_failed_accept(loop_, retry_timer_, completion_, deadline))
+              return {*status};
+          }
           continue;
         }
       }
@@ -83,8 +89,9 @@ class TlsServer final : public TlsServerTransport {
       boost::system::error_code ignored;
       acceptor_.cancel(ignored);
     });
+    accept_failed_ = !completion_.ok() && completion_.ec != asio::error::operation_aborted;
     if (!completion_.ok()) {
-      if (completion_.ec != asio::error::operation_aborted)
+      if (accept_failed_)
         note_error(fmt::format("tls-listen://{}: accept failed ({})", endpoint_,
                                completion_.ec.message()));
       stream_.reset();
@@ -133,9 +140,11 @@ class TlsServer final : public TlsServerTransport {
   ssl::context ssl_{ssl::context::tls_server};
   tcp::acceptor acceptor_{loop_.io()};
   std::optional<ssl::stream<tcp::socket>> stream_;
+  asio::steady_timer retry_timer_{loop_.io()};
   detail::Completion completion_;
   std::string endpoint_, lost_reason_;
   bool ever_connected_ = false, fresh_ = false;
+  bool accept_failed_ = false;  // the last accept() failed before any handshake
   std::atomic<uint64_t> refused_{0};
 };
 

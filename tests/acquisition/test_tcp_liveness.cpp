@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/tcp_liveness.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "fd_exhaustion.hpp"
 #include "live_test_support.hpp"
 
 using namespace eit::acquisition;
@@ -48,6 +50,13 @@ struct Fd {
     if (fd >= 0) close(fd);
   }
 };
+
+// CPU time this thread has used, in ms: tells a wait from a spin.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 uint16_t port_of(const std::string& endpoint) {
   return static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
@@ -249,4 +258,43 @@ TEST_CASE("the default idle timeout is five frame periods, at least 0.25 s, 2 s 
   CHECK_THROWS_WITH_AS(
       open_live_source("tcp://127.0.0.1:9?keepalive=yes", {}, eit::test::adjacent16()),
       doctest::Contains("keepalive"), std::invalid_argument);
+}
+
+TEST_CASE(
+    "tcp-listen: out of file descriptors the source waits between accepts instead of spinning") {
+  auto source = open_live_source("tcp-listen://127.0.0.1:0", {}, eit::test::adjacent16());
+  const uint16_t port = port_of(source->endpoint());
+  // The device's socket exists before the descriptors run out; its connection then waits in the
+  // listen backlog, where every accept() fails with EMFILE.
+  Fd device(socket(AF_INET, SOCK_STREAM, 0));
+  REQUIRE(device.fd >= 0);
+  eit::test::OwnedSlot s(kN);
+  double cpu_ms = 0;
+  {
+    eit::test::FdExhaustion exhausted;
+    const sockaddr_in a = loopback(port);
+    REQUIRE(connect(device.fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0);
+    // The old loop never returned from read(): stop the source if the reads outlast 3 s.
+    std::atomic<bool> reads_done{false};
+    std::thread watchdog([&] {
+      for (int waited = 0; waited < 3000 && !reads_done; waited += 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!reads_done) source->stop();
+    });
+    const double before = thread_cpu_ms();
+    for (int i = 0; i < 6; ++i)
+      CHECK(source->read(s.slot, std::chrono::milliseconds(100)) ==
+            eit::pipeline::ReadStatus::kTimeout);
+    cpu_ms = thread_cpu_ms() - before;
+    reads_done = true;
+    watchdog.join();
+  }
+  INFO("CPU time of 600 ms of reads while accept() failed: " << cpu_ms << " ms");
+  CHECK(cpu_ms < 150);  // the old loop re-accepted at once: ~600 ms, a whole core
+  CHECK(source->stats().last_error.find("accept failed") != std::string::npos);
+  // Descriptors back: the waiting device is accepted and its frames read.
+  send_frames(device.fd, 0, 3);
+  const auto got = read_frames(*source, 3);
+  REQUIRE(got.size() == 3);
+  CHECK(got[2].seq == 2);
 }

@@ -72,12 +72,19 @@ StreamState* ViewServer::Impl::find_stream(const std::string& name) {
 void ViewServer::Impl::accept() {
   acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
     if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-    if (!ec) {
-      boost::system::error_code ignored;
-      s.set_option(tcp::no_delay(true), ignored);
-      s.set_option(asio::socket_base::send_buffer_size(self->options.send_buffer_bytes), ignored);
-      std::make_shared<HttpSession>(std::move(s), self)->start();
+    if (ec) {
+      self->counters.accept_failures.fetch_add(1, std::memory_order_relaxed);
+      self->last_accept_error = ec.message();
+      self->accept_pause.expires_after(kAcceptRetryPause);
+      self->accept_pause.async_wait([self](boost::system::error_code wait_ec) {
+        if (!wait_ec && self->acceptor.is_open()) self->accept();
+      });
+      return;
     }
+    boost::system::error_code ignored;
+    s.set_option(tcp::no_delay(true), ignored);
+    s.set_option(asio::socket_base::send_buffer_size(self->options.send_buffer_bytes), ignored);
+    std::make_shared<HttpSession>(std::move(s), self)->start();
     self->accept();
   });
 }
@@ -256,7 +263,9 @@ std::string ViewServer::Impl::stats_json() const {
       {"images_sent", counters.images_sent.load()},
       {"images_skipped", counters.images_skipped.load()},
       {"images_thinned", counters.images_thinned.load()},
-      {"paint_reports", counters.paint_reports.load()}}
+      {"paint_reports", counters.paint_reports.load()},
+      {"accept_failures", counters.accept_failures.load()},
+      {"last_accept_error", last_accept_error}}
       .dump();
 }
 
@@ -316,6 +325,7 @@ void ViewServer::stop() noexcept {
     boost::system::error_code ec;
     impl->acceptor.close(ec);
     impl->status_timer.cancel();
+    impl->accept_pause.cancel();
     impl->wake.cancel(ec);
     for (const auto& s : impl->sessions) s->close();
     impl->sessions.clear();
@@ -373,8 +383,8 @@ void ViewServer::set_status_provider(std::function<std::string()> provider) {
 
 ViewStats ViewServer::stats() const noexcept {
   const auto& c = impl_->counters;
-  return {c.browsers.load(), c.images_sent.load(), c.images_skipped.load(), c.images_thinned.load(),
-          c.paint_reports.load()};
+  return {c.browsers.load(),       c.images_sent.load(),   c.images_skipped.load(),
+          c.images_thinned.load(), c.paint_reports.load(), c.accept_failures.load()};
 }
 
 }  // namespace eit::view

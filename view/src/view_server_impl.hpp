@@ -3,6 +3,7 @@
 // atomics in `counters` and what the public methods post to the io_context.
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,6 +62,11 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   int wake_fd = -1;
   uint64_t wake_value = 0;
   boost::asio::steady_timer status_timer{io};
+  // After a failed accept (out of descriptors, say) the listen socket stays readable: without a
+  // pause before the next try the server thread would spin a core until a descriptor frees up.
+  static constexpr std::chrono::milliseconds kAcceptRetryPause{100};
+  boost::asio::steady_timer accept_pause{io};
+  std::string last_accept_error;  // server thread
   std::thread thread;
   bool started = false;
 
@@ -83,7 +89,7 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   std::array<pipeline::HistogramSnapshot, kLatencyParts> latency_baseline;  // stats/reset
   struct Counters {
     std::atomic<uint64_t> browsers{0}, images_sent{0}, images_skipped{0}, images_thinned{0},
-        paint_reports{0};
+        paint_reports{0}, accept_failures{0};
   } counters;
 
   // Server thread.

@@ -64,6 +64,7 @@ struct ViewStats {
   uint64_t images_skipped = 0;  // images replaced before a browser could take them, all browsers
   uint64_t images_thinned = 0;  // images not sent to paced pages (more than their display shows)
   uint64_t paint_reports = 0;   // "painted" reports received from pages
+  uint64_t accept_failures = 0;  // connections the server could not accept (out of descriptors…)
 };
 
 class ViewServer {
