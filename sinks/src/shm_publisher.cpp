@@ -100,7 +100,15 @@ ShmPublisher::~ShmPublisher() {
 void ShmPublisher::wake() noexcept {
   // A state change: flip the word so a reader about to sleep on its old value does not.
   ring_->wake.fetch_xor(0x80000000u, std::memory_order_seq_cst);
-  if (ring_->waiters.load(std::memory_order_seq_cst) != 0) futex_wake_shared(ring_->wake);
+  wake_sleepers();
+}
+
+// Wakes every reader asleep on the word and clears the flag they set: a reader that sleeps again
+// sets it again, and one that was killed asleep costs one wake-up, not one per image for ever.
+void ShmPublisher::wake_sleepers() noexcept {
+  if (ring_->waiters.load(std::memory_order_seq_cst) != 0 &&
+      ring_->waiters.exchange(0, std::memory_order_seq_cst) != 0)
+    futex_wake_shared(ring_->wake);
 }
 
 void ShmPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
@@ -117,7 +125,7 @@ void ShmPublisher::publish(const pipeline::FrameSlot& frame) noexcept {
   ring_->write_count.store(n, std::memory_order_release);
   // Dekker with the reader (ShmReader::wait): either it sees the new word or we see its flag.
   ring_->wake.store(static_cast<uint32_t>(n), std::memory_order_seq_cst);
-  if (ring_->waiters.load(std::memory_order_seq_cst) != 0) futex_wake_shared(ring_->wake);
+  wake_sleepers();
   sent_.store(sent_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 

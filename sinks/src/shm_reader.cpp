@@ -185,8 +185,10 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
       continue;
     }
     // Sleep: announce ourselves, then sleep only if nothing changed since (the publisher stores
-    // the word before it looks at `waiters`, so one of us sees the other).
-    ring_->waiters.fetch_add(1, std::memory_order_seq_cst);
+    // the word before it looks at `waiters`, so one of us sees the other). The publisher clears
+    // the flag when it wakes the sleepers; nothing here takes it back, so a reader killed asleep
+    // leaves no count behind.
+    ring_->waiters.store(1, std::memory_order_seq_cst);
     const uint32_t word = ring_->wake.load(std::memory_order_seq_cst);
     if (ring_->write_count.load(std::memory_order_seq_cst) < next_ &&
         ring_->state.load(std::memory_order_seq_cst) == state)
@@ -195,7 +197,6 @@ ShmRead ShmReader::next(int64_t timeout_ns) {
               std::min({deadline - now, next_check_ns_ - now, kLongestSleepNs,
                         now < expected.from ? expected.from - now : kLongestSleepNs})))
         ++counts_.wakeups;
-    ring_->waiters.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
 

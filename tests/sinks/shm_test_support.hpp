@@ -1,6 +1,8 @@
 #pragma once
 // Shared by the shm:// tests: a unique ring name per test, frames whose image says which frame it
 // is in every value (so a copy mixing two images is caught), and the check of such an image.
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -10,8 +12,11 @@
 
 #include <fmt/format.h>
 
+#include <doctest/doctest.h>
 #include "eit/pipeline/frame.hpp"
+
 #include "eit/sinks/image_header.hpp"
+#include "eit/sinks/shm_layout.hpp"
 
 namespace eit::test {
 
@@ -52,5 +57,21 @@ inline bool shm_image_intact(const sinks::ImageHeader& h, std::span<const float>
     if (payload[j] != shm_pattern(h.seq, j)) return false;
   return true;
 }
+
+// The ring header of `uri`'s object, mapped read-write so a test can spoil it.
+struct RawRing {
+  void* base = MAP_FAILED;
+  size_t bytes = 0;
+  explicit RawRing(const std::string& uri) {
+    const int fd = shm_open(sinks::shm_object_name(sinks::shm_name_of(uri)).c_str(), O_RDWR, 0);
+    REQUIRE(fd >= 0);
+    bytes = sizeof(sinks::ShmRingHeader);
+    base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    REQUIRE(base != MAP_FAILED);
+  }
+  ~RawRing() { munmap(base, bytes); }
+  sinks::ShmRingHeader* operator->() { return static_cast<sinks::ShmRingHeader*>(base); }
+};
 
 }  // namespace eit::test

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <thread>
 
@@ -177,4 +178,35 @@ TEST_CASE("shm: a torn image is never returned while the publisher laps a 2-slot
   CHECK(r.out_of_order == 0);
   CHECK(r.images + r.overruns == n);  // every image either read or counted as missed
   CHECK(r.ended == 1);
+}
+
+TEST_CASE("shm: a reader killed while asleep leaves no sleeper behind for the publisher to wake") {
+  const auto model = eit::test::random_model(64);
+  const std::string uri = shm_test_uri("killed-asleep");
+  ShmPublisher publisher(model, options(uri, 8));
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      ShmReader reader(uri, {ShmWaitMode::kBalanced});
+      (void)reader.next(60'000'000'000);  // sleeps on the futex until killed
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  eit::test::RawRing ring(uri);
+  bool asleep = false;
+  for (int waited = 0; waited < 5000 && !asleep; waited += 5) {
+    asleep = ring->waiters.load() != 0;
+    if (!asleep) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(asleep);
+  REQUIRE(kill(child, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  PatternFrame frames(64);
+  for (uint64_t seq = 0; seq < 3; ++seq) publisher.publish(frames.set(seq));
+  // Old ring: the dead reader's count stayed (98 after 100 killed readers in the resource audit)
+  // and every later image cost the publisher a FUTEX_WAKE system call.
+  CHECK(ring->waiters.load() == 0);
 }

@@ -24,6 +24,7 @@
 
 using namespace eit::sinks;
 using eit::test::PatternFrame;
+using eit::test::RawRing;
 using eit::test::shm_image_intact;
 using eit::test::shm_test_uri;
 
@@ -38,22 +39,6 @@ ShmPublisherOptions options(const std::string& uri, uint32_t slots) {
   o.series.stream = "shm-test";
   return o;
 }
-
-// The ring header of `uri`'s object, mapped read-write so a test can spoil it.
-struct RawRing {
-  void* base = MAP_FAILED;
-  size_t bytes = 0;
-  explicit RawRing(const std::string& uri) {
-    const int fd = shm_open(shm_object_name(shm_name_of(uri)).c_str(), O_RDWR, 0);
-    REQUIRE(fd >= 0);
-    bytes = sizeof(ShmRingHeader);
-    base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    REQUIRE(base != MAP_FAILED);
-  }
-  ~RawRing() { munmap(base, bytes); }
-  ShmRingHeader* operator->() { return static_cast<ShmRingHeader*>(base); }
-};
 
 std::string error_of(const std::function<void()>& f) {
   try {

@@ -11,8 +11,9 @@
 // that wants image n copies the slot when sequence == 2n and keeps the copy only if sequence is
 // still 2n afterwards; a larger value means the publisher has lapped it (overrun: count a drop).
 // `write_count` is the number of the newest complete image. `wake` is a 32-bit futex word (shared,
-// not FUTEX_PRIVATE) set to the low 32 bits of write_count after each image; the publisher calls
-// FUTEX_WAKE only while `waiters` is non-zero.
+// not FUTEX_PRIVATE) set to the low 32 bits of write_count after each image. `waiters` is a flag a
+// reader sets before it sleeps; the publisher calls FUTEX_WAKE only when it finds it set, and
+// clears it (so a reader killed asleep costs one wake-up, not one per image).
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +48,7 @@ struct ShmRingHeader {
   std::atomic<uint32_t> state;  // 60: kShmSeriesEnded | kShmClosed
   alignas(64) std::atomic<uint64_t> write_count;  // 64: number of the newest complete image
   std::atomic<uint32_t> wake;     // 72: futex word, = uint32(write_count) after each image
-  std::atomic<uint32_t> waiters;  // 76: readers asleep (or about to be) on `wake`
+  std::atomic<uint32_t> waiters;  // 76: non-zero: a reader sleeps (or is about to) on `wake`
   uint64_t reserved[22];          // 80…255: zero
 };
 static_assert(sizeof(ShmRingHeader) == 256);

@@ -60,6 +60,7 @@ class ShmPublisher final : public pipeline::ImageSink {
 
  private:
   void wake() noexcept;
+  void wake_sleepers() noexcept;
 
   ShmPublisherOptions options_;
   std::string uri_, object_, replaced_;
