@@ -115,12 +115,12 @@ void PeerGuard::poll(int64_t now_ns, uint64_t frames_published) noexcept {
     }
     p.stalled = info.tcpi_bytes_acked == p.last_acked && info.tcpi_notsent_bytes > 0;
     p.last_acked = info.tcpi_bytes_acked;
-    if (p.stalled) {
-      ++stalled;
-      bump(frames_while_stalled_, new_frames);
-    }
+    if (p.stalled) ++stalled;
     ++i;
   }
+  // Frames, not peer-frames: three stalled peers over 100 frames are 100, so the count stays a
+  // part of what was published.
+  if (stalled > 0) bump(frames_while_stalled_, new_frames);
   n_peers_.store(peers_.size(), std::memory_order_relaxed);
   n_stalled_.store(stalled, std::memory_order_relaxed);
 }

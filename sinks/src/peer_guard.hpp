@@ -6,9 +6,10 @@
 //    every subscription a peer sends, so without this a flood of distinct subscriptions grows the
 //    publisher's memory without bound. ZMQ_MAXMSGSIZE (set by the publisher) bounds each message.
 //  - More than max_peers connections: the newest is refused (disconnected) and counted.
-//  - A peer whose TCP send queue is full and not moving is "stalled"; frames published meanwhile
-//    are counted (PUB drops per subscriber inside libzmq and does not say so; this makes it
-//    visible). Healthy peers are unaffected: PUB queues and drops per subscriber.
+//  - A peer whose TCP send queue is full and not moving is "stalled"; frames published while any
+//    peer is stalled are counted (once each, however many peers are stalled) (PUB drops per
+//    subscriber inside libzmq and does not say so; this makes it visible). Healthy peers are
+//    unaffected: PUB queues and drops per subscriber.
 // Mechanism: a libzmq socket monitor (inproc PAIR) reports each accepted connection's fd;
 // TCP_INFO on that fd gives bytes received, bytes acked and the unsent backlog. Disconnecting is
 // shutdown(fd), after which libzmq closes the connection and drops its subscriptions.
@@ -39,7 +40,7 @@ struct PeerGuardStats {
   uint64_t accepted = 0;              // connections accepted in total
   uint64_t abusers = 0;               // disconnected for exceeding the inbound byte budget
   uint64_t refused = 0;               // disconnected for exceeding max_peers
-  uint64_t frames_while_stalled = 0;  // per stalled peer, frames published while it was stalled
+  uint64_t frames_while_stalled = 0;  // frames published while at least one peer was stalled
   uint64_t handshakes_failed = 0;     // security handshakes failed (CURVE: refused peers)
 };
 

@@ -323,8 +323,8 @@ std::string ZmqPublisher::health_line() const {
   std::string line = fmt::format(
       "{} {}", options_.pattern == ZmqPattern::kPush ? "consumers" : "subscribers", h.peers);
   if (h.frames_while_stalled > 0 || h.stalled > 0)
-    line += fmt::format(" ({} stalled; {} frames published past stalled peers)", h.stalled,
-                        h.frames_while_stalled);
+    line += fmt::format(" ({} stalled now; {} frames published while a peer was stalled, in all)",
+                        h.stalled, h.frames_while_stalled);
   if (h.abusers) line += fmt::format(" | cut {} peers over their inbound budget", h.abusers);
   if (h.refused) line += fmt::format(" | refused {} peers over {}", h.refused, options_.max_peers);
   if (zap_)

@@ -180,6 +180,36 @@ TEST_CASE("a stalled subscriber does not hold back a healthy one (PUB drops per 
   CHECK(pub->health_line().find("stalled") != std::string::npos);
 }
 
+TEST_CASE("three stalled subscribers count each frame once in the frames published past them") {
+  const auto m = eit::test::random_model();
+  auto ctx = std::make_shared<zmq::context_t>(1);
+  auto o = loopback_publisher_options(ZmqPattern::kPub, false);
+  o.send_hwm = 1000;
+  auto pub = std::make_unique<ZmqPublisher>(m, o, ctx);
+  std::vector<zmq::socket_t> stalled;
+  for (int i = 0; i < 3; ++i) {
+    stalled.emplace_back(*ctx, zmq::socket_type::sub);
+    stalled.back().set(zmq::sockopt::rcvhwm, 4);
+    stalled.back().set(zmq::sockopt::rcvbuf, 4096);
+    stalled.back().set(zmq::sockopt::subscribe, "eit/test/");
+    stalled.back().connect(pub->endpoint());
+  }
+  Collector healthy(*ctx, zmq::socket_type::sub, pub->endpoint());
+  healthy.start();
+  greet(*pub, healthy);
+  constexpr uint64_t kFrames = 4000;
+  publish_frames(*pub, m, kFrames, std::chrono::microseconds(250));
+  const auto h = pub->health();
+  MESSAGE(pub->health_line());
+  pub->end();
+  healthy.join();
+  CHECK(h.stalled >= 3);
+  CHECK(h.frames_while_stalled > 0);
+  // The old count summed over the stalled peers: up to 3 × the frames published.
+  CHECK(h.frames_while_stalled <= kFrames);
+  CHECK(pub->health_line().find("stalled now") != std::string::npos);
+}
+
 TEST_CASE("lossless PUSH delivers the tail and the series-end to a consumer slower than linger") {
   const auto m = eit::test::random_model();
   auto ctx = std::make_shared<zmq::context_t>(1);

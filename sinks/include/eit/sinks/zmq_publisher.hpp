@@ -65,7 +65,7 @@ struct PeerGuardStats;
 // What the status line shows about the publisher's peers (see PeerGuard).
 struct PublisherHealth {
   uint64_t peers = 0, stalled = 0, accepted = 0, abusers = 0, refused = 0;
-  uint64_t frames_while_stalled = 0;  // summed over stalled subscribers
+  uint64_t frames_while_stalled = 0;  // published while at least one peer was stalled, in all
   uint64_t copied_sends = 0;          // frames sent by copy because the pool was exhausted
   uint64_t undelivered = 0;           // lossless: frames still queued when end() gave up
   bool series_end_delivered = false;  // lossless: the series-end left before end() returned
