@@ -70,4 +70,24 @@ TEST_CASE(
   CHECK(j["sinks"][0]["dropped"] == 5);
   CHECK(j["sinks"][1]["name"] == "hdf5-images");
   CHECK(j["sinks"][1]["dropped"] == 5);
+  CHECK(j["source"].contains("bytes_skipped"));
+  CHECK(j["source"].contains("reordered"));
+}
+
+TEST_CASE("the status line shows source damage as it happens: missing by seq and bytes skipped") {
+  eit::pipeline::SourceStats src;
+  CHECK(eit::cli::source_status(src).empty());
+  src.seq_gaps = 17;
+  src.bytes_skipped = 4096;
+  src.bad_frames = 2;
+  src.reordered = 3;
+  src.reconnects = 1;
+  src.last_error = "udp://127.0.0.1:5000: datagram of 12 bytes";
+  const std::string line = eit::cli::source_status(src);
+  CHECK(line.find("missing by seq 17") != std::string::npos);
+  CHECK(line.find("bytes skipped 4096") != std::string::npos);
+  CHECK(line.find("rejected frames 2") != std::string::npos);
+  CHECK(line.find("dropped by seq 3") != std::string::npos);
+  CHECK(line.find("reconnects 1") != std::string::npos);
+  CHECK(line.find("source: udp://127.0.0.1:5000") != std::string::npos);
 }

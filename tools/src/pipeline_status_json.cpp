@@ -24,6 +24,8 @@ std::string pipeline_status_json(const pipeline::PipelineStats& s) {
                             {"source",
                              {{"bad_frames", s.source.bad_frames},
                               {"seq_gaps", s.source.seq_gaps},
+                              {"reordered", s.source.reordered},
+                              {"bytes_skipped", s.source.bytes_skipped},
                               {"reconnects", s.source.reconnects},
                               {"last_error", s.source.last_error}}},
                             {"error", s.error}};

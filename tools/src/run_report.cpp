@@ -37,6 +37,17 @@ std::string per_sink_lines(const pipeline::PipelineStats& s) {
 
 }  // namespace
 
+std::string source_status(const pipeline::SourceStats& s) {
+  std::string out;
+  if (s.reconnects) out += fmt::format(" | reconnects {}", s.reconnects);
+  if (s.bad_frames) out += fmt::format(" | rejected frames {}", s.bad_frames);
+  if (s.seq_gaps) out += fmt::format(" | missing by seq {}", s.seq_gaps);
+  if (s.reordered) out += fmt::format(" | dropped by seq {} (repeated or behind)", s.reordered);
+  if (s.bytes_skipped) out += fmt::format(" | bytes skipped {}", s.bytes_skipped);
+  if (!s.last_error.empty()) out += fmt::format(" | source: {}", s.last_error);
+  return out;
+}
+
 StatusLine::StatusLine(const pipeline::Pipeline& p)
     : pipeline_(p), last_hist_(p.latency(pipeline::kSpanTotal)), last_ns_(pipeline::now_ns()) {}
 
@@ -58,11 +69,7 @@ std::string StatusLine::next() {
       per_sink_drops(s), s.backend, s.layout, s.latency_mode);
   if (s.non_finite) line += fmt::format(" | non-finite {}", s.non_finite);
   if (s.backend_faults) line += fmt::format(" | backend faults {}", s.backend_faults);
-  if (s.source.reconnects) line += fmt::format(" | reconnects {}", s.source.reconnects);
-  if (s.source.bad_frames) line += fmt::format(" | rejected frames {}", s.source.bad_frames);
-  if (s.source.reordered)
-    line += fmt::format(" | dropped by seq {} (repeated or behind)", s.source.reordered);
-  if (!s.source.last_error.empty()) line += fmt::format(" | source: {}", s.source.last_error);
+  line += source_status(s.source);
   // The pipeline's last fault (a refused reference: images stay empty until one is accepted).
   if (!s.error.empty()) line += fmt::format(" | error: {}", s.error);
   return line;

@@ -22,6 +22,11 @@ class StatusLine {
   int64_t last_ns_ = 0;
 };
 
+// The status line's part about the source, totals since the start: reconnects, rejected frames,
+// frames missing or dropped by seq, bytes skipped while resynchronising, the last problem; empty
+// when all is well. Each item only once it is non-zero.
+std::string source_status(const pipeline::SourceStats& s);
+
 std::string final_summary(const pipeline::PipelineStats& s);
 
 }  // namespace eit::cli

@@ -186,8 +186,10 @@
              `in ${src.frames_in} · out ${src.frames_out} · lost before the sinks ${src.dropped}\n` +
              (src.sinks || []).map((k) => `${k.name} sent ${k.sent} dropped ${k.dropped}`).join(" · ") + "\n" +
              `pipeline p99 ${Number(src.latency_p99_ms).toFixed(2)} ms · references ${src.reference_captures}`;
-      if (src.source && (src.source.reconnects || src.source.seq_gaps || src.source.bad_frames))
-        text += `\ndevice: reconnects ${src.source.reconnects} · gaps ${src.source.seq_gaps} · bad ${src.source.bad_frames}`;
+      const dev = src.source;
+      if (dev && (dev.reconnects || dev.seq_gaps || dev.bad_frames || dev.reordered || dev.bytes_skipped))
+        text += `\ndevice: reconnects ${dev.reconnects} · gaps ${dev.seq_gaps} · bad ${dev.bad_frames}` +
+                ` · out of order ${dev.reordered ?? 0} · bytes skipped ${dev.bytes_skipped ?? 0}`;
       err = src.error || (src.source && src.source.last_error) || "";
     } else if (Array.isArray(src.endpoints)) {  // eitstream view: ZeroMQ and NATS subscriptions
       text = (src.endpoints || []).map((e) => `${e.endpoint}  ${e.state.toUpperCase()}  images ${e.images}` +
