@@ -55,10 +55,10 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
                                       text_option(uri, "crl", "")},
                                      reconnect, liveness);
   if (uri.scheme == "tls-listen")
-    return make_tls_server_transport(
-        uri.host, uri.port,
-        {text_option(uri, "cert", ""), text_option(uri, "key", ""), text_option(uri, "ca", ""),
-         "", text_option(uri, "crl", "")});
+    return make_tls_server_transport(uri.host, uri.port,
+                                     {text_option(uri, "cert", ""), text_option(uri, "key", ""),
+                                      text_option(uri, "ca", ""), "", text_option(uri, "crl", "")},
+                                     liveness);
   if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
   if (uri.scheme == "file") {
     const auto loop = text_option(uri, "loop", "0");

@@ -19,7 +19,8 @@ using Names = std::vector<std::string_view>;
 Names source_options(std::string_view scheme) {
   Names names = {"format", "complex", "scale", "rate"};
   const auto add = [&](Names more) { names.insert(names.end(), more.begin(), more.end()); };
-  if (scheme == "tcp" || scheme == "tcp-listen" || scheme == "tls-connect")
+  if (scheme == "tcp" || scheme == "tcp-listen" || scheme == "tls-connect" ||
+      scheme == "tls-listen")
     add({"idle", "keepalive"});
   if (scheme == "tcp" || scheme == "tls-connect") add({"connect_timeout"});
   if (scheme == "tls-connect") add({"ca", "cert", "key", "name", "crl"});

@@ -6,7 +6,9 @@
 #include <boost/asio/ssl.hpp>
 
 #include "asio_loop.hpp"
+#include "eit/acquisition/tcp_liveness.hpp"
 #include "eit/acquisition/tls_transport.hpp"
+#include "idle_watch.hpp"
 #include "reconnect_wait.hpp"
 #include "tls_context.hpp"
 
@@ -19,9 +21,9 @@ using asio::ip::tcp;
 
 class TlsServer final : public TlsServerTransport {
  public:
-  TlsServer(const std::string& host, uint16_t port, const TlsFiles& files,
+  TlsServer(const std::string& host, uint16_t port, const TlsFiles& files, TcpLiveness liveness,
             std::chrono::milliseconds handshake_timeout)
-      : handshake_timeout_(handshake_timeout) {
+      : liveness_(liveness), handshake_timeout_(handshake_timeout) {
     const std::string uri = fmt::format("tls-listen://{}:{}", host, port);
     detail::configure_tls_context(ssl_, uri, files, detail::TlsRole::kServer, true);
     boost::system::error_code ec;
@@ -62,18 +64,24 @@ class TlsServer final : public TlsServerTransport {
         }
       }
       stream_->async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
-      loop_.run(completion_, deadline, [this] {
+      loop_.run(completion_, idle_.read_until(deadline), [this] {
         boost::system::error_code ignored;
         stream_->next_layer().cancel(ignored);
       });
       if (completion_.ok()) {
+        idle_.heard();
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
         return r;
       }
-      if (completion_.ec == asio::error::operation_aborted)
-        return {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout};
-      lost_reason_ = completion_.ec.message();
+      if (completion_.ec == asio::error::operation_aborted) {
+        if (loop_.stopped()) return {TransportStatus::kStopped};
+        if (!idle_.expired()) return {TransportStatus::kTimeout};
+        count_idle_timeout();
+        lost_reason_ = idle_.reason();
+      } else {
+        lost_reason_ = completion_.ec.message();
+      }
       note_error(fmt::format("tls-listen://{}: device connection closed ({}); waiting for the next",
                              endpoint_, lost_reason_));
       close();
@@ -99,6 +107,7 @@ class TlsServer final : public TlsServerTransport {
     }
     boost::system::error_code ignored;
     stream_->next_layer().set_option(tcp::no_delay(true), ignored);
+    apply_tcp_keepalive(stream_->next_layer().native_handle(), liveness_);
     const auto peer = stream_->next_layer().remote_endpoint(ignored);
     // The handshake has its own bound: a peer that connects and stays silent is cut.
     stream_->async_handshake(ssl::stream_base::server, completion_.handler());
@@ -124,6 +133,7 @@ class TlsServer final : public TlsServerTransport {
                       "closed ({})",
                       endpoint_, lost_reason_));
     }
+    idle_.heard();
     ever_connected_ = fresh_ = true;
     return true;
   }
@@ -135,6 +145,8 @@ class TlsServer final : public TlsServerTransport {
     stream_.reset();
   }
 
+  TcpLiveness liveness_;
+  detail::IdleWatch idle_{liveness_.idle};
   std::chrono::milliseconds handshake_timeout_;
   detail::IoLoop loop_;
   ssl::context ssl_{ssl::context::tls_server};
@@ -151,9 +163,9 @@ class TlsServer final : public TlsServerTransport {
 }  // namespace
 
 std::unique_ptr<TlsServerTransport> make_tls_server_transport(
-    const std::string& host, uint16_t port, const TlsFiles& files,
+    const std::string& host, uint16_t port, const TlsFiles& files, TcpLiveness liveness,
     std::chrono::milliseconds handshake_timeout) {
-  return std::make_unique<TlsServer>(host, port, files, handshake_timeout);
+  return std::make_unique<TlsServer>(host, port, files, liveness, handshake_timeout);
 }
 
 }  // namespace eit::acquisition

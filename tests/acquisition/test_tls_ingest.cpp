@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <boost/asio/connect.hpp>
@@ -20,8 +21,11 @@
 #include <boost/asio/write.hpp>
 
 #include "eit/acquisition/device_link.hpp"
+#include "eit/acquisition/ingest_frame.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/tcp_liveness.hpp"
 #include "eit/acquisition/tls_transport.hpp"
+#include "eit/recon/protocol.hpp"
 #include "tls_test_certificates.hpp"
 
 using namespace eit::acquisition;
@@ -72,7 +76,71 @@ std::string drain(ByteTransport& t, int ms) {
   return got;
 }
 
+// A device that connects, handshakes with a valid certificate and then sends nothing for `ms`
+// (a stuck device, or one whose stream never started); true when the handshake succeeded.
+bool stay_silent_as_device(uint16_t port, const fs::path& dir, int ms) {
+  asio::io_context io;
+  ssl::context ctx(ssl::context::tls_client);
+  ctx.load_verify_file((dir / "ward.pem").string());
+  ctx.set_verify_mode(ssl::verify_peer);
+  ctx.use_certificate_chain_file((dir / "device.pem").string());
+  ctx.use_private_key_file((dir / "device.key").string(), ssl::context::pem);
+  ssl::stream<asio::ip::tcp::socket> s(io, ctx);
+  boost::system::error_code ec;
+  s.next_layer().connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+  if (!ec) s.handshake(ssl::stream_base::client, ec);
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return !ec;
+}
+
 }  // namespace
+
+TEST_CASE("tls-listen: a silent device is cut after idle= so the device behind it streams") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  const std::string uri = fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}&idle=0.3",
+                                      (d / "server.pem").string(), (d / "server.key").string(),
+                                      (d / "ward.pem").string());
+  auto source = open_live_source(uri, {}, eit::recon::make_protocol({}));
+  const auto endpoint = source->endpoint();
+  const auto port = static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  // Old transport: no idle timeout; the silent device was read for its whole 3 s and the one
+  // behind it waited in the backlog.
+  std::thread silent([&] { CHECK(stay_silent_as_device(port, d, 3000)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread device([&] {
+    auto link = open_device_link(fmt::format(
+        "tls-connect://127.0.0.1:{}?cert={}&key={}&ca={}&name=server", port,
+        (d / "device.pem").string(), (d / "device.key").string(), (d / "ward.pem").string()));
+    if (!link->wait_for_receiver(std::chrono::seconds(5))) {
+      FAIL_CHECK("the device behind the silent one never got through its handshake");
+      return;
+    }
+    std::vector<uint8_t> frame(ingest_frame_size(IngestSampleType::kF32, 208));
+    std::vector<float> values(208, 1.5f);
+    for (uint64_t k = 0; k < 20; ++k) {
+      CHECK(encode_ingest_frame(frame, IngestSampleType::kF32, k, -1, values) == frame.size());
+      link->send(frame);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  });
+  std::vector<float> image(source->n_values());
+  eit::pipeline::FrameSlot slot;
+  slot.values = image.data();
+  uint64_t frames = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (frames < 20 && std::chrono::steady_clock::now() < until)
+    if (source->read(slot, std::chrono::milliseconds(50)) == eit::pipeline::ReadStatus::kFrame)
+      ++frames;
+  device.join();
+  silent.join();
+  CHECK(frames == 20);
+  CHECK(source->stats().last_error.find("idle timeout") != std::string::npos);
+  fs::remove_all(d);
+}
 
 TEST_CASE("tls-listen: a device with a certificate from the CA streams, others are refused") {
   const fs::path d = eit::test::make_tls_certificates();
@@ -82,7 +150,8 @@ TEST_CASE("tls-listen: a device with a certificate from the CA streams, others a
   }
   const TlsFiles files{(d / "server.pem").string(), (d / "server.key").string(),
                        (d / "ward.pem").string(), "", ""};
-  auto server = make_tls_server_transport("127.0.0.1", 0, files, std::chrono::milliseconds(2000));
+  auto server = make_tls_server_transport("127.0.0.1", 0, files, TcpLiveness{},
+                                          std::chrono::milliseconds(2000));
   const auto port = static_cast<uint16_t>(
       std::stoi(server->endpoint().substr(server->endpoint().rfind(':') + 1)));
 
@@ -192,7 +261,7 @@ TEST_CASE("emulate --to tls-connect://: a device connects to tls-listen:// with 
   auto p = [&](const char* f) { return (d / f).string(); };
   auto server = make_tls_server_transport("127.0.0.1", 0,
                                           {p("server.pem"), p("server.key"), p("ward.pem"), "", ""},
-                                          std::chrono::milliseconds(2000));
+                                          TcpLiveness{}, std::chrono::milliseconds(2000));
   const uint16_t port = port_of(server->endpoint());
   auto link_for = [&](const char* cert) {
     return open_device_link(fmt::format("tls-connect://127.0.0.1:{}?cert={}.pem&key={}.key&ca={}&name=server",
@@ -246,7 +315,7 @@ TEST_CASE("tls-listen:// with crl=: a device whose certificate the CA revoked is
   auto p = [&](const char* f) { return (d / f).string(); };
   auto with_crl = make_tls_server_transport(
       "127.0.0.1", 0, {p("server.pem"), p("server.key"), p("ward.pem"), "", p("ward-crl.pem")},
-      std::chrono::milliseconds(2000));
+      TcpLiveness{}, std::chrono::milliseconds(2000));
   const uint16_t port = port_of(with_crl->endpoint());
   std::thread devices([&] {
     CHECK(send_as_device(port, d, "device", "still-valid"));

@@ -60,8 +60,10 @@ std::unique_ptr<TlsClientTransport> make_tls_client_transport(
     const std::string& host, uint16_t port, const TlsFiles& files, ReconnectPolicy reconnect = {},
     TcpLiveness liveness = {}, std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5));
 
+// liveness: as for tcp-listen, a device connection silent for liveness.idle is closed (so the
+// device connecting after it is accepted), and TCP keepalive is set on each connection.
 std::unique_ptr<TlsServerTransport> make_tls_server_transport(
-    const std::string& host, uint16_t port, const TlsFiles& files,
+    const std::string& host, uint16_t port, const TlsFiles& files, TcpLiveness liveness = {},
     std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5));
 
 }  // namespace eit::acquisition
