@@ -4,9 +4,13 @@
 // deadline did so because the device went quiet. No allocation except reason().
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "asio_loop.hpp"
+#include "eit/acquisition/byte_transport.hpp"
 
 namespace eit::acquisition::detail {
 
@@ -34,5 +38,30 @@ class IdleWatch {
   std::chrono::milliseconds idle_;
   Clock::time_point last_{};
 };
+
+// How a read of a connected stream under idle.read_until(deadline) ended: `result` is what read()
+// returns (data, marked fresh on a new connection's first bytes; a timeout; stop); without it the
+// connection is lost, `lost_reason` says why and `went_idle` whether the idle timeout closed it.
+struct ConnectedRead {
+  std::optional<TransportRead> result;
+  bool went_idle = false;
+  std::string lost_reason;
+};
+
+inline ConnectedRead settle_connected_read(const Completion& c, IdleWatch& idle, const IoLoop& loop,
+                                           bool& fresh) {
+  if (c.ok()) {
+    idle.heard();
+    const TransportRead r{TransportStatus::kData, c.bytes, fresh};
+    fresh = false;
+    return {r};
+  }
+  if (c.ec == boost::asio::error::operation_aborted) {
+    if (loop.stopped()) return {TransportRead{TransportStatus::kStopped}};
+    if (!idle.expired()) return {TransportRead{TransportStatus::kTimeout}};
+    return {std::nullopt, true, idle.reason()};
+  }
+  return {std::nullopt, false, c.ec.message()};
+}
 
 }  // namespace eit::acquisition::detail

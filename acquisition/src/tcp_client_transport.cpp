@@ -85,21 +85,14 @@ class TcpClientTransport final : public TlsClientTransport {
       else
         socket_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
       loop_.run(completion_, idle_.read_until(deadline), [this] { socket_.cancel(); });
-      if (completion_.ok()) {
-        idle_.heard();
-        backoff_ = policy_.initial;  // bytes flow: the connection is healthy again
-        TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
-        fresh_ = false;
-        return r;
+      auto read = detail::settle_connected_read(completion_, idle_, loop_, fresh_);
+      if (read.result) {
+        // Bytes flow: the connection is healthy again.
+        if (read.result->status == TransportStatus::kData) backoff_ = policy_.initial;
+        return *read.result;
       }
-      if (completion_.ec == asio::error::operation_aborted) {
-        if (loop_.stopped()) return {TransportStatus::kStopped};
-        if (!idle_.expired()) return {TransportStatus::kTimeout};
-        count_idle_timeout();
-        lost_reason_ = idle_.reason();
-      } else {
-        lost_reason_ = completion_.ec.message();
-      }
+      if (read.went_idle) count_idle_timeout();
+      lost_reason_ = std::move(read.lost_reason);
       note_error(fmt::format("{}: connection lost ({}); reconnecting in {} ms", name_, lost_reason_,
                              backoff_.count()));
       close();

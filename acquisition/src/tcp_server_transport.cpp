@@ -87,20 +87,10 @@ class TcpServerTransport final : public ByteTransport {
         boost::system::error_code ignored;
         socket_.cancel(ignored);
       });
-      if (completion_.ok()) {
-        idle_.heard();
-        TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
-        fresh_ = false;
-        return r;
-      }
-      if (completion_.ec == asio::error::operation_aborted) {
-        if (loop_.stopped()) return {TransportStatus::kStopped};
-        if (!idle_.expired()) return {TransportStatus::kTimeout};
-        count_idle_timeout();
-        lost_reason_ = idle_.reason();
-      } else {
-        lost_reason_ = completion_.ec.message();
-      }
+      auto read = detail::settle_connected_read(completion_, idle_, loop_, fresh_);
+      if (read.result) return *read.result;
+      if (read.went_idle) count_idle_timeout();
+      lost_reason_ = std::move(read.lost_reason);
       note_error(
           fmt::format("tcp-listen://{}: device connection closed ({}); waiting for the "
                       "next one",
