@@ -51,8 +51,8 @@ class TlsServer final : public TlsServerTransport {
   TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
     for (;;) {
       if (loop_.stopped()) return {TransportStatus::kStopped};
-      if (!stream_) {
-        if (!accept(deadline)) {
+      if (!connected_) {
+        if (!connect(deadline)) {
           if (loop_.stopped()) return {TransportStatus::kStopped};
           if (Clock::now() >= deadline) return {TransportStatus::kTimeout};
           if (accept_failed_) {
@@ -80,6 +80,44 @@ class TlsServer final : public TlsServerTransport {
 
  private:
   // Accepts one connection and completes its TLS handshake; false on timeout, stop or refusal.
+  // The handshake is bounded by handshake_timeout_, not by this read's deadline: one that is not
+  // done by the deadline stays in flight and the next read goes on with it, so a peer that
+  // connects and says nothing cannot hold a read for seconds.
+  bool connect(Clock::time_point deadline) {
+    if (!handshaking_ && !accept(deadline)) return false;
+    const auto cancel = [this] {
+      boost::system::error_code e;
+      stream_->next_layer().cancel(e);
+    };
+    if (!loop_.run_part(completion_, std::min(deadline, handshake_until_), cancel)) {
+      if (Clock::now() < handshake_until_) return false;  // this read's deadline came first
+      loop_.finish(completion_, cancel);                  // the handshake's own came first
+    }
+    handshaking_ = false;
+    if (loop_.stopped()) return false;
+    if (!completion_.ok()) {
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      note_error(
+          fmt::format("tls-listen://{}: refused {} ({}); {} refused in all (expected a client "
+                      "certificate signed by the ca= file)",
+                      endpoint_, peer_,
+                      detail::tls_failure(completion_.ec, stream_->native_handle()), refused()));
+      close();
+      return false;
+    }
+    if (ever_connected_) {
+      count_reconnect();
+      note_error(
+          fmt::format("tls-listen://{}: accepted a new device after the previous one "
+                      "closed ({})",
+                      endpoint_, lost_reason_));
+    }
+    idle_.heard();
+    ever_connected_ = connected_ = fresh_ = true;
+    return true;
+  }
+
+  // Accepts one TCP connection and starts its handshake; false on timeout, stop or failure.
   bool accept(Clock::time_point deadline) {
     stream_.emplace(loop_.io(), ssl_);
     acceptor_.async_accept(stream_->next_layer(), completion_.handler());
@@ -99,36 +137,15 @@ class TlsServer final : public TlsServerTransport {
     stream_->next_layer().set_option(tcp::no_delay(true), ignored);
     apply_tcp_keepalive(stream_->next_layer().native_handle(), liveness_);
     const auto peer = stream_->next_layer().remote_endpoint(ignored);
-    // The handshake has its own bound: a peer that connects and stays silent is cut.
+    peer_ = fmt::format("{}:{}", peer.address().to_string(), peer.port());
     stream_->async_handshake(ssl::stream_base::server, completion_.handler());
-    loop_.run(completion_, Clock::now() + handshake_timeout_, [this] {
-      boost::system::error_code e;
-      stream_->next_layer().cancel(e);
-    });
-    if (!completion_.ok()) {
-      refused_.fetch_add(1, std::memory_order_relaxed);
-      note_error(
-          fmt::format("tls-listen://{}: refused {}:{} ({}); {} refused in all (expected a client "
-                      "certificate signed by the ca= file)",
-                      endpoint_, peer.address().to_string(), peer.port(),
-                      detail::tls_failure(completion_.ec, stream_->native_handle()),
-                      refused()));
-      close();
-      return false;
-    }
-    if (ever_connected_) {
-      count_reconnect();
-      note_error(
-          fmt::format("tls-listen://{}: accepted a new device after the previous one "
-                      "closed ({})",
-                      endpoint_, lost_reason_));
-    }
-    idle_.heard();
-    ever_connected_ = fresh_ = true;
+    handshaking_ = true;
+    handshake_until_ = Clock::now() + handshake_timeout_;
     return true;
   }
 
   void close() {
+    connected_ = handshaking_ = false;
     if (!stream_) return;
     boost::system::error_code ignored;
     stream_->next_layer().close(ignored);
@@ -145,7 +162,10 @@ class TlsServer final : public TlsServerTransport {
   asio::steady_timer retry_timer_{loop_.io()};
   detail::Completion completion_;
   std::string endpoint_, lost_reason_;
-  bool ever_connected_ = false, fresh_ = false;
+  std::string peer_;  // the connection being handshaken, "ADDRESS:PORT"
+  bool ever_connected_ = false, connected_ = false, fresh_ = false;
+  bool handshaking_ = false;  // a handshake is in flight (it may outlast a read's deadline)
+  Clock::time_point handshake_until_{};
   bool accept_failed_ = false;  // the last accept() failed before any handshake
   std::atomic<uint64_t> refused_{0};
 };

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -139,6 +140,41 @@ TEST_CASE("tls-listen: a silent device is cut after idle= so the device behind i
   silent.join();
   CHECK(frames == 20);
   CHECK(source->stats().last_error.find("idle timeout") != std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST_CASE(
+    "tls-listen: a peer that never starts its handshake does not hold a read past its deadline") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  const TlsFiles files{(d / "server.pem").string(), (d / "server.key").string(),
+                       (d / "ward.pem").string(), "", ""};
+  auto server = make_tls_server_transport("127.0.0.1", 0, files, TcpLiveness{},
+                                          std::chrono::milliseconds(1500));
+  const auto port = static_cast<uint16_t>(
+      std::stoi(server->endpoint().substr(server->endpoint().rfind(':') + 1)));
+  asio::io_context io;
+  asio::ip::tcp::socket silent(io);
+  silent.connect({asio::ip::make_address("127.0.0.1"), port});  // TCP only: no ClientHello
+  uint8_t buf[256];
+  // Old transport: the first read waited out the whole handshake timeout (1.5 s here, 5 s by
+  // default) before it returned.
+  double longest_ms = 0;
+  for (int i = 0; i < 25; ++i) {  // 25 reads of 100 ms: past the handshake timeout
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = server->read(buf, t0 + std::chrono::milliseconds(100));
+    longest_ms = std::max(
+        longest_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    CHECK(r.status == TransportStatus::kTimeout);
+  }
+  INFO("longest read: " << longest_ms << " ms");
+  CHECK(longest_ms < 1000);
+  // The handshake timeout still applies across the reads: the peer was cut and counted.
+  CHECK(server->refused() == 1);
   fs::remove_all(d);
 }
 
