@@ -109,22 +109,24 @@ class TcpClientTransport final : public TlsClientTransport {
     socket_.close(ignored);
   }
 
-  // The TLS handshake on a fresh connection, bounded by its own timeout (a server that accepts
-  // and stays silent is cut). False: refused (counted, the socket closed, the next try
-  // scheduled with backoff).
-  bool handshake() {
+  // Starts the TLS handshake on a fresh connection. It is bounded by its own timeout (a server
+  // that accepts and stays silent is cut), not by a read's deadline: like the connect, it stays
+  // in flight across reads.
+  void start_handshake() {
     stream_.emplace(socket_, tls_->context);
     detail::set_tls_peer_name(*stream_, tls_->peer_name);
     stream_->async_handshake(ssl::stream_base::client, completion_.handler());
-    loop_.run(completion_, Clock::now() + tls_->handshake_timeout, [this] {
-      boost::system::error_code ignored;
-      socket_.cancel(ignored);
-    });
-    if (completion_.ok()) return true;
+    handshaking_ = true;
+    connect_deadline_ = Clock::now() + tls_->handshake_timeout;
+  }
+
+  // A handshake that ended without success: refused (counted, the socket closed, the next try
+  // scheduled with backoff), or stopped.
+  void handshake_failed() {
     const bool stopped = loop_.stopped();
     const std::string why = detail::tls_failure(completion_.ec, stream_->native_handle());
     close();
-    if (stopped) return false;
+    if (stopped) return;
     refused_.fetch_add(1, std::memory_order_relaxed);
     if (lost_reason_.empty()) lost_reason_ = "TLS handshake failed: " + why;
     note_error(fmt::format("{}: TLS handshake refused ({}); {} refused in all (expected a server "
@@ -132,14 +134,14 @@ class TcpClientTransport final : public TlsClientTransport {
                            name_, why, refused(), tls_->peer_name, backoff_.count()));
     next_attempt_ = Clock::now() + backoff_;
     grow_backoff();
-    return false;
   }
 
   void grow_backoff() { backoff_ = detail::grown_backoff(backoff_, policy_); }
 
-  // kData once connected; kTimeout or kStopped otherwise. A connect in flight at the read's
-  // deadline stays in flight (kTimeout): the next read() goes on waiting for it, up to
-  // policy_.connect_timeout, so a round trip longer than a read's deadline still connects.
+  // kData once connected; kTimeout or kStopped otherwise. A connect (or TLS handshake) in flight
+  // at the read's deadline stays in flight (kTimeout): the next read() goes on waiting for it, up
+  // to policy_.connect_timeout (the handshake timeout), so a round trip longer than a read's
+  // deadline still connects.
   TransportStatus connect(Clock::time_point deadline) {
     for (;;) {
       if (!connecting_) {
@@ -149,6 +151,7 @@ class TcpClientTransport final : public TlsClientTransport {
         target_ = endpoints_[attempt_++ % endpoints_.size()];
         socket_.async_connect(target_, completion_.handler());
         connecting_ = true;
+        handshaking_ = false;
         connect_deadline_ = Clock::now() + policy_.connect_timeout;
       }
       const auto close_socket = [this] {
@@ -159,8 +162,18 @@ class TcpClientTransport final : public TlsClientTransport {
         if (Clock::now() < connect_deadline_) return TransportStatus::kTimeout;
         loop_.finish(completion_, close_socket);
       }
+      if (completion_.ok() && tls_ && !handshaking_) {
+        start_handshake();  // still connecting_
+        continue;
+      }
       connecting_ = false;
-      if (completion_.ok() && tls_ && !handshake()) continue;  // refused: counted, retried later
+      if (handshaking_) {
+        handshaking_ = false;
+        if (!completion_.ok()) {
+          handshake_failed();  // refused: counted, retried later
+          continue;
+        }
+      }
       if (completion_.ok()) {
         boost::system::error_code ignored;
         socket_.set_option(tcp::no_delay(true), ignored);
@@ -208,6 +221,7 @@ class TcpClientTransport final : public TlsClientTransport {
   tcp::endpoint target_;                // the address being (or last) connected to
   Clock::time_point connect_deadline_;  // when the connect in flight is abandoned
   bool connecting_ = false, connected_ = false, ever_connected_ = false, fresh_ = false;
+  bool handshaking_ = false;  // the operation in flight is the TLS handshake, not the connect
   std::string lost_reason_;
   std::chrono::milliseconds backoff_;
   Clock::time_point next_attempt_{};

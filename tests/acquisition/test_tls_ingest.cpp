@@ -178,6 +178,38 @@ TEST_CASE(
   fs::remove_all(d);
 }
 
+TEST_CASE(
+    "tls-connect: a device that accepts and never answers the handshake does not hold a read") {
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+    return;
+  }
+  // A "device" that accepts TCP connections and then says nothing (no ServerHello).
+  asio::io_context io;
+  asio::ip::tcp::acceptor device(io, {asio::ip::make_address("127.0.0.1"), 0});
+  const uint16_t port = device.local_endpoint().port();
+  const TlsFiles files{(d / "device.pem").string(), (d / "device.key").string(),
+                       (d / "ward.pem").string(), "server", ""};
+  auto client = make_tls_client_transport("127.0.0.1", port, files, ReconnectPolicy{},
+                                          TcpLiveness{}, std::chrono::milliseconds(1500));
+  uint8_t buf[256];
+  // Old transport: the read that connected waited out the whole handshake timeout.
+  double longest_ms = 0;
+  for (int i = 0; i < 25; ++i) {  // 2.5 s: past the handshake timeout
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = client->read(buf, t0 + std::chrono::milliseconds(100));
+    longest_ms = std::max(
+        longest_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    CHECK(r.status == TransportStatus::kTimeout);
+  }
+  INFO("longest read: " << longest_ms << " ms");
+  CHECK(longest_ms < 1000);
+  CHECK(client->refused() >= 1);  // the handshake timeout still cut it
+  fs::remove_all(d);
+}
+
 TEST_CASE("tls-listen: a device with a certificate from the CA streams, others are refused") {
   const fs::path d = eit::test::make_tls_certificates();
   if (d.empty()) {
