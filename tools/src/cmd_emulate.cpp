@@ -195,7 +195,7 @@ void run_emulate(EmulateArgs a) {
                     "machine's loopback, a receiver elsewhere uses this host's address",
                     link->endpoint()));
   }
-  const bool endless = a.loop || a.from == "synthetic" || a.from.starts_with("phantom:");
+  const bool endless = a.loop || is_phantom_source(a.from);
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
                   pace_text(a, feed->rate_hz(), rate),
                   total == 0 ? std::string(endless ? "endless" : "all") : std::to_string(total),
