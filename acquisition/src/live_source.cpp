@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -39,6 +40,23 @@ T number_option(const LiveUri& uri, std::string_view key, T fallback, std::strin
 std::string text_option(const LiveUri& uri, std::string_view key, std::string fallback) {
   const auto it = uri.query.find(key);
   return it == uri.query.end() ? fallback : it->second;
+}
+
+// complex=: the part of each complex64 sample a live frame keeps (fallback when absent). Not
+// interleaved: an ingest frame has one slot per measurement, and the (re, im) pairs are for
+// recordings (--complex interleaved).
+ComplexPart complex_option(const LiveUri& uri, ComplexPart fallback) {
+  const auto it = uri.query.find("complex");
+  if (it == uri.query.end()) return fallback;
+  std::optional<ComplexPart> part;
+  try {
+    part = parse_complex_part(it->second);
+  } catch (const std::invalid_argument&) {
+  }
+  if (part && *part != ComplexPart::kInterleaved) return *part;
+  throw std::invalid_argument(fmt::format(
+      "source '{}': complex='{}'; expected real, imag or magnitude{}", uri.text, it->second,
+      part ? " (interleaved (re, im) pairs are for recordings: --complex interleaved)" : ""));
 }
 
 }  // namespace
@@ -131,13 +149,7 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
         fmt::format("source '{}': format='{}'; expected ingest or openeit", uri.text, format));
   }
   IngestDecoderOptions ingest = options.ingest;
-  if (const auto it = uri.query.find("complex"); it != uri.query.end()) {
-    try {
-      ingest.complex_part = parse_complex_part(it->second);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("source '{}': {}", uri.text, e.what()));
-    }
-  }
+  ingest.complex_part = complex_option(uri, ingest.complex_part);
   constexpr std::string_view kScale = "a finite number other than 0";
   ingest.integer_scale = number_option<double>(uri, "scale", ingest.integer_scale, kScale);
   if (!std::isfinite(ingest.integer_scale) || ingest.integer_scale == 0)

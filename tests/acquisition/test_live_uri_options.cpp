@@ -100,6 +100,23 @@ TEST_CASE("the idle timeout chosen is checked once and the refusal says where it
   CHECK(refusal("tcp://127.0.0.1:27099?idle=2", caller) == "");
 }
 
+TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved naming the parts") {
+  for (const char* part : {"real", "imag", "magnitude"}) {
+    CAPTURE(part);
+    CHECK(refusal(std::string("udp://127.0.0.1:0?complex=") + part) == "");
+  }
+  CHECK(refusal("udp://127.0.0.1:0?complex=interleaved") ==
+        "source 'udp://127.0.0.1:0?complex=interleaved': complex='interleaved'; expected real, "
+        "imag or magnitude (interleaved (re, im) pairs are for recordings: --complex "
+        "interleaved)");
+  // OpenEIT lines carry no complex samples, but the option is still checked.
+  CHECK(refusal("tcp://127.0.0.1:27099?format=openeit&complex=interleaved")
+            .find("complex='interleaved'; expected real, imag or magnitude") != std::string::npos);
+  CHECK(refusal("udp://127.0.0.1:0?complex=phase") ==
+        "source 'udp://127.0.0.1:0?complex=phase': complex='phase'; expected real, imag or "
+        "magnitude");
+}
+
 TEST_CASE("an option given twice is refused") {
   CHECK(
       refusal("tcp://127.0.0.1:27099?idle=1&idle=2") ==
