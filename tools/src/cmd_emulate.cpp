@@ -143,6 +143,12 @@ void run_emulate(EmulateArgs a) {
         fmt::format("--scale {}: only ingest integer samples are scaled; expected "
                     "--format ingest --sample-type i16 or i32",
                     a.scale));
+  // Before the protocol and the feed, which take seconds for a model file or a phantom: a
+  // mistyped --to is reported at once.
+  if (is_nats_uri(a.to))
+    check_nats_link_uri(a.to);
+  else
+    acquisition::check_device_link_uri(a.to);
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
