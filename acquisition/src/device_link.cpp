@@ -1,17 +1,43 @@
 // open_device_link: URI → DeviceLink (the same URI grammar as open_live_source, plus "pty").
 #include "eit/acquisition/device_link.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "device_links.hpp"
 #include "eit/acquisition/live_source.hpp"
 
 namespace eit::acquisition {
+namespace {
 
-std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect) {
-  if (uri == "pty" || uri == "pty://") return detail::make_pty_link();
+bool is_pty(std::string_view uri) { return uri == "pty" || uri == "pty://"; }
+
+// The URI parsed, with options the link takes and a scheme that can send.
+LiveUri checked_link_uri(std::string_view uri) {
   const LiveUri u = parse_live_uri(uri);
   check_device_link_options(u);
+  static constexpr std::string_view kSchemes[] = {"tcp-listen",  "tcp", "tls-listen",
+                                                  "tls-connect", "udp", "file"};
+  if (std::find(std::begin(kSchemes), std::end(kSchemes), u.scheme) == std::end(kSchemes))
+    throw std::invalid_argument(
+        fmt::format("device link '{}': scheme '{}' cannot send; expected tcp-listen://, tcp://, "
+                    "tls-listen://, tls-connect://, udp://, pty or file://",
+                    uri, u.scheme));
+  return u;
+}
+
+}  // namespace
+
+void check_device_link_uri(std::string_view uri) {
+  if (!is_pty(uri)) checked_link_uri(uri);
+}
+
+std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect) {
+  if (is_pty(uri)) return detail::make_pty_link();
+  const LiveUri u = checked_link_uri(uri);
   if (u.scheme == "tcp-listen") return detail::make_tcp_listen_link(u.host, u.port);
   if (u.scheme == "tcp") return detail::make_tcp_connect_link(u.host, u.port, reconnect);
   if (u.scheme == "tls-listen" || u.scheme == "tls-connect") {
@@ -24,11 +50,7 @@ std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPoli
     return detail::make_tcp_connect_link(u.host, u.port, reconnect, &files);
   }
   if (u.scheme == "udp") return detail::make_udp_link(u.host, u.port);
-  if (u.scheme == "file") return detail::make_file_link(u.path);
-  throw std::invalid_argument(fmt::format(
-      "device link '{}': scheme '{}' cannot send; expected tcp-listen://, tcp://, tls-listen://, "
-      "tls-connect://, udp://, pty or file://",
-      uri, u.scheme));
+  return detail::make_file_link(u.path);  // the last scheme checked_link_uri lets through
 }
 
 }  // namespace eit::acquisition

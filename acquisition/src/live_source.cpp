@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -39,6 +40,23 @@ T number_option(const LiveUri& uri, std::string_view key, T fallback, std::strin
 std::string text_option(const LiveUri& uri, std::string_view key, std::string fallback) {
   const auto it = uri.query.find(key);
   return it == uri.query.end() ? fallback : it->second;
+}
+
+// complex=: the part of each complex64 sample a live frame keeps (fallback when absent). Not
+// interleaved: an ingest frame has one slot per measurement, and the (re, im) pairs are for
+// recordings (--complex interleaved).
+ComplexPart complex_option(const LiveUri& uri, ComplexPart fallback) {
+  const auto it = uri.query.find("complex");
+  if (it == uri.query.end()) return fallback;
+  std::optional<ComplexPart> part;
+  try {
+    part = parse_complex_part(it->second);
+  } catch (const std::invalid_argument&) {
+  }
+  if (part && *part != ComplexPart::kInterleaved) return *part;
+  throw std::invalid_argument(fmt::format(
+      "source '{}': complex='{}'; expected real, imag or magnitude{}", uri.text, it->second,
+      part ? " (interleaved (re, im) pairs are for recordings: --complex interleaved)" : ""));
 }
 
 }  // namespace
@@ -131,13 +149,7 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
         fmt::format("source '{}': format='{}'; expected ingest or openeit", uri.text, format));
   }
   IngestDecoderOptions ingest = options.ingest;
-  if (const auto it = uri.query.find("complex"); it != uri.query.end()) {
-    try {
-      ingest.complex_part = parse_complex_part(it->second);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("source '{}': {}", uri.text, e.what()));
-    }
-  }
+  ingest.complex_part = complex_option(uri, ingest.complex_part);
   constexpr std::string_view kScale = "a finite number other than 0";
   ingest.integer_scale = number_option<double>(uri, "scale", ingest.integer_scale, kScale);
   if (!std::isfinite(ingest.integer_scale) || ingest.integer_scale == 0)
@@ -151,14 +163,18 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
       out_of_range(uri, "rate", source_options.nominal_rate_hz, kRate);
   }
   TcpLiveness liveness;
+  // The idle timeout: the caller's (options.idle_s, unless < 0) in place of the URI's idle=.
+  // The URI's value must be a number either way; only the one chosen is checked for range.
   constexpr std::string_view kIdle = "seconds, 0 (never) to 3600";
   const double uri_idle_s = number_option<double>(uri, "idle", -1.0, kIdle);
-  if (uri.query.contains("idle") && !(uri_idle_s >= 0 && uri_idle_s <= 3600))
-    out_of_range(uri, "idle", uri_idle_s, kIdle);
-  const double idle_s = options.idle_s >= 0 ? options.idle_s : uri_idle_s;
-  if (!std::isfinite(idle_s) || idle_s > 3600) {
-    throw std::invalid_argument(
-        fmt::format("source '{}': idle={} s; expected 0 (never) to 3600", uri.text, idle_s));
+  const bool caller_idle = !(options.idle_s < 0);  // NaN too: given, and refused below
+  const double idle_s = caller_idle ? options.idle_s : uri_idle_s;
+  if ((caller_idle || uri.query.contains("idle")) && !(idle_s >= 0 && idle_s <= 3600)) {
+    if (!caller_idle) out_of_range(uri, "idle", idle_s, kIdle);
+    throw std::invalid_argument(fmt::format(
+        "source '{}': idle timeout {} s (the caller's, in place of the URI's idle=) is out of "
+        "range; expected {}",
+        uri.text, idle_s, kIdle));
   }
   liveness.idle = idle_s < 0 ? default_idle_timeout(source_options.nominal_rate_hz)
                              : std::chrono::milliseconds(static_cast<int64_t>(idle_s * 1000));

@@ -1,4 +1,4 @@
-// The hardened .npy header parser (contract in npy_header.hpp).
+// The hardened .npy header parser and the float32 header writer (contract in npy_header.hpp).
 #include "eit/recon/npy_header.hpp"
 
 #include <bit>
@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace eit::recon {
 namespace {
@@ -122,6 +123,22 @@ NpyHeader parse_npy_header(std::span<const uint8_t> b, uint64_t file_size, std::
         fmt::format("{}: .npy shape ({}) overflows a 64-bit byte count", name, excerpt(shape)));
   h.data_bytes = h.count * static_cast<uint64_t>(width);
   return h;
+}
+
+std::string npy_float32_header(std::span<const uint64_t> shape) {
+  // A Python tuple: (5,) for one dimension, (2, 3) for more.
+  const std::string tuple = shape.size() == 1 ? fmt::format("({},)", shape[0])
+                                              : fmt::format("({})", fmt::join(shape, ", "));
+  std::string dict =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", tuple);
+  const size_t unpadded = 10 + dict.size() + 1;  // magic, version, length, dict, newline
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict.push_back('\n');
+  const size_t len = dict.size();  // a few hundred bytes: fits version 1.0's u16
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(len & 0xff));
+  out.push_back(static_cast<char>(len >> 8));
+  return out + dict;
 }
 
 }  // namespace eit::recon

@@ -142,16 +142,20 @@ TEST_CASE("device time is delivered when flagged and zero when not") {
   CHECK(s.slot.device_time_ns == 0);
 }
 
-TEST_CASE("complex64 samples give the real part or the magnitude as chosen") {
+TEST_CASE("complex64 samples give the real part or the imaginary part or the magnitude as chosen") {
   const std::vector<float> interleaved = {3, 4, -6, 8, 0.5f, 0};
   std::vector<uint8_t> bytes(ingest_frame_size(IngestSampleType::kComplex64, 3));
   REQUIRE(encode_ingest_frame_complex(bytes, 9, -1, interleaved) == bytes.size());
-  IngestDecoder real(3), magnitude(3, {.complex_part = ComplexPart::kMagnitude});
+  IngestDecoder real(3), imag(3, {.complex_part = ComplexPart::kImag}),
+      magnitude(3, {.complex_part = ComplexPart::kMagnitude});
   const auto r = decode_all(real, bytes);
+  const auto i = decode_all(imag, bytes);
   const auto m = decode_all(magnitude, bytes);
   REQUIRE(r.values.size() == 1);
+  REQUIRE(i.values.size() == 1);
   REQUIRE(m.values.size() == 1);
   CHECK(r.values[0] == std::vector<float>{3, -6, 0.5f});
+  CHECK(i.values[0] == std::vector<float>{4, 8, 0});
   CHECK(m.values[0] == std::vector<float>{5, 10, 0.5f});
 }
 

@@ -4,6 +4,7 @@
 // ignored and `run` waited for its source timeout.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "eit/acquisition/device_link.hpp"
@@ -14,10 +15,10 @@ using namespace eit::acquisition;
 
 namespace {
 
-// The message open_live_source(uri) throws ("" when it opens).
-std::string refusal(const std::string& uri) {
+// The message open_live_source(uri, options) throws ("" when it opens).
+std::string refusal(const std::string& uri, const LiveSourceOptions& options = {}) {
   try {
-    open_live_source(uri, {}, eit::test::adjacent16());
+    open_live_source(uri, options, eit::test::adjacent16());
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -79,6 +80,41 @@ TEST_CASE("a value that is not a number is named with the whole URI, port includ
   CHECK(refusal("tcp://127.0.0.1:27099?idle=") ==
         "source 'tcp://127.0.0.1:27099?idle=': option idle='' is not a number; expected seconds, "
         "0 (never) to 3600");
+}
+
+TEST_CASE("the idle timeout chosen is checked once and the refusal says where it came from") {
+  // The URI's idle= when the caller gives none.
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=3601") ==
+        "source 'tcp://127.0.0.1:27099?idle=3601': idle=3601 is out of range; expected seconds, 0 "
+        "(never) to 3600");
+  // The caller's, in place of the URI's: its own range error, also when the URI's is fine.
+  LiveSourceOptions caller;
+  caller.idle_s = 4000;
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=1", caller) ==
+        "source 'tcp://127.0.0.1:27099?idle=1': idle timeout 4000 s (the caller's, in place of "
+        "the URI's idle=) is out of range; expected seconds, 0 (never) to 3600");
+  caller.idle_s = std::numeric_limits<double>::quiet_NaN();  // was taken as "not given"
+  CHECK(refusal("tcp://127.0.0.1:27099", caller).find("idle timeout nan s (the caller's") !=
+        std::string::npos);
+  caller.idle_s = 0.5;  // a valid one in place of the URI's
+  CHECK(refusal("tcp://127.0.0.1:27099?idle=2", caller) == "");
+}
+
+TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved naming the parts") {
+  for (const char* part : {"real", "imag", "magnitude"}) {
+    CAPTURE(part);
+    CHECK(refusal(std::string("udp://127.0.0.1:0?complex=") + part) == "");
+  }
+  CHECK(refusal("udp://127.0.0.1:0?complex=interleaved") ==
+        "source 'udp://127.0.0.1:0?complex=interleaved': complex='interleaved'; expected real, "
+        "imag or magnitude (interleaved (re, im) pairs are for recordings: --complex "
+        "interleaved)");
+  // OpenEIT lines carry no complex samples, but the option is still checked.
+  CHECK(refusal("tcp://127.0.0.1:27099?format=openeit&complex=interleaved")
+            .find("complex='interleaved'; expected real, imag or magnitude") != std::string::npos);
+  CHECK(refusal("udp://127.0.0.1:0?complex=phase") ==
+        "source 'udp://127.0.0.1:0?complex=phase': complex='phase'; expected real, imag or "
+        "magnitude");
 }
 
 TEST_CASE("an option given twice is refused") {

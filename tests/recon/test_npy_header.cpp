@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -112,4 +113,37 @@ TEST_CASE("the parser reads every field of a valid header") {
   const DenseArray a = read_npy(p);
   CHECK(a.real == std::vector<double>(6, 257.0));
   fs::remove(p);
+}
+
+TEST_CASE("the float32 header is numpy's and its files read back with their shape and values") {
+  // As numpy (2.4) writes np.zeros((2, 3), '<f4'): the dict padded so the data starts at byte 128.
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  const std::string numpy = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict +
+                            std::string(128 - 10 - dict.size() - 1, ' ') + "\n";
+  const uint64_t two_by_three[] = {2, 3};
+  CHECK(npy_float32_header(two_by_three) == numpy);
+
+  for (const std::vector<uint64_t>& shape :
+       {std::vector<uint64_t>{5}, std::vector<uint64_t>{2, 3}, std::vector<uint64_t>{4, 3, 2},
+        std::vector<uint64_t>{1000000, 1, 1}}) {
+    CAPTURE(shape.size());
+    const std::string header = npy_float32_header(shape);
+    CHECK(header.size() % 64 == 0);
+    uint64_t count = 1;
+    for (uint64_t d : shape) count *= d;
+    std::vector<float> values(count);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i) - 3;
+    const fs::path p = fs::temp_directory_path() / fmt::format("eit_npyh_{}_w.npy", ::getpid());
+    {
+      std::ofstream out(p, std::ios::binary);
+      out << header;
+      out.write(reinterpret_cast<const char*>(values.data()),
+                static_cast<std::streamsize>(values.size() * 4));
+    }
+    const DenseArray a = read_npy(p);
+    CHECK(a.shape == std::vector<size_t>(shape.begin(), shape.end()));
+    REQUIRE(a.real.size() == values.size());
+    CHECK(a.real == std::vector<double>(values.begin(), values.end()));
+    fs::remove(p);
+  }
 }

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../acquisition/live_test_support.hpp"
+#include "cli_run.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/recording_reader.hpp"
 #include "emulate_process.hpp"
@@ -182,4 +184,26 @@ TEST_CASE("emulate refuses bad options with a message naming them") {
   CHECK(bad.wait() != 0);
   EmulateProcess bad_format({"--from", "synthetic", "--format", "morse"});
   CHECK(bad_format.wait() != 0);
+}
+
+TEST_CASE("emulate refuses a bad --to before it builds the phantom") {
+  // The start line ("emulate: synthetic phantom …: 208 values per frame …") comes once the
+  // phantom is built, seconds in; the refusal of the link's URI must come before it.
+  const struct {
+    std::string to, said;
+  } cases[] = {
+      {"'tcp-listen://127.0.0.1:0?idle=5'",
+       "device link 'tcp-listen://127.0.0.1:0?idle=5': option 'idle' unknown; tcp-listen:// "
+       "takes no options"},
+      {"serial:///dev/ttyS0", "scheme 'serial' cannot send"},
+      {"'nats://127.0.0.1:1?site=icu&bogus=1'", "nats://127.0.0.1:1?site=icu&bogus=1"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.to);
+    const auto r = eit::test::run_eitstream("emulate --from synthetic --count 1 --to " + c.to);
+    CAPTURE(r.output);
+    CHECK(r.code == 1);
+    CHECK(eit::test::contains(r.output, c.said));
+    CHECK_FALSE(eit::test::contains(r.output, "values per frame"));
+  }
 }

@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
+#include "eit/recon/array_file.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
@@ -64,7 +66,9 @@ TEST_CASE("indices on a truncated recording warns that its last frame is cut off
   CHECK(contains(r.output, "truncated"));
 }
 
-TEST_CASE("indices refuses to replace its outputs without force and a missing output folder") {
+TEST_CASE(
+    "indices refuses to replace its outputs without force and a missing output folder and with "
+    "force writes images that read back") {
   const fs::path d = eit::test::fresh_work_dir("indkeep");
   const fs::path images = d / "images.h5";
   const auto rec = run_eitstream(
@@ -92,6 +96,14 @@ TEST_CASE("indices refuses to replace its outputs without force and a missing ou
       run_eitstream(fmt::format("indices {} -o {} --force", images.string(), kept.string()));
   CHECK(forced.code == 0);
   CHECK(fs::file_size(kept) > 100);
+  // The images replaced with --force read back as [frames, ny, nx] float32.
+  const auto images_forced = run_eitstream(fmt::format(
+      "indices {} -o {} --images-out {} --force", images.string(), kept.string(), npy.string()));
+  CHECK(images_forced.code == 0);
+  const eit::recon::DenseArray z = eit::recon::read_npy(npy);
+  REQUIRE(z.shape.size() == 3);
+  CHECK(z.shape[0] >= 100);  // 1 s at 200 frames/s
+  CHECK(z.shape[1] * z.shape[2] > 100);
 
   const auto no_folder = run_eitstream(
       fmt::format("indices {} -o {}", images.string(), (d / "missing" / "b.json").string()));

@@ -12,12 +12,14 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
 #include "cli_run.hpp"
+#include "eit/recon/array_file.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
 
@@ -198,6 +200,10 @@ TEST_CASE("listen --save keeps the images of every series and never overwrites a
   pub.image(0xc3, 0, 0);
   pub.image(0xc3, 1, 0);
   CHECK(first.wait(60s) == 0);
+  // A saved image reads back as a float32 .npy of the image's shape and values.
+  const auto saved = eit::recon::read_npy(fs::path(save) / "img_00000000000000c3_00000001.npy");
+  CHECK(saved.shape == std::vector<size_t>{4});
+  CHECK(saved.real == std::vector<double>{0, 1, 2, 1});
   const auto kept = fs::last_write_time(fs::path(save) / "img_00000000000000c3_00000000.npy");
   FakePublisher again;
   Subprocess second({EITSTREAM_BIN, "listen", again.endpoint(), "--pull", "--summary", "--count",

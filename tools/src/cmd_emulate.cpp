@@ -143,6 +143,12 @@ void run_emulate(EmulateArgs a) {
         fmt::format("--scale {}: only ingest integer samples are scaled; expected "
                     "--format ingest --sample-type i16 or i32",
                     a.scale));
+  // Before the protocol and the feed, which take seconds for a model file or a phantom: a
+  // mistyped --to is reported at once.
+  if (is_nats_uri(a.to))
+    check_nats_link_uri(a.to);
+  else
+    acquisition::check_device_link_uri(a.to);
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
@@ -195,7 +201,7 @@ void run_emulate(EmulateArgs a) {
                     "machine's loopback, a receiver elsewhere uses this host's address",
                     link->endpoint()));
   }
-  const bool endless = a.loop || a.from == "synthetic" || a.from.starts_with("phantom:");
+  const bool endless = a.loop || is_phantom_source(a.from);
   say(fmt::format("emulate: {} over {}, {}, {} frames{}", a.format, link->describe(),
                   pace_text(a, feed->rate_hz(), rate),
                   total == 0 ? std::string(endless ? "endless" : "all") : std::to_string(total),

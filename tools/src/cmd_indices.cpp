@@ -21,6 +21,7 @@
 #include "eit/indices/indices_engine.hpp"
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
+#include "eit/recon/npy_header.hpp"
 #include "existing_output.hpp"
 #include "indices_input.hpp"
 #include "indices_options.hpp"
@@ -61,18 +62,13 @@ double spectral_peak(const std::vector<double>& g, double rate) {
 
 void write_npy(const std::string& path, const std::vector<float>& z, size_t n, size_t n_out,
                const indices::BodyLayout& layout) {
-  std::string shape = layout.nx() > 0 ? fmt::format("({}, {}, {})", n, layout.ny(), layout.nx())
-                                      : fmt::format("({}, {})", n, n_out);
-  std::string header =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape);
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
+  const std::vector<uint64_t> shape =
+      layout.nx() > 0 ? std::vector<uint64_t>{n, static_cast<uint64_t>(layout.ny()),
+                                              static_cast<uint64_t>(layout.nx())}
+                      : std::vector<uint64_t>{n, n_out};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw CommandError(fmt::format("--images-out {}: cannot write", path));
-  out.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  out.write(reinterpret_cast<const char*>(&len), 2);
-  out << header;
+  out << recon::npy_float32_header(shape);
   out.write(reinterpret_cast<const char*>(z.data()), static_cast<std::streamsize>(z.size() * 4));
   out.close();  // a full disk shows here, not in a file cut short with exit status 0
   if (!out)

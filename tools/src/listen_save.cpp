@@ -8,26 +8,9 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "eit/recon/npy_header.hpp"
 
 namespace eit::cli {
-namespace {
-
-// NumPy .npy v1.0 header: magic, header length, a dict padded so the data starts 64-byte aligned.
-std::string npy_header(const sinks::ImageHeader& h) {
-  const std::string shape = h.ndim == 2 ? fmt::format("({}, {})", h.shape[0], h.shape[1])
-                                        : fmt::format("({},)", h.shape[0]);
-  std::string dict =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape);
-  const size_t unpadded = 10 + dict.size() + 1;
-  dict.append((64 - unpadded % 64) % 64, ' ');
-  dict.push_back('\n');
-  const auto len = static_cast<uint16_t>(dict.size());
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out.append(reinterpret_cast<const char*>(&len), 2);
-  return out + dict;
-}
-
-}  // namespace
 
 ImageSaver::ImageSaver(const std::string& dir, const std::string& format)
     : dir_(dir), raw_(format == "raw") {
@@ -55,7 +38,9 @@ void ImageSaver::save(const sinks::ImageHeader& h, std::span<const std::byte> pa
                             err == EEXIST ? "exists, not overwritten" : std::strerror(err)));
     return;
   }
-  const std::string header = raw_ ? std::string() : npy_header(h);
+  const uint64_t npy_shape[2] = {h.shape[0], h.shape[1]};
+  const std::string header =
+      raw_ ? std::string() : recon::npy_float32_header(std::span(npy_shape, h.ndim == 2 ? 2 : 1));
   bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
             std::fwrite(payload.data(), 1, payload.size(), f) == payload.size();
   int err = ok ? 0 : errno;

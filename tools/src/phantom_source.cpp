@@ -31,6 +31,10 @@ int whole_number(const std::string& spec, const std::string& key, const std::str
 
 }  // namespace
 
+bool is_phantom_source(std::string_view source) noexcept {
+  return source == "synthetic" || source.starts_with("phantom:");
+}
+
 std::optional<acquisition::BreathingOptions> parse_breathing_source(const std::string& source) {
   if (!source.starts_with("phantom:")) return std::nullopt;
   const auto q = source.find('?');

@@ -8,6 +8,7 @@
 // The plain `synthetic` source (an anomaly orbiting in the body) is unchanged.
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <memory>
 
@@ -17,6 +18,10 @@
 #include "eit/recon/protocol.hpp"
 
 namespace eit::cli {
+
+// True when a --source (run) or --from (emulate) names a built-in phantom: `synthetic` or a
+// "phantom:" spec, whose kind and options parse_breathing_source checks.
+bool is_phantom_source(std::string_view source) noexcept;
 
 // The spec's breathing options; nullopt when `source` is not a "phantom:" spec. Throws
 // CommandError naming the key and value for an unknown key, a value that is not a number, or a

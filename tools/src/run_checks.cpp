@@ -7,6 +7,7 @@
 
 #include "command_registry.hpp"
 #include "eit/sinks/image_batch.hpp"
+#include "phantom_source.hpp"
 #include "run_inputs.hpp"
 
 namespace eit::cli {
@@ -15,10 +16,6 @@ namespace {
 // The queues are rings of a power of two; beyond 2^20 frames the frame pool alone would take
 // gigabytes for large models.
 constexpr uint64_t kMaxQueue = uint64_t{1} << 20;
-
-bool is_phantom(const RunConfig& c) {
-  return c.source == "synthetic" || c.source.starts_with("phantom:");
-}
 
 }  // namespace
 
@@ -62,8 +59,8 @@ std::vector<std::string> ignored_option_warnings(const RunConfig& c) {
   for (const std::string& option : given)
     warnings.push_back(
         fmt::format("{} ignored: it applies to recordings (a file given to --source), not to {}",
-                    option, is_phantom(c) ? "a synthetic phantom" : "a live source"));
-  if (!is_phantom(c) && c.snr_db != d.snr_db)
+                    option, is_phantom_source(c.source) ? "a synthetic phantom" : "a live source"));
+  if (!is_phantom_source(c.source) && c.snr_db != d.snr_db)
     warnings.push_back("--snr ignored: it sets the synthetic phantom's noise");
   return warnings;
 }

@@ -19,16 +19,17 @@ namespace {
 // The frame source: the synthetic phantom, a recording (a path) or a live device (a URI).
 std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::Model& model,
                                               const recon::Mesh* builtin_mesh) {
-  if (c.source == "synthetic") {
-    acquisition::PhantomOptions po;
-    po.rate_hz = c.fps < 0 ? 50.0 : c.fps;
-    po.snr_db = c.snr_db;
+  if (is_phantom_source(c.source)) {
+    const auto breathing = parse_breathing_source(c.source);  // nullopt: synthetic
+    const double rate_hz = c.fps < 0 ? 50.0 : c.fps;
     const recon::Mesh mesh = builtin_mesh ? *builtin_mesh : phantom_mesh_for(model);
+    if (breathing)
+      return open_breathing_phantom(*breathing, rate_hz, c.snr_db, model.protocol, mesh);
+    acquisition::PhantomOptions po;
+    po.rate_hz = rate_hz;
+    po.snr_db = c.snr_db;
     return std::make_unique<acquisition::SyntheticPhantomSource>(mesh, model.protocol, po);
   }
-  if (const auto breathing = parse_breathing_source(c.source))
-    return open_breathing_phantom(*breathing, c.fps < 0 ? 50.0 : c.fps, c.snr_db, model.protocol,
-                                  builtin_mesh ? *builtin_mesh : phantom_mesh_for(model));
   if (c.source.find("://") != std::string::npos) return open_live(c.source, c.fps, model.protocol);
   acquisition::ReplayOptions o;
   o.recording = to_recording_options(c.recording);
@@ -42,8 +43,7 @@ std::unique_ptr<pipeline::Source> open_source(const RunConfig& c, const recon::M
 }  // namespace
 
 bool is_recording(const RunConfig& c) {
-  return c.source != "synthetic" && !c.source.starts_with("phantom:") &&
-         c.source.find("://") == std::string::npos;
+  return !is_phantom_source(c.source) && c.source.find("://") == std::string::npos;
 }
 
 RunInputs::RunInputs(const RunConfig& c) {

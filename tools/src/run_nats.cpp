@@ -39,6 +39,8 @@ std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
   return nats::open_nats_device_link(uri, o);
 }
 
+void check_nats_link_uri(const std::string& uri) { nats::parse_nats_address(uri); }
+
 std::string nats_status(const pipeline::ImageSink& sink) {
   const auto* n = dynamic_cast<const nats::NatsImageSink*>(&sink);
   if (!n) return {};
@@ -82,6 +84,7 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t, double) {
   unavailable(uri);
 }
+void check_nats_link_uri(const std::string& uri) { unavailable(uri); }
 std::string nats_status(const pipeline::ImageSink&) { return {}; }
 std::string nats_link_summary(const acquisition::DeviceLink&) { return {}; }
 

@@ -23,6 +23,9 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
 // frames are measured at, stated on each (0: not stated).
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
                                                         size_t max_message_bytes, double rate_hz);
+// Throws what open_nats_link throws for a malformed URI (or a build without NATS), without
+// connecting.
+void check_nats_link_uri(const std::string& uri);
 // "nats 123 acked, 4 dropped, backlog 0, reconnects 1" for the status line; empty for other sinks.
 std::string nats_status(const pipeline::ImageSink& sink);
 // ", JetStream stored 600, 12 refused and sent again (3 already stored)" for emulate's summary;

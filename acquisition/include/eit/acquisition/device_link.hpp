@@ -77,4 +77,9 @@ class DeviceLink {
 
 std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect = {});
 
+// Throws what open_device_link(uri) throws for a malformed URI, an option the link does not take
+// or a scheme that cannot send, without opening anything (for a command that checks its
+// arguments before slower set-up). Files named in the URI are not looked at.
+void check_device_link_uri(std::string_view uri);
+
 }  // namespace eit::acquisition

@@ -1,6 +1,7 @@
 #pragma once
 // The one hardened parser of NumPy .npy headers, used by recon's read_npy (matrices) and
-// acquisition's .npy recording reader (frame stacks). Format (numpy/lib/format.py): "\x93NUMPY",
+// acquisition's .npy recording reader (frame stacks), and the one writer of float32 .npy headers
+// (`indices --images-out`, `listen --save`). Format (numpy/lib/format.py): "\x93NUMPY",
 // major and minor version bytes, a little-endian header length (u16 in version 1, u32 in 2 and 3),
 // a Python-literal dict {'descr': '<f8', 'fortran_order': False, 'shape': (2, 208), }, then the
 // data. Everything a file claims is checked before anything is allocated from it: the header must
@@ -40,5 +41,10 @@ inline constexpr uint64_t kNpyMaxPrefixBytes = 12 + kNpyMaxHeaderBytes;
 // `start`: the first min(file_size, kNpyMaxPrefixBytes) bytes of the file.
 NpyHeader parse_npy_header(std::span<const uint8_t> start, uint64_t file_size,
                            std::string_view name);
+
+// The header of a little-endian float32 .npy file of `shape` in C order, as numpy writes one:
+// version 1.0, the dict padded with spaces and a newline so that the data, written next by the
+// caller (shape's product of float32 values), starts at a multiple of 64 bytes.
+std::string npy_float32_header(std::span<const uint64_t> shape);
 
 }  // namespace eit::recon
