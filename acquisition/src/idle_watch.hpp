@@ -54,11 +54,11 @@ inline ConnectedRead settle_connected_read(const Completion& c, IdleWatch& idle,
     idle.heard();
     const TransportRead r{TransportStatus::kData, c.bytes, fresh};
     fresh = false;
-    return {r};
+    return {r, false, {}};
   }
   if (c.ec == boost::asio::error::operation_aborted) {
-    if (loop.stopped()) return {TransportRead{TransportStatus::kStopped}};
-    if (!idle.expired()) return {TransportRead{TransportStatus::kTimeout}};
+    if (loop.stopped()) return {TransportRead{TransportStatus::kStopped}, false, {}};
+    if (!idle.expired()) return {TransportRead{TransportStatus::kTimeout}, false, {}};
     return {std::nullopt, true, idle.reason()};
   }
   return {std::nullopt, false, c.ec.message()};
