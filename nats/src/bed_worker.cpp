@@ -20,6 +20,7 @@
 #include "eit/sinks/image_header_fill.hpp"
 #include "eit/sinks/series_message.hpp"
 #include "nats_link.hpp"
+#include "raw_frame_headers.hpp"
 #include "start_time.hpp"
 
 namespace eit::nats {
@@ -81,8 +82,7 @@ struct BedWorker::State {
   natsSubscription* sub = nullptr;
   AckFailures ack_failures;
   ResumeWriter resume;
-  std::string rate_text;                  // the last Eit-Rate header seen ("" none)
-  std::string model_name = "\x01";        // no model yet
+  std::string model_name = "\x01";  // no model yet
   std::shared_ptr<const recon::Model> model;
   std::unique_ptr<acquisition::StreamDecoder> decoder;
   std::unique_ptr<pipeline::CpuReconstructor> recon;
@@ -202,13 +202,11 @@ void BedWorker::loop() noexcept {
     }
   };
 
-  // The gateway's Eit-Rate for the series message (none from older gateways: 0, unknown); looked
-  // at again only when the header's text changes.
-  const auto use_rate = [&](const char* text) {
-    const std::string_view value = text ? text : "";
-    if (value == st.rate_text) return;
-    st.rate_text.assign(value);
-    st.series.rate_hz = frame_rate_from_header(text);
+  // The gateway's Eit-Rate for the series message (none from older gateways: 0, unknown); the
+  // message is made again only when the rate changes.
+  const auto use_rate = [&](double rate_hz) {
+    if (rate_hz == st.series.rate_hz) return;
+    st.series.rate_hz = rate_hz;
     if (st.model) st.series_json = sinks::series_json(*st.model, st.series);
     st.next_series_ns = 0;
   };
@@ -250,12 +248,8 @@ void BedWorker::loop() noexcept {
       const bool admitted = st.gate.admits(meta->Timestamp);
       jsMsgMetaData_Destroy(meta);
       if (!admitted) continue;  // stored before since=T: acknowledged with the batch, no image
-      const char* rate = nullptr;
-      if (natsMsgHeader_Get(m, kRateHeader, &rate) != NATS_OK) rate = nullptr;
-      use_rate(rate);
-      const char* model_name = nullptr;
-      if (natsMsgHeader_Get(m, kModelHeader, &model_name) != NATS_OK) model_name = nullptr;
-      if (!use_model(model_name)) {
+      use_rate(stated_rate_hz(m));
+      if (!use_model(header_of(m, kModelHeader))) {
         round_ok = false;  // nothing acknowledged: the bed waits for its model
         pause(2000);
         break;

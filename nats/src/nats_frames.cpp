@@ -14,6 +14,7 @@
 #include "eit/acquisition/stream_source.hpp"
 #include "nats_link.hpp"
 #include "ordered_publisher.hpp"
+#include "raw_frame_headers.hpp"
 #include "start_time.hpp"
 
 namespace eit::nats {
@@ -102,6 +103,10 @@ class NatsTransport final : public acquisition::ByteTransport {
                            &so, &err),
           fmt::format("NATS {}: pull consumer {} on {} (JetStream error {})", address.server_url,
                       durable_, subject_, static_cast<int>(err)));
+    if (natsMsg* frame = next_or_last_frame()) {
+      stated_rate_hz_ = nats::stated_rate_hz(frame);
+      natsMsg_Destroy(frame);
+    }
   }
   ~NatsTransport() override {
     // Frames fetched but not read go back at once (negative ack), so the next consumer on this
@@ -148,10 +153,38 @@ class NatsTransport final : public acquisition::ByteTransport {
   }
   void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
 
+  // The Eit-Rate of the bed's frames at set-up (0: none stated, or no frame yet).
+  double stated_rate_hz() const noexcept { return stated_rate_hz_; }
+
  private:
+  // The frame this consumer delivers first, looked at and given back at once (a negative
+  // acknowledgement: it comes first again); else the last frame stored on the subject (a live
+  // gateway's, for a consumer with nothing pending); else nullptr. The caller destroys it.
+  natsMsg* next_or_last_frame() {
+    natsMsgList list{};
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = 1;
+    req.NoWait = true;
+    req.Expires = 500'000'000;  // ns: the client's wait for the server's answer
+    natsMsg* frame = nullptr;
+    if (natsSubscription_FetchRequest(&list, sub_, &req) == NATS_OK && list.Count > 0) {
+      frame = list.Msgs[0];
+      list.Msgs[0] = nullptr;
+      natsMsg_Nak(frame, nullptr);
+    }
+    natsMsgList_Destroy(&list);
+    jsErrCode err = static_cast<jsErrCode>(0);
+    if (!frame && js_GetLastMsg(&frame, link_->jetstream(), kRawStream, subject_.c_str(), nullptr,
+                                &err) != NATS_OK)
+      frame = nullptr;
+    return frame;
+  }
+
   NatsAddress address_;
   std::unique_ptr<NatsLink> link_;
   std::string subject_, durable_;
+  double stated_rate_hz_ = 0;
   natsSubscription* sub_ = nullptr;
   StartTimeGate gate_;
   natsMsgList list_{};
@@ -330,13 +363,20 @@ std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink
 
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
-                                                   const recon::Protocol& protocol) {
+                                                   const recon::Protocol& protocol,
+                                                   std::vector<std::string>* warnings) {
   const RawReaderUri raw = raw_reader_uri(uri, options);
   const NatsAddress address = parse_nats_address(raw.uri);
   auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri));
   auto decoder = acquisition::make_stream_decoder("ingest", raw.ingest, protocol);
+  const double stated = transport->stated_rate_hz();
   acquisition::StreamSourceOptions so;
-  so.nominal_rate_hz = options.nominal_rate_hz;
+  so.nominal_rate_hz = options.nominal_rate_hz > 0 ? options.nominal_rate_hz : stated;
+  if (warnings && options.nominal_rate_hz > 0 && stated > 0 && stated != options.nominal_rate_hz)
+    warnings->push_back(fmt::format(
+        "--fps {} wins over the {} frames/s the raw frames on {} state (Eit-Rate): the series "
+        "message's rate_hz, recordings and indices use {}",
+        options.nominal_rate_hz, stated, address.subject("raw"), options.nominal_rate_hz));
   return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
 }
 

@@ -28,7 +28,10 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
                                             const recon::Protocol& protocol) {
   acquisition::LiveSourceOptions o;
   if (fps > 0) o.nominal_rate_hz = fps;
-  return nats::open_nats_source(uri, o, protocol);
+  std::vector<std::string> warnings;
+  auto source = nats::open_nats_source(uri, o, protocol, &warnings);
+  for (const auto& w : warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
+  return source;
 }
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,

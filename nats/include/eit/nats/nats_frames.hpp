@@ -9,11 +9,14 @@
 // Both are the ordinary live-link interfaces, so the decoder's checks (CRCs, lengths, sequence
 // gaps) apply unchanged. With model=NAME in the gateway's URI each raw message carries the header
 // Eit-Model: NAME, which `eitstream worker` uses to pick the bed's model; with a frame rate, the
-// header Eit-Rate: HZ, which the worker states in the bed's series message (frames of gateways that
-// send none have an unknown rate, 0). Set-up throws naming the URI and the server.
+// header Eit-Rate: HZ, which the worker states in the bed's series message and `run --source`
+// takes as its nominal rate (frames of gateways that send none have an unknown rate, 0). Set-up
+// throws naming the URI and the server.
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
@@ -62,8 +65,13 @@ std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
     const recon::Protocol& protocol, int64_t idle_ms = 2000);
 
+// A bed's raw frames through its durable consumer (`run --source nats://…`). Its nominal rate is
+// options.nominal_rate_hz (--fps) when given, else the Eit-Rate of the bed's frames at set-up: the
+// first one the consumer delivers, else the last one stored (0: none states a rate). When both are
+// known and differ, --fps wins and `warnings` (if given) gets a line saying so.
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
-                                                   const recon::Protocol& protocol);
+                                                   const recon::Protocol& protocol,
+                                                   std::vector<std::string>* warnings = nullptr);
 
 }  // namespace eit::nats
