@@ -335,7 +335,7 @@ double frame_rate_from_header(const char* value) noexcept {
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
                                                                NatsDeviceLinkOptions options) {
-  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri), options);
+  return std::make_unique<NatsDeviceLink>(parse_nats_publisher_address(uri), options);
 }
 
 std::unique_ptr<pipeline::Source> open_nats_replay_source(

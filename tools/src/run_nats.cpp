@@ -21,7 +21,7 @@ std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
                                                     const sinks::SeriesInfo& series) {
   nats::NatsSinkOptions o;
   o.series = series;
-  return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_address(uri), o);
+  return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_publisher_address(uri), o);
 }
 
 std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
