@@ -103,9 +103,16 @@ class NatsTransport final : public acquisition::ByteTransport {
                            &so, &err),
           fmt::format("NATS {}: pull consumer {} on {} (JetStream error {})", address.server_url,
                       durable_, subject_, static_cast<int>(err)));
-    if (natsMsg* frame = next_or_last_frame()) {
-      stated_rate_hz_ = nats::stated_rate_hz(frame);
-      natsMsg_Destroy(frame);
+    // What the bed's frames state: the first frame this consumer delivers, fetched now and kept
+    // for read() (given back with a negative acknowledgement instead, it was delivered again
+    // after the next ones when read() followed at once), else the last one stored (a live
+    // gateway's, for a consumer with nothing pending).
+    fetch_first();
+    if (list_.Count > 0) {
+      stated_rate_hz_ = nats::stated_rate_hz(list_.Msgs[0]);
+    } else if (natsMsg* last = last_stored_frame()) {
+      stated_rate_hz_ = nats::stated_rate_hz(last);
+      natsMsg_Destroy(last);
     }
   }
   ~NatsTransport() override {
@@ -157,27 +164,22 @@ class NatsTransport final : public acquisition::ByteTransport {
   double stated_rate_hz() const noexcept { return stated_rate_hz_; }
 
  private:
-  // The frame this consumer delivers first, looked at and given back at once (a negative
-  // acknowledgement: it comes first again); else the last frame stored on the subject (a live
-  // gateway's, for a consumer with nothing pending); else nullptr. The caller destroys it.
-  natsMsg* next_or_last_frame() {
-    natsMsgList list{};
+  // Into list_: the frame this consumer delivers first, if one is pending (no waiting).
+  void fetch_first() {
     jsFetchRequest req;
     jsFetchRequest_Init(&req);
     req.Batch = 1;
     req.NoWait = true;
     req.Expires = 500'000'000;  // ns: the client's wait for the server's answer
+    if (natsSubscription_FetchRequest(&list_, sub_, &req) != NATS_OK) natsMsgList_Destroy(&list_);
+  }
+  // The last frame stored on the bed's subject (the caller destroys it), nullptr when none.
+  natsMsg* last_stored_frame() {
     natsMsg* frame = nullptr;
-    if (natsSubscription_FetchRequest(&list, sub_, &req) == NATS_OK && list.Count > 0) {
-      frame = list.Msgs[0];
-      list.Msgs[0] = nullptr;
-      natsMsg_Nak(frame, nullptr);
-    }
-    natsMsgList_Destroy(&list);
     jsErrCode err = static_cast<jsErrCode>(0);
-    if (!frame && js_GetLastMsg(&frame, link_->jetstream(), kRawStream, subject_.c_str(), nullptr,
-                                &err) != NATS_OK)
-      frame = nullptr;
+    if (js_GetLastMsg(&frame, link_->jetstream(), kRawStream, subject_.c_str(), nullptr, &err) !=
+        NATS_OK)
+      return nullptr;
     return frame;
   }
 
