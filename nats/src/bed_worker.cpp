@@ -11,7 +11,7 @@
 
 #include "bed_consumer.hpp"
 #include "bed_resume.hpp"
-#include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/ingest_decoder.hpp"
 #include "eit/nats/nats_frames.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
@@ -84,7 +84,7 @@ struct BedWorker::State {
   ResumeWriter resume;
   std::string model_name = "\x01";  // no model yet
   std::shared_ptr<const recon::Model> model;
-  std::unique_ptr<acquisition::StreamDecoder> decoder;
+  std::unique_ptr<acquisition::IngestDecoder> decoder;
   std::unique_ptr<pipeline::CpuReconstructor> recon;
   std::unique_ptr<pipeline::FramePool> pool;
   pipeline::FrameSlot* slot = nullptr;
@@ -180,7 +180,7 @@ void BedWorker::loop() noexcept {
       auto model = context_.models->get(wanted);
       if (st.slot) st.pool->release(st.slot);
       st.slot = nullptr;
-      st.decoder = acquisition::make_stream_decoder("ingest", {}, model->protocol);
+      st.decoder = std::make_unique<acquisition::IngestDecoder>(model->protocol.n_meas());
       st.recon = std::make_unique<pipeline::CpuReconstructor>(*model, pipeline::CpuOptions{1});
       st.pool = std::make_unique<pipeline::FramePool>(1, model->n_meas(), model->n_out(),
                                                       st.recon->frame_allocator());
@@ -258,6 +258,9 @@ void BedWorker::loop() noexcept {
       const auto bytes = std::span(reinterpret_cast<const uint8_t*>(natsMsg_GetData(m)),
                                    static_cast<size_t>(natsMsg_GetDataLength(m)));
       st.decoder->reset();
+      // Integer samples: the frame's Eit-Scale; 1 when it states none (a bed has no scale= of its
+      // own, unlike a reader's URI).
+      st.decoder->set_integer_scale(stated_integer_scale(m, 1.0));
       slot.flags = 0;
       slot.dropped_before = 0;
       slot.stamp_ns.fill(0);

@@ -35,10 +35,12 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
 }
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
-                                                        size_t max_message_bytes, double rate_hz) {
+                                                        size_t max_message_bytes, double rate_hz,
+                                                        double integer_scale) {
   nats::NatsDeviceLinkOptions o;
   o.max_message_bytes = max_message_bytes;
   o.rate_hz = rate_hz;
+  o.integer_scale = integer_scale;
   return nats::open_nats_device_link(uri, o);
 }
 
@@ -82,7 +84,8 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
                                             const recon::Protocol&) {
   unavailable(uri);
 }
-std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t, double) {
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t, double,
+                                                        double) {
   unavailable(uri);
 }
 std::string nats_status(const pipeline::ImageSink&) { return {}; }
