@@ -11,7 +11,7 @@
 
 #include "bed_consumer.hpp"
 #include "bed_resume.hpp"
-#include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/ingest_decoder.hpp"
 #include "eit/nats/nats_frames.hpp"
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
@@ -20,6 +20,7 @@
 #include "eit/sinks/image_header_fill.hpp"
 #include "eit/sinks/series_message.hpp"
 #include "nats_link.hpp"
+#include "raw_frame_headers.hpp"
 #include "start_time.hpp"
 
 namespace eit::nats {
@@ -81,10 +82,9 @@ struct BedWorker::State {
   natsSubscription* sub = nullptr;
   AckFailures ack_failures;
   ResumeWriter resume;
-  std::string rate_text;                  // the last Eit-Rate header seen ("" none)
-  std::string model_name = "\x01";        // no model yet
+  std::string model_name = "\x01";  // no model yet
   std::shared_ptr<const recon::Model> model;
-  std::unique_ptr<acquisition::StreamDecoder> decoder;
+  std::unique_ptr<acquisition::IngestDecoder> decoder;
   std::unique_ptr<pipeline::CpuReconstructor> recon;
   std::unique_ptr<pipeline::FramePool> pool;
   pipeline::FrameSlot* slot = nullptr;
@@ -180,7 +180,7 @@ void BedWorker::loop() noexcept {
       auto model = context_.models->get(wanted);
       if (st.slot) st.pool->release(st.slot);
       st.slot = nullptr;
-      st.decoder = acquisition::make_stream_decoder("ingest", {}, model->protocol);
+      st.decoder = std::make_unique<acquisition::IngestDecoder>(model->protocol.n_meas());
       st.recon = std::make_unique<pipeline::CpuReconstructor>(*model, pipeline::CpuOptions{1});
       st.pool = std::make_unique<pipeline::FramePool>(1, model->n_meas(), model->n_out(),
                                                       st.recon->frame_allocator());
@@ -202,13 +202,11 @@ void BedWorker::loop() noexcept {
     }
   };
 
-  // The gateway's Eit-Rate for the series message (none from older gateways: 0, unknown); looked
-  // at again only when the header's text changes.
-  const auto use_rate = [&](const char* text) {
-    const std::string_view value = text ? text : "";
-    if (value == st.rate_text) return;
-    st.rate_text.assign(value);
-    st.series.rate_hz = frame_rate_from_header(text);
+  // The gateway's Eit-Rate for the series message (none from older gateways: 0, unknown); the
+  // message is made again only when the rate changes.
+  const auto use_rate = [&](double rate_hz) {
+    if (rate_hz == st.series.rate_hz) return;
+    st.series.rate_hz = rate_hz;
     if (st.model) st.series_json = sinks::series_json(*st.model, st.series);
     st.next_series_ns = 0;
   };
@@ -250,12 +248,8 @@ void BedWorker::loop() noexcept {
       const bool admitted = st.gate.admits(meta->Timestamp);
       jsMsgMetaData_Destroy(meta);
       if (!admitted) continue;  // stored before since=T: acknowledged with the batch, no image
-      const char* rate = nullptr;
-      if (natsMsgHeader_Get(m, kRateHeader, &rate) != NATS_OK) rate = nullptr;
-      use_rate(rate);
-      const char* model_name = nullptr;
-      if (natsMsgHeader_Get(m, kModelHeader, &model_name) != NATS_OK) model_name = nullptr;
-      if (!use_model(model_name)) {
+      use_rate(stated_rate_hz(m));
+      if (!use_model(header_of(m, kModelHeader))) {
         round_ok = false;  // nothing acknowledged: the bed waits for its model
         pause(2000);
         break;
@@ -264,6 +258,9 @@ void BedWorker::loop() noexcept {
       const auto bytes = std::span(reinterpret_cast<const uint8_t*>(natsMsg_GetData(m)),
                                    static_cast<size_t>(natsMsg_GetDataLength(m)));
       st.decoder->reset();
+      // Integer samples: the frame's Eit-Scale; 1 when it states none (a bed has no scale= of its
+      // own, unlike a reader's URI).
+      st.decoder->set_integer_scale(stated_integer_scale(m, 1.0));
       slot.flags = 0;
       slot.dropped_before = 0;
       slot.stamp_ns.fill(0);

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -32,18 +33,40 @@ Since since_value(std::string_view uri, std::string_view v) {
   return {Since::Kind::kTime, static_cast<int64_t>(seconds * 1e9)};
 }
 
-}  // namespace
-
-Since parse_since(std::string_view uri) {
+// The value of the URI's first `key=`, nullopt when it has none.
+std::optional<std::string_view> uri_option(std::string_view uri, std::string_view key) {
   const auto q = uri.find('?');
-  if (q == std::string_view::npos) return {};
+  if (q == std::string_view::npos) return std::nullopt;
   for (std::string_view query = uri.substr(q + 1); !query.empty();) {
     const auto amp = query.find('&');
     const std::string_view item = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (item.starts_with("since=")) return since_value(uri, item.substr(6));
+    if (item.size() > key.size() && item.starts_with(key) && item[key.size()] == '=')
+      return item.substr(key.size() + 1);
   }
-  return {};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Since parse_since(std::string_view uri) {
+  const auto value = uri_option(uri, "since");
+  return value ? since_value(uri, *value) : Since{};
+}
+
+NatsAddress parse_nats_publisher_address(std::string_view uri) {
+  // Silently ignored before: `run --publish nats://…&since=new` published as if it were not there.
+  for (const auto& [key, what] : {std::pair{"since", "where a reader starts in the bed's history"},
+                                  std::pair{"scale",
+                                            "the integer scale run --source and reconstruct "
+                                            "multiply by; a gateway's own is emulate --scale"}}) {
+    if (uri_option(uri, key))
+      throw std::invalid_argument(fmt::format(
+          "'{}': {}= is a subscriber option ({}); a publisher's URI (run --publish, emulate "
+          "--to) does not take it",
+          uri, key, what));
+  }
+  return parse_nats_address(uri);
 }
 
 bool is_nats_uri(std::string_view uri) noexcept {

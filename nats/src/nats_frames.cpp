@@ -11,9 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "eit/acquisition/ingest_decoder.hpp"
 #include "eit/acquisition/stream_source.hpp"
 #include "nats_link.hpp"
 #include "ordered_publisher.hpp"
+#include "raw_frame_headers.hpp"
 #include "start_time.hpp"
 
 namespace eit::nats {
@@ -35,10 +37,13 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
     po.max_message_bytes = options.max_message_bytes;
     po.ack_wait_ms = options.ack_wait_ms;
     // With model=NAME every frame carries the header Eit-Model: NAME (workers pick the model),
-    // with a rate Eit-Rate: HZ (workers state it in the bed's series message).
+    // with a rate Eit-Rate: HZ (workers state it in the bed's series message), with integer
+    // samples Eit-Scale: X (what the readers multiply them by).
     if (!address.model.empty()) po.headers.emplace_back(kModelHeader, address.model);
     if (options.rate_hz > 0)
       po.headers.emplace_back(kRateHeader, fmt::format("{}", options.rate_hz));
+    if (options.integer_scale > 0)
+      po.headers.emplace_back(kScaleHeader, fmt::format("{}", options.integer_scale));
     publisher_ = std::make_unique<OrderedPublisher>(address, po, lo);
     publisher_->link().ensure_streams({});
   }
@@ -76,12 +81,17 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
   std::unique_ptr<OrderedPublisher> publisher_;
 };
 
-// Receiving side: fetches batches from a durable pull consumer; each message is one frame.
+// Receiving side: fetches batches from a durable pull consumer; each message is one frame. Before
+// handing a message over it sets `decoder`'s integer scale to the frame's Eit-Scale, else
+// `default_scale`: the decoder (owned by the same StreamSource, used on the same thread) decodes
+// each message as soon as read() returns it.
 class NatsTransport final : public acquisition::ByteTransport {
  public:
   static constexpr int kFetchBatch = 32;  // frames asked per round trip (more when some are queued)
 
-  NatsTransport(const NatsAddress& address, int64_t since_ns) : address_(address), gate_(since_ns) {
+  NatsTransport(const NatsAddress& address, int64_t since_ns, acquisition::IngestDecoder* decoder,
+                double default_scale)
+      : address_(address), gate_(since_ns), decoder_(decoder), default_scale_(default_scale) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream source {}.{}", address.site, address.bed);
     link_ = std::make_unique<NatsLink>(address, lo);
@@ -102,6 +112,17 @@ class NatsTransport final : public acquisition::ByteTransport {
                            &so, &err),
           fmt::format("NATS {}: pull consumer {} on {} (JetStream error {})", address.server_url,
                       durable_, subject_, static_cast<int>(err)));
+    // What the bed's frames state: the first frame this consumer delivers, fetched now and kept
+    // for read() (given back with a negative acknowledgement instead, it was delivered again
+    // after the next ones when read() followed at once), else the last one stored (a live
+    // gateway's, for a consumer with nothing pending).
+    fetch_first();
+    if (list_.Count > 0) {
+      note_stated(list_.Msgs[0]);
+    } else if (natsMsg* last = last_stored_frame()) {
+      note_stated(last);
+      natsMsg_Destroy(last);
+    }
   }
   ~NatsTransport() override {
     // Frames fetched but not read go back at once (negative ack), so the next consumer on this
@@ -129,6 +150,7 @@ class NatsTransport final : public acquisition::ByteTransport {
           continue;  // larger than any frame the decoder accepts: acknowledged and skipped
         }
         std::memcpy(buffer.data(), natsMsg_GetData(msg), static_cast<size_t>(len));
+        decoder_->set_integer_scale(stated_integer_scale(msg, default_scale_));
         return {TransportStatus::kData, static_cast<size_t>(len), false};
       }
       natsMsgList_Destroy(&list_);
@@ -148,12 +170,42 @@ class NatsTransport final : public acquisition::ByteTransport {
   }
   void stop() noexcept override { stopped_.store(true, std::memory_order_relaxed); }
 
+  // The Eit-Rate and Eit-Scale of the bed's frames at set-up (0: none stated, or no frame yet).
+  double stated_rate_hz() const noexcept { return stated_rate_hz_; }
+  double stated_scale() const noexcept { return stated_scale_; }
+
  private:
+  void note_stated(natsMsg* frame) noexcept {
+    stated_rate_hz_ = nats::stated_rate_hz(frame);
+    stated_scale_ = stated_integer_scale(frame, 0);
+  }
+  // Into list_: the frame this consumer delivers first, if one is pending (no waiting).
+  void fetch_first() {
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = 1;
+    req.NoWait = true;
+    req.Expires = 500'000'000;  // ns: the client's wait for the server's answer
+    if (natsSubscription_FetchRequest(&list_, sub_, &req) != NATS_OK) natsMsgList_Destroy(&list_);
+  }
+  // The last frame stored on the bed's subject (the caller destroys it), nullptr when none.
+  natsMsg* last_stored_frame() {
+    natsMsg* frame = nullptr;
+    jsErrCode err = static_cast<jsErrCode>(0);
+    if (js_GetLastMsg(&frame, link_->jetstream(), kRawStream, subject_.c_str(), nullptr, &err) !=
+        NATS_OK)
+      return nullptr;
+    return frame;
+  }
+
   NatsAddress address_;
   std::unique_ptr<NatsLink> link_;
   std::string subject_, durable_;
+  double stated_rate_hz_ = 0, stated_scale_ = 0;
   natsSubscription* sub_ = nullptr;
   StartTimeGate gate_;
+  acquisition::IngestDecoder* decoder_;  // borrowed: the StreamSource owns it
+  double default_scale_;
   natsMsgList list_{};
   int next_ = 0;
   std::atomic<bool> stopped_{false};
@@ -161,11 +213,16 @@ class NatsTransport final : public acquisition::ByteTransport {
 
 // Replay: an ordered consumer (no acknowledgements, nothing left on the server) from `since`,
 // ending when it has caught up: the last message delivered says none is pending, or nothing came
-// for idle_ms (an empty history).
+// for idle_ms (an empty history). Sets the decoder's integer scale as NatsTransport does.
 class NatsReplayTransport final : public acquisition::ByteTransport {
  public:
-  NatsReplayTransport(const NatsAddress& address, int64_t since_ns, int64_t idle_ms)
-      : address_(address), idle_ms_(idle_ms), gate_(since_ns) {
+  NatsReplayTransport(const NatsAddress& address, int64_t since_ns, int64_t idle_ms,
+                      acquisition::IngestDecoder* decoder, double default_scale)
+      : address_(address),
+        idle_ms_(idle_ms),
+        gate_(since_ns),
+        decoder_(decoder),
+        default_scale_(default_scale) {
     NatsLinkOptions lo;
     lo.client_name = fmt::format("eitstream replay {}.{}", address.site, address.bed);
     lo.wait_for_server = false;
@@ -227,6 +284,7 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
         continue;
       }
       std::memcpy(buffer.data(), natsMsg_GetData(msg), static_cast<size_t>(len));
+      decoder_->set_integer_scale(stated_integer_scale(msg, default_scale_));
       natsMsg_Destroy(msg);
       return {TransportStatus::kData, static_cast<size_t>(len), false};
     }
@@ -238,6 +296,8 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
   NatsAddress address_;
   int64_t idle_ms_, idle_ms_left_ = idle_ms_;
   StartTimeGate gate_;
+  acquisition::IngestDecoder* decoder_;  // borrowed: the StreamSource owns it
+  double default_scale_;
   std::unique_ptr<NatsLink> link_;
   std::string subject_;
   natsSubscription* sub_ = nullptr;
@@ -259,6 +319,7 @@ int64_t start_ns_of(std::string_view uri) {
 struct RawReaderUri {
   std::string uri;  // without scale=
   acquisition::IngestDecoderOptions ingest;
+  bool scale_given = false;
 };
 
 RawReaderUri raw_reader_uri(std::string_view uri, const acquisition::LiveSourceOptions& options) {
@@ -284,7 +345,7 @@ RawReaderUri raw_reader_uri(std::string_view uri, const acquisition::LiveSourceO
           fmt::format("'{}': scale={} {}; expected one finite number other than 0", uri, v,
                       scaled ? "given twice" : "is not a number for integer samples"));
     r.ingest.integer_scale = scale;
-    scaled = true;
+    r.scale_given = scaled = true;
   }
   r.uri.pop_back();  // the last '&', or the '?' of an emptied query
   return r;
@@ -292,17 +353,9 @@ RawReaderUri raw_reader_uri(std::string_view uri, const acquisition::LiveSourceO
 
 }  // namespace
 
-double frame_rate_from_header(const char* value) noexcept {
-  if (!value) return 0;
-  const std::string_view v(value);
-  double hz = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), hz);
-  return ec == std::errc{} && end == v.data() + v.size() && std::isfinite(hz) && hz > 0 ? hz : 0;
-}
-
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
                                                                NatsDeviceLinkOptions options) {
-  return std::make_unique<NatsDeviceLink>(parse_nats_address(uri), options);
+  return std::make_unique<NatsDeviceLink>(parse_nats_publisher_address(uri), options);
 }
 
 std::unique_ptr<pipeline::Source> open_nats_replay_source(
@@ -313,8 +366,9 @@ std::unique_ptr<pipeline::Source> open_nats_replay_source(
   const int64_t since = start_ns_of(uri);
   if (since < 0)
     throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
-  auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms);
-  auto decoder = acquisition::make_stream_decoder("ingest", raw.ingest, protocol);
+  auto decoder = std::make_unique<acquisition::IngestDecoder>(protocol.n_meas(), raw.ingest);
+  auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms, decoder.get(),
+                                                         raw.ingest.integer_scale);
   acquisition::StreamSourceOptions so;
   so.nominal_rate_hz = options.nominal_rate_hz;
   return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
@@ -330,13 +384,26 @@ std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink
 
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
-                                                   const recon::Protocol& protocol) {
+                                                   const recon::Protocol& protocol,
+                                                   std::vector<std::string>* warnings) {
   const RawReaderUri raw = raw_reader_uri(uri, options);
   const NatsAddress address = parse_nats_address(raw.uri);
-  auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri));
-  auto decoder = acquisition::make_stream_decoder("ingest", raw.ingest, protocol);
+  auto decoder = std::make_unique<acquisition::IngestDecoder>(protocol.n_meas(), raw.ingest);
+  auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri), decoder.get(),
+                                                   raw.ingest.integer_scale);
+  const double stated = transport->stated_rate_hz(), stated_scale = transport->stated_scale();
   acquisition::StreamSourceOptions so;
-  so.nominal_rate_hz = options.nominal_rate_hz;
+  so.nominal_rate_hz = options.nominal_rate_hz > 0 ? options.nominal_rate_hz : stated;
+  if (warnings && options.nominal_rate_hz > 0 && stated > 0 && stated != options.nominal_rate_hz)
+    warnings->push_back(fmt::format(
+        "--fps {} wins over the {} frames/s the raw frames on {} state (Eit-Rate): the series "
+        "message's rate_hz, recordings and indices use {}",
+        options.nominal_rate_hz, stated, address.subject("raw"), options.nominal_rate_hz));
+  if (warnings && raw.scale_given && stated_scale > 0 && stated_scale != raw.ingest.integer_scale)
+    warnings->push_back(fmt::format(
+        "the raw frames on {} state their integer scale (Eit-Scale {}): frames that state one are "
+        "decoded with it, the URI's scale={} applies only to frames that state none",
+        address.subject("raw"), stated_scale, raw.ingest.integer_scale));
   return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
 }
 

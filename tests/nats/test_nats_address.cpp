@@ -51,3 +51,12 @@ TEST_CASE(
                   std::invalid_argument);  // an nkey without TLS
   CHECK_THROWS_AS(parse_nats_address("nats://127.0.0.1?model=a.b"), std::invalid_argument);
 }
+
+TEST_CASE("a publisher's URI refuses the subscriber options since= and scale= naming them") {
+  using eit::nats::parse_nats_publisher_address;
+  CHECK_THROWS_WITH_AS(parse_nats_publisher_address("nats://127.0.0.1?bed=1&since=new"),
+                       doctest::Contains("since= is a subscriber option"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_nats_publisher_address("nats://127.0.0.1?scale=0.5&bed=1"),
+                       doctest::Contains("scale= is a subscriber option"), std::invalid_argument);
+  CHECK(parse_nats_publisher_address("nats://127.0.0.1?site=icu&bed=1&model=m").model == "m");
+}

@@ -177,10 +177,12 @@ void run_emulate(EmulateArgs a) {
 
   const size_t frame_bytes = a.format == "ingest" ? acquisition::ingest_frame_size(sample_type, n)
                                                   : acquisition::openeit_line_capacity(n);
-  // A NATS gateway states the rate on each frame (workers put it in the bed's series message):
-  // the rate the feed is timed for, also when --unpaced sends the frames faster.
-  auto link = is_nats_uri(a.to) ? open_nats_link(a.to, frame_bytes, rate)
-                                : acquisition::open_device_link(a.to);
+  // A NATS gateway states on each frame the rate (workers put it in the bed's series message):
+  // the rate the feed is timed for, also when --unpaced sends the frames faster; and for integer
+  // samples their scale (the worker and the readers multiply them by it).
+  auto link = is_nats_uri(a.to)
+                  ? open_nats_link(a.to, frame_bytes, rate, scale ? scale->value : 0.0)
+                  : acquisition::open_device_link(a.to);
   say(fmt::format("endpoint: {}", link->endpoint()));
   say(fmt::format("receiver: {}", emulate_receiver_uri(link->receiver_uri(), a.format, scale)));
   if (scale) {

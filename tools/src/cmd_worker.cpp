@@ -77,6 +77,12 @@ void print_summary(const nats::NatsWorker& worker) {
 
 void run_worker(const WorkerArgs& a) {
   const nats::NatsAddress address = nats::parse_nats_address(a.uri);
+  // The worker's start is --since; a since= in its URI went unread.
+  if (nats::parse_since(a.uri).kind != nats::Since::Kind::kAbsent)
+    throw CommandError(fmt::format(
+        "'{}': since= is not read from a worker's URI; give --since (where a bed never read "
+        "before starts)",
+        a.uri));
   nats::WorkerOptions o;
   o.model_dir = a.model_dir;
   o.worker_id = a.id;

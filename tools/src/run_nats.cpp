@@ -21,25 +21,30 @@ std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
                                                     const sinks::SeriesInfo& series) {
   nats::NatsSinkOptions o;
   o.series = series;
-  return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_address(uri), o);
+  return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_publisher_address(uri), o);
 }
 
 std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
                                             const recon::Protocol& protocol) {
   acquisition::LiveSourceOptions o;
   if (fps > 0) o.nominal_rate_hz = fps;
-  return nats::open_nats_source(uri, o, protocol);
+  std::vector<std::string> warnings;
+  auto source = nats::open_nats_source(uri, o, protocol, &warnings);
+  for (const auto& w : warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
+  return source;
 }
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
-                                                        size_t max_message_bytes, double rate_hz) {
+                                                        size_t max_message_bytes, double rate_hz,
+                                                        double integer_scale) {
   nats::NatsDeviceLinkOptions o;
   o.max_message_bytes = max_message_bytes;
   o.rate_hz = rate_hz;
+  o.integer_scale = integer_scale;
   return nats::open_nats_device_link(uri, o);
 }
 
-void check_nats_link_uri(const std::string& uri) { nats::parse_nats_address(uri); }
+void check_nats_link_uri(const std::string& uri) { nats::parse_nats_publisher_address(uri); }
 
 std::string nats_status(const pipeline::ImageSink& sink) {
   const auto* n = dynamic_cast<const nats::NatsImageSink*>(&sink);
@@ -81,7 +86,8 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
                                             const recon::Protocol&) {
   unavailable(uri);
 }
-std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t, double) {
+std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, size_t, double,
+                                                        double) {
   unavailable(uri);
 }
 void check_nats_link_uri(const std::string& uri) { unavailable(uri); }

@@ -20,9 +20,11 @@ std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
 std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
                                             const recon::Protocol& protocol);
 // max_message_bytes: the largest message the gateway sends (one frame); rate_hz: the rate the
-// frames are measured at, stated on each (0: not stated).
+// frames are measured at, integer_scale: their integer samples' scale, each stated on every frame
+// (0: not stated).
 std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
-                                                        size_t max_message_bytes, double rate_hz);
+                                                        size_t max_message_bytes, double rate_hz,
+                                                        double integer_scale);
 // Throws what open_nats_link throws for a malformed URI (or a build without NATS), without
 // connecting.
 void check_nats_link_uri(const std::string& uri);

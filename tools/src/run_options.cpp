@@ -29,8 +29,8 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
   cmd->add_option("--policy", cli.policy, "live (drop newest) | lossless (wait)")
       ->capture_default_str();
   cmd->add_option("--fps", cli.fps,
-                  "Frame rate: synthetic default 50, replay default the file's; 0 = as fast as "
-                  "possible")
+                  "Frame rate: synthetic default 50, replay default the file's, nats:// the "
+                  "frames' Eit-Rate; 0 = as fast as possible")
       // Here as well as at set-up: a negative value would otherwise read as "not given".
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {

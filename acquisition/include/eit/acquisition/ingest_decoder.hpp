@@ -40,6 +40,8 @@ class IngestDecoder final : public StreamDecoder {
   DecoderStats stats() const noexcept override;
   bool carries_seq() const noexcept override { return true; }
   std::string last_problem() const override;
+  // The scale for the frames decoded from now on (a NATS raw frame states its own, Eit-Scale).
+  void set_integer_scale(double scale) noexcept { options_.integer_scale = scale; }
 
  private:
   enum class State { kHeader, kSkipHeaderTail, kPayload };

@@ -4,16 +4,21 @@
 // eit.<site>.<bed>.raw; `eitstream run --source nats://…?site=S&bed=B` consumes them through a
 // durable pull consumer (acknowledged as each frame is decoded; a restarted consumer resumes where
 // it stopped), optionally from a point in history (`since=` seconds since the epoch, or `all`).
-// The readers take `scale=X` too: integer samples are multiplied by X (the live sources' scale=).
+// A gateway sending integer samples states their scale on each frame (header Eit-Scale: X), and
+// the readers and the worker multiply them by it; for frames that state none the readers take
+// `scale=X` from their URI (the live sources' scale=), else 1.
 //
 // Both are the ordinary live-link interfaces, so the decoder's checks (CRCs, lengths, sequence
 // gaps) apply unchanged. With model=NAME in the gateway's URI each raw message carries the header
 // Eit-Model: NAME, which `eitstream worker` uses to pick the bed's model; with a frame rate, the
-// header Eit-Rate: HZ, which the worker states in the bed's series message (frames of gateways that
-// send none have an unknown rate, 0). Set-up throws naming the URI and the server.
+// header Eit-Rate: HZ, which the worker states in the bed's series message and `run --source`
+// takes as its nominal rate (frames of gateways that send none have an unknown rate, 0). Set-up
+// throws naming the URI and the server.
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
@@ -26,6 +31,8 @@ namespace eit::nats {
 inline constexpr const char* kModelHeader = "Eit-Model";
 // The message header giving the rate, in frames per second, the device measures frames at.
 inline constexpr const char* kRateHeader = "Eit-Rate";
+// The message header giving the scale of a frame's integer samples (i16/i32 carry value / scale).
+inline constexpr const char* kScaleHeader = "Eit-Scale";
 
 // An Eit-Rate header's value in Hz; 0 (unknown) when absent (nullptr) or not a positive number.
 double frame_rate_from_header(const char* value) noexcept;
@@ -37,7 +44,8 @@ struct NatsDeviceLinkOptions {
   size_t slots = 1024;
   size_t max_message_bytes = 16 * 1024;
   int64_t ack_wait_ms = 2000;
-  double rate_hz = 0;  // > 0: every frame carries Eit-Rate (the device's measurement rate)
+  double rate_hz = 0;        // > 0: every frame carries Eit-Rate (the device's measurement rate)
+  double integer_scale = 0;  // > 0: every frame carries Eit-Scale (its integer samples' scale)
 };
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
@@ -62,8 +70,13 @@ std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
     const recon::Protocol& protocol, int64_t idle_ms = 2000);
 
+// A bed's raw frames through its durable consumer (`run --source nats://…`). Its nominal rate is
+// options.nominal_rate_hz (--fps) when given, else the Eit-Rate of the bed's frames at set-up: the
+// first one the consumer delivers, else the last one stored (0: none states a rate). When both are
+// known and differ, --fps wins and `warnings` (if given) gets a line saying so.
 std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const acquisition::LiveSourceOptions& options,
-                                                   const recon::Protocol& protocol);
+                                                   const recon::Protocol& protocol,
+                                                   std::vector<std::string>* warnings = nullptr);
 
 }  // namespace eit::nats

@@ -31,8 +31,9 @@
 //    stored heartbeat; past that it stops and leaves the bed, and a worker whose heartbeat lapsed
 //    that long gives up all its beds and starts over.
 //
-// Which model: the first raw message's header Eit-Model: NAME picks DIR/NAME.h5; without the
-// header, DIR/default.h5. The model must carry a v_ref (every worker then computes the same image
+// Integer samples are multiplied by each raw message's Eit-Scale header (1 without one). Which
+// model: the first raw message's header Eit-Model: NAME picks DIR/NAME.h5; without the header,
+// DIR/default.h5. The model must carry a v_ref (every worker then computes the same image
 // of a bed); set-up problems of one bed are counted and reported, never fatal to the others.
 //
 // Threads: run() on the caller's thread manages leases; each held bed has a thread of its own
