@@ -66,8 +66,9 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
  protected:
   // Waits until JetStream stored every frame (then the link sends no more); what it did not
   // store in time counts as dropped. The wait is JetStream's: give_up is not looked at.
-  bool wait_drained(std::chrono::milliseconds timeout, const std::function<bool()>&) override {
-    const bool all = publisher_->finish(timeout.count());
+  bool wait_drained(std::chrono::milliseconds timeout,
+                    const std::function<bool()>& give_up) override {
+    const bool all = publisher_->finish(timeout.count(), give_up);
     for (uint64_t i = 0; i < publisher_->stats(false).abandoned; ++i) count_dropped();
     return all;
   }

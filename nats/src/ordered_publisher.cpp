@@ -46,7 +46,10 @@ OrderedPublisher::OrderedPublisher(const NatsAddress& address, OrderedPublisherO
   link.disconnect_closure = this;
   link.max_pending_acks = std::max<int64_t>(link.max_pending_acks, options_.max_in_flight + 64);
   link_ = std::make_unique<NatsLink>(address, link);
-  sender_ = std::thread([this] { sender_loop(); });
+  sender_ = std::thread([this] {
+    sender_loop();
+    sender_done_.store(true);
+  });
 }
 
 OrderedPublisher::~OrderedPublisher() {
@@ -256,10 +259,18 @@ void OrderedPublisher::sender_loop() noexcept {
   }
 }
 
-bool OrderedPublisher::finish(int64_t timeout_ms) noexcept {
+bool OrderedPublisher::finish(int64_t timeout_ms, const std::function<bool()>& give_up) noexcept {
   end_deadline_ns_.store(pipeline::now_ns() + timeout_ms * 1'000'000);
   ending_.store(true);
   wake();
+  while (give_up && !sender_done_.load()) {
+    if (give_up()) {
+      end_deadline_ns_.store(pipeline::now_ns());  // the sender abandons the rest at once
+      wake();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   if (sender_.joinable()) sender_.join();
   return abandoned_.load() == 0;
 }

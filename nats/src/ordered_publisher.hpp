@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -74,8 +75,9 @@ class OrderedPublisher {
   bool offer(std::span<const std::byte> message) noexcept;
 
   // Waits up to timeout_ms for every message to be stored, then stops the sender; what is left is
-  // counted as abandoned. True when nothing was abandoned.
-  bool finish(int64_t timeout_ms) noexcept;
+  // counted as abandoned. give_up (may be empty), asked every few ms, ends the wait early (a
+  // second Ctrl-C). True when nothing was abandoned.
+  bool finish(int64_t timeout_ms, const std::function<bool()>& give_up = {}) noexcept;
 
   // Without the last error it allocates nothing.
   OrderedPublisherStats stats(bool with_last_error = true) const;
@@ -101,7 +103,7 @@ class OrderedPublisher {
   std::atomic<uint64_t> tail_{0};      // next message the producer fills
   std::atomic<uint64_t> released_{0};  // every message before this one is stored
   std::atomic<int64_t> in_flight_{0};
-  std::atomic<bool> trouble_{false}, ending_{false}, stop_{false};
+  std::atomic<bool> trouble_{false}, ending_{false}, stop_{false}, sender_done_{false};
   std::atomic<int64_t> end_deadline_ns_{0};
   std::atomic<uint32_t> work_{0};
   std::atomic<uint64_t> acked_{0}, duplicates_{0}, failures_{0}, resent_{0}, reordered_{0},

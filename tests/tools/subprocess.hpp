@@ -44,14 +44,12 @@ class Subprocess {
   }
   void signal(int sig) { kill(pid_, sig); }
 
-  // Reads stderr until it contains `needle` or the time runs out; true when found.
+  // Reads stderr (stdout) until it contains `needle` or the time runs out; true when found.
   bool wait_for_stderr(const std::string& needle, std::chrono::seconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (stderr_.find(needle) == std::string::npos) {
-      if (std::chrono::steady_clock::now() > end) return false;
-      if (!pump(100)) return stderr_.find(needle) != std::string::npos;
-    }
-    return true;
+    return wait_for(stderr_, needle, limit);
+  }
+  bool wait_for_stdout(const std::string& needle, std::chrono::seconds limit) {
+    return wait_for(stdout_, needle, limit);
   }
   // Waits for exit (draining output); returns the exit code, or -1 on timeout / signal death.
   int wait(std::chrono::seconds limit) {
@@ -72,6 +70,14 @@ class Subprocess {
   const std::string& err() const { return stderr_; }
 
  private:
+  bool wait_for(const std::string& text, const std::string& needle, std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (text.find(needle) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      if (!pump(100)) return text.find(needle) != std::string::npos;
+    }
+    return true;
+  }
   // Reads whatever is available within timeout_ms; false when both pipes are closed.
   bool pump(int timeout_ms) {
     pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};

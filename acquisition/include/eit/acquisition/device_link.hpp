@@ -43,9 +43,8 @@ class DeviceLink {
   // Sends one message (a frame, a line). False when it was dropped for want of a receiver.
   virtual bool send(std::span<const uint8_t> bytes) = 0;
   // Waits until what was sent has left this process's side of the link, so closing it loses
-  // nothing (a pty's buffer is read by the receiver): up to `timeout`, and where the link can
-  // look in between (a pty; not NATS, whose acknowledgements are waited for whole), no longer
-  // than until give_up() returns true. True when drained.
+  // nothing (a pty's buffer is read by the receiver; NATS's messages are stored by JetStream): up
+  // to `timeout`, and no longer than until give_up() returns true. True when drained.
   bool drain(std::chrono::milliseconds timeout, const std::function<bool()>& give_up = {}) {
     return wait_drained(timeout, give_up);
   }
