@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "eit/view/view_server.hpp"
 #include "fd_exhaustion.hpp"
@@ -39,6 +41,12 @@ std::string read_within(int fd, int ms) {
 TEST_CASE("view server: out of file descriptors it pauses between accepts and serves afterwards") {
   eit::view::ViewServerOptions o;
   o.port = 0;
+  std::mutex reports_mutex;
+  std::vector<std::string> reports;
+  o.report = [&](const std::string& line) {
+    std::lock_guard lock(reports_mutex);
+    reports.push_back(line);
+  };
   eit::view::ViewServer server(o);
   server.start();
   const int browser = socket(AF_INET, SOCK_STREAM, 0);
@@ -67,4 +75,8 @@ TEST_CASE("view server: out of file descriptors it pauses between accepts and se
   CHECK(reply.find("\"accept_failures\"") != std::string::npos);
   CHECK(reply.find("Too many open files") != std::string::npos);
   server.stop();
+  // One line when accepting starts to fail, one when it works again: not one per failure.
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[0].find("cannot accept a connection (Too many open files)") != std::string::npos);
+  CHECK(reports[1].find("accepting connections again") != std::string::npos);
 }

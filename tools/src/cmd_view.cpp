@@ -41,6 +41,7 @@ void view(const ViewOptions& o) {
     throw CommandError(e.what());
   }
   check_bind(BindKind::kHttp, "--http", o.http, false, o.insecure);
+  so.report = print_view_report;
   view::ZmqViewCurve curve;
   if (!o.curve.server_key.empty() || !o.curve.secret.empty()) {
     if (o.curve.server_key.empty() || o.curve.secret.empty())

@@ -15,7 +15,9 @@ RunView open_run_view(const std::string& http, const recon::Model& model,
   RunView v;
   if (http.empty()) return v;
   try {
-    v.server = std::make_unique<view::ViewServer>(view::parse_http_address(http));
+    auto options = view::parse_http_address(http);
+    options.report = print_view_report;
+    v.server = std::make_unique<view::ViewServer>(std::move(options));
   } catch (const std::exception& e) {
     throw CommandError(e.what());
   }

@@ -18,4 +18,9 @@ void print_view_banner(const view::ViewServer& server, const std::string& what) 
   std::fflush(stderr);
 }
 
+void print_view_report(const std::string& line) {
+  fmt::print(stderr, "eitstream: {}\n", line);
+  std::fflush(stderr);
+}
+
 }  // namespace eit::cli

@@ -8,5 +8,7 @@
 namespace eit::cli {
 
 void print_view_banner(const view::ViewServer& server, const std::string& what);
+// ViewServerOptions::report for the CLI: "eitstream: view: …" on stderr.
+void print_view_report(const std::string& line);
 
 }  // namespace eit::cli

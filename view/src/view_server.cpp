@@ -75,12 +75,20 @@ void ViewServer::Impl::accept() {
     if (ec) {
       self->counters.accept_failures.fetch_add(1, std::memory_order_relaxed);
       self->last_accept_error = ec.message();
+      if (self->failures_in_a_row++ == 0 && self->options.report)
+        self->options.report(
+            fmt::format("view: cannot accept a connection ({}); trying again every {} ms",
+                        ec.message(), kAcceptRetryPause.count()));
       self->accept_pause.expires_after(kAcceptRetryPause);
       self->accept_pause.async_wait([self](boost::system::error_code wait_ec) {
         if (!wait_ec && self->acceptor.is_open()) self->accept();
       });
       return;
     }
+    if (self->failures_in_a_row > 0 && self->options.report)
+      self->options.report(fmt::format("view: accepting connections again, after {} failed tries",
+                                       self->failures_in_a_row));
+    self->failures_in_a_row = 0;
     boost::system::error_code ignored;
     s.set_option(tcp::no_delay(true), ignored);
     s.set_option(asio::socket_base::send_buffer_size(self->options.send_buffer_bytes), ignored);

@@ -67,6 +67,7 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   static constexpr std::chrono::milliseconds kAcceptRetryPause{100};
   boost::asio::steady_timer accept_pause{io};
   std::string last_accept_error;  // server thread
+  uint64_t failures_in_a_row = 0;  // accept failures since the last accepted connection
   std::thread thread;
   bool started = false;
 

@@ -37,6 +37,10 @@ struct ViewServerOptions {
   uint16_t port = 8080;               // 0: an ephemeral port (see ViewServer::port())
   int status_interval_ms = 500;       // how often each browser gets a status message
   int send_buffer_bytes = 64 * 1024;  // SO_SNDBUF of every connection
+  // Told, on the server thread, when the server itself runs into trouble and when it is over
+  // (accepting fails, e.g. out of file descriptors: one line when it starts, one when it ends);
+  // the CLI prints it on stderr. May be empty.
+  std::function<void(const std::string&)> report;
 };
 
 // Parses "HOST:PORT", ":PORT" or "PORT" (host defaults to 127.0.0.1); throws
