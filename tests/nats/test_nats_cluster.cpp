@@ -190,3 +190,49 @@ TEST_CASE("3-node cluster: the stream's leader killed mid-stream, the gateway re
                                                    << (first_wrong < got.size() ? got[first_wrong]
                                                                                 : std::string()));
 }
+
+// A bed's resume point (EIT_BEDS r.<site>.<bed>) names the EIT_RAW it belongs to by the stream's
+// creation time, and a point from another EIT_RAW is ignored (a takeover then falls back to the
+// consumer alone). So the creation time must not change when the stream's leader does.
+TEST_CASE("3-node cluster: EIT_RAW's creation time stays the same when its leader changes") {
+  eit::test::NatsCluster cluster;
+  if (eit::test::skipped_without_nats(cluster)) return;
+  const std::string leader = create_replicated_raw_stream(cluster.url(0));
+  REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
+  int leader_node = 0;
+  for (int i = 0; i < eit::test::NatsCluster::kNodes; ++i)
+    if (cluster.name(i) == leader) leader_node = i;
+  const int other = (leader_node + 1) % eit::test::NatsCluster::kNodes;
+  // The stream's creation time and leader as a node reports them; {0, ""} while it cannot.
+  auto created_and_leader = [&](int node) {
+    std::pair<int64_t, std::string> r{0, ""};
+    natsConnection* nc = nullptr;
+    if (natsConnection_ConnectTo(&nc, cluster.url(node).c_str()) != NATS_OK) return r;
+    jsCtx* js = nullptr;
+    natsConnection_JetStream(&js, nc, nullptr);
+    jsStreamInfo* si = nullptr;
+    jsErrCode err;
+    if (js_GetStreamInfo(&si, js, eit::nats::kRawStream, nullptr, &err) == NATS_OK) {
+      r.first = si->Created;
+      if (si->Cluster && si->Cluster->Leader) r.second = si->Cluster->Leader;
+      jsStreamInfo_Destroy(si);
+    }
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    return r;
+  };
+  const auto before = created_and_leader(other);
+  REQUIRE(before.first != 0);
+  cluster.kill_node(leader_node);
+  std::pair<int64_t, std::string> after{0, ""};
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < end) {
+    after = created_and_leader(other);
+    if (after.first != 0 && !after.second.empty() && after.second != leader) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  INFO("leader " << leader << " → " << after.second);
+  REQUIRE(after.second != leader);
+  REQUIRE_FALSE(after.second.empty());
+  CHECK(after.first == before.first);
+}
