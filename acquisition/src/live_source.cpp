@@ -163,19 +163,10 @@ std::unique_ptr<StreamSource> open_live_source(std::string_view text,
       out_of_range(uri, "rate", source_options.nominal_rate_hz, kRate);
   }
   TcpLiveness liveness;
-  // The idle timeout: the caller's (options.idle_s, unless < 0) in place of the URI's idle=.
-  // The URI's value must be a number either way; only the one chosen is checked for range.
   constexpr std::string_view kIdle = "seconds, 0 (never) to 3600";
-  const double uri_idle_s = number_option<double>(uri, "idle", -1.0, kIdle);
-  const bool caller_idle = !(options.idle_s < 0);  // NaN too: given, and refused below
-  const double idle_s = caller_idle ? options.idle_s : uri_idle_s;
-  if ((caller_idle || uri.query.contains("idle")) && !(idle_s >= 0 && idle_s <= 3600)) {
-    if (!caller_idle) out_of_range(uri, "idle", idle_s, kIdle);
-    throw std::invalid_argument(fmt::format(
-        "source '{}': idle timeout {} s (the caller's, in place of the URI's idle=) is out of "
-        "range; expected {}",
-        uri.text, idle_s, kIdle));
-  }
+  const double idle_s = number_option<double>(uri, "idle", -1.0, kIdle);  // < 0: the default
+  if (uri.query.contains("idle") && !(idle_s >= 0 && idle_s <= 3600))
+    out_of_range(uri, "idle", idle_s, kIdle);
   liveness.idle = idle_s < 0 ? default_idle_timeout(source_options.nominal_rate_hz)
                              : std::chrono::milliseconds(static_cast<int64_t>(idle_s * 1000));
   const auto keepalive = text_option(uri, "keepalive", "1");

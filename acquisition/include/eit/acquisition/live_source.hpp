@@ -57,9 +57,6 @@ struct LiveSourceOptions {
   IngestDecoderOptions ingest;
   ReconnectPolicy reconnect;
   double nominal_rate_hz = 0.0;
-  // TCP idle timeout in s, 0 (never) to 3600, in place of the URI's idle=; < 0: the URI's idle=
-  // or the default.
-  double idle_s = -1;
 };
 
 std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const ReconnectPolicy& reconnect,

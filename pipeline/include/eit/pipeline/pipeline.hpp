@@ -110,7 +110,6 @@ struct PipelineOptions {
   FaultPolicy on_fault = FaultPolicy::kFallbackToCpu;
   uint64_t max_frames = 0;         // stop after this many frames from the source (0: no limit)
   int64_t read_timeout_ms = 50;    // longest a source read blocks before the stop flag is checked
-  int64_t max_idle_sleep_us = 50;  // unused since stages wait on doorbells; kept for callers
   LatencyMode latency_mode = LatencyMode::kBalanced;
   WakeHold wake_hold = WakeHold::kAuto;
   int64_t spin_ns = 30'000;  // kBalanced: how long a stage polls before it sleeps
