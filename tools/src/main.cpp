@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   // A closed stdout/stderr pipe (`eitstream run | head`) or a peer gone mid-write must surface as
   // EPIPE on that write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (ulimit -f) reached by a recording must fail that write with EFBIG, which
+  // the recorder reports (exit status 6, the stream goes on), not kill the whole run.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Every file is closed by its owner. libhdf5 1.10's own clean-up at exit crashes (SIGSEGV in
   // H5F__close_cb) on a file whose close failed, e.g. a recording that hit a full disk; without
   // it a failed recording ends the run with its real exit status. First HDF5 call, as required.
