@@ -76,4 +76,15 @@ TEST_CASE("check_bind refuses naming the option, the address and the way to secu
   CHECK_NOTHROW(check_bind(BindKind::kUdpIngest, "--source", "udp://0.0.0.0:7000", false, false));
   CHECK_NOTHROW(
       check_bind(BindKind::kTlsIngest, "--source", "tls-listen://0.0.0.0:7000?cert=a", true, false));
+  // The live view's way out reads as one phrase (it used to splice a parenthesis into the list).
+  CHECK_THROWS_WITH_AS(
+      check_bind(BindKind::kHttp, "--http", "10.0.0.1:8080", false, false),
+      doctest::Contains("expected a loopback address (127.0.0.1) with an authenticating TLS proxy "
+                        "on the same host in front of it (the live view serves plain HTTP), or "
+                        "--insecure to do it anyway"),
+      CommandError);
+  CHECK_THROWS_WITH_AS(check_bind(BindKind::kZmq, "--endpoint", "tcp://*:5555", false, false),
+                       doctest::Contains("(127.0.0.1), --curve-secret with --curve-allow, or "
+                                         "--insecure"),
+                       CommandError);
 }

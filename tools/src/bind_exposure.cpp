@@ -16,18 +16,21 @@ struct BindRule {
   BindKind kind;
   bool always_secured;   // the protocol itself authenticates and encrypts (TLS ingest)
   bool warn_only;        // no secured form exists and refusing would remove the feature (UDP)
-  const char* secure_by;  // the way out named in a refusal
+  const char* secure_by;  // the way out named in a refusal, after "a loopback address (…)"
+  const char* exposed;    // what anyone who reaches it can do, in the --insecure warning
 };
 
 constexpr BindRule kRules[] = {
-    {BindKind::kZmq, false, false, "--curve-secret with --curve-allow"},
+    {BindKind::kZmq, false, false, ", --curve-secret with --curve-allow,", "read patient data"},
     {BindKind::kHttp, false, false,
-     "(the live view serves plain HTTP: put it behind an authenticating TLS proxy on the same "
-     "host)"},
+     " with an authenticating TLS proxy on the same host in front of it (the live view serves "
+     "plain HTTP),",
+     "see the images and recapture the reference"},
     {BindKind::kTcpIngest, false, false,
-     "tls-listen://HOST:PORT?cert=…&key=…&ca=… (TLS with client certificates)"},
-    {BindKind::kTlsIngest, true, false, ""},
-    {BindKind::kUdpIngest, false, true, ""},
+     ", tls-listen://HOST:PORT?cert=…&key=…&ca=… (TLS with client certificates),",
+     "feed it frames of their own"},
+    {BindKind::kTlsIngest, true, false, "", ""},
+    {BindKind::kUdpIngest, false, true, "", "inject frames"},
 };
 
 const BindRule& rule_for(BindKind kind) noexcept {
@@ -101,22 +104,20 @@ void check_bind(BindKind kind, std::string_view option, std::string_view address
     case BindVerdict::kRefuse:
       throw CommandError(fmt::format(
           "{} '{}' is reachable from the network and not secured: patient data would travel in "
-          "plaintext to anyone who connects; expected a loopback address (127.0.0.1), {}, or "
+          "plaintext to anyone who connects; expected a loopback address (127.0.0.1){} or "
           "--insecure to do it anyway (docs/security.md)",
           option, address, r.secure_by));
     case BindVerdict::kWarn:
       if (r.warn_only)
         fmt::print(stderr,
                    "eitstream: WARNING: {} '{}' receives from the network without "
-                   "authentication: any host that can reach it can inject frames "
-                   "(docs/security.md)\n",
-                   option, address);
+                   "authentication: any host that can reach it can {} (docs/security.md)\n",
+                   option, address, r.exposed);
       else
         fmt::print(stderr,
                    "eitstream: WARNING: {} '{}' is reachable from the network WITHOUT "
-                   "authentication or encryption (--insecure): anyone who can reach it can read "
-                   "(or feed) patient data\n",
-                   option, address);
+                   "authentication or encryption (--insecure): anyone who can reach it can {}\n",
+                   option, address, r.exposed);
       return;
   }
 }
