@@ -91,3 +91,17 @@ TEST_CASE("the status line shows source damage as it happens: missing by seq and
   CHECK(line.find("reconnects 1") != std::string::npos);
   CHECK(line.find("source: udp://127.0.0.1:5000") != std::string::npos);
 }
+
+TEST_CASE("the summary's latency table keeps columns apart when a stall makes values wide") {
+  auto s = two_sinks_missing_the_same_frames();
+  auto& l = s.latency[0];
+  l.count = 2160;
+  l.p50_ns = 11'140'071'413;  // a consumer frozen for seconds: 11,140,071.4 µs
+  l.p90_ns = l.p99_ns = l.p999_ns = l.max_ns = 13'287'555'123;
+  l.mean_ns = 7'164'396'700;
+  const std::string out = eit::cli::final_summary(s);
+  INFO(out);
+  // The old table ran them together: "11140071.413287555.113287555.1…".
+  CHECK(out.find("11140071.4 13287555.1 13287555.1 13287555.1 13287555.1 7164396.7") !=
+        std::string::npos);
+}

@@ -107,11 +107,13 @@ std::string final_summary(const pipeline::PipelineStats& s) {
   if (s.source.reconnects) out += fmt::format("source: {} reconnects\n", s.source.reconnects);
   if (!s.source.last_error.empty())
     out += fmt::format("source: last problem: {}\n", s.source.last_error);
-  out += fmt::format("{:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}   (µs)\n", "latency", "p50", "p90",
+  // Each column starts with a space, so values wider than the column (a stall of seconds is
+  // 7+ digits of µs) stay apart.
+  out += fmt::format("{:<21} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}   (µs)\n", "latency", "p50", "p90",
                      "p99", "p99.9", "max", "mean");
   auto row = [&](std::string_view name, const pipeline::LatencySummary& l) {
     if (l.count == 0) return;
-    out += fmt::format("  {:<20}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10.1f}\n", name, us(l.p50_ns),
+    out += fmt::format("  {:<19} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9.1f}\n", name, us(l.p50_ns),
                        us(l.p90_ns), us(l.p99_ns), us(l.p999_ns), us(l.max_ns), l.mean_ns / 1e3);
   };
   for (size_t i = 0; i < pipeline::kSpanCount; ++i)
