@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
+#include "test_data.hpp"
 
 using eit::test::contains;
 using eit::test::run_eitstream;
@@ -91,4 +92,20 @@ TEST_CASE("run warns when the whole stream went into the reference capture") {
                  "during its capture), so no image was made"));
   const auto enough = run_eitstream(fmt::format("run {} --reference first:2", kQuick));
   CHECK_FALSE(contains(enough.output, "were taken as the reference"));
+}
+
+TEST_CASE("run refuses a reference capture as long as the recording it replays once") {
+  const auto file = eit::test::shared_data_file("recordings/P04P-1016.get");
+  if (!file) return;
+  const std::string common =
+      fmt::format("run --source {} --fps 0 --endpoint 'tcp://127.0.0.1:*' --quiet", file->string());
+  // Old: it ran, took all 220 frames into the reference, made no image and exited 0.
+  const auto all = run_eitstream(common + " --reference first:500");
+  CAPTURE(all.output);
+  CHECK(all.code == 1);
+  CHECK(contains(all.output, "has 220 frames, so a capture of 500 would take them all"));
+  CHECK(contains(all.output, "expected first:N with N < 220 (or --loop)"));
+  CHECK(run_eitstream(common + " --reference first:220").code == 1);
+  CHECK(run_eitstream(common + " --reference first:219").code == 0);
+  CHECK(run_eitstream(common + " --reference first:500 --loop --frames 600").code == 0);
 }

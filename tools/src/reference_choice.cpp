@@ -123,6 +123,16 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
     const size_t n = parse_index(spec.substr(6), spec);
     if (n == 0) throw CommandError(fmt::format("--reference '{}': expected N ≥ 1", spec));
     if (ctx.capture_first || ctx.recording.empty()) {
+      // A capture that takes every frame of a recording played once leaves none to image.
+      if (!ctx.recording.empty() && !ctx.loops) {
+        const size_t frames =
+            open_reader(ctx.recording, ctx.recording_options, model, spec)->info().n_frames;
+        if (frames > 0 && n >= frames)
+          throw CommandError(fmt::format(
+              "--reference '{}': {} has {} frames, so a capture of {} would take them all and "
+              "no image would be made; expected first:N with N < {} (or --loop)",
+              spec, ctx.recording, frames, n, frames));
+      }
       r.mode = pipeline::ReferenceMode::kCapture;
       r.capture_frames = n;
       c.description = fmt::format("{} (mean of the first {} frames of the stream)", spec, n);

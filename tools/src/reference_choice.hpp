@@ -29,6 +29,7 @@ struct ReferenceContext {
   acquisition::RecordingOptions recording_options;
   const std::vector<double>* phantom = nullptr;  // the synthetic source's homogeneous frame
   bool capture_first = true;  // first:N as a stream capture (run) or computed here (reconstruct)
+  bool loops = false;         // the recording is replayed again and again (run --loop)
 };
 
 struct ReferenceChoice {

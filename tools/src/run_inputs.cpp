@@ -72,6 +72,7 @@ RunInputs::RunInputs(const RunConfig& c) {
   if (is_recording(c)) {
     rc.recording = c.source;
     rc.recording_options = to_recording_options(c.recording);
+    rc.loops = c.loop;
   }
   reference = choose_reference(c.reference, model, rc);
   device_source = dynamic_cast<const acquisition::StreamSource*>(source.get()) != nullptr;
