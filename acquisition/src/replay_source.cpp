@@ -25,6 +25,12 @@ void ReplaySource::init_pacing(const ReplayOptions& o, const std::string& name) 
     throw std::invalid_argument(fmt::format("{}: --fps {} must be a finite rate ≥ 0", name, o.fps));
   if (!(o.speed > 0.0) || !std::isfinite(o.speed))
     throw std::invalid_argument(fmt::format("{}: --speed {} must be > 0", name, o.speed));
+  if (o.fps > 0.0 && recorded_hz_ > 0.0 && o.fps != recorded_hz_)
+    warnings_.push_back(
+        fmt::format("--fps {:g} overrides the {:g} Hz that {} states: it is paced, recorded and "
+                    "timed (breaths) "
+                    "as {:g} Hz; to play it faster or slower at its own rate, use --speed",
+                    o.fps, recorded_hz_, name, o.fps));
   if (o.fps > 0.0) recorded_hz_ = o.fps;
   unpaced_ = o.unpaced;
   loop_ = o.loop;

@@ -109,3 +109,17 @@ TEST_CASE("run refuses a reference capture as long as the recording it replays o
   CHECK(run_eitstream(common + " --reference first:219").code == 0);
   CHECK(run_eitstream(common + " --reference first:500 --loop --frames 600").code == 0);
 }
+
+TEST_CASE("run warns when --fps overrides the frame rate a recording states") {
+  const auto file = eit::test::shared_data_file("recordings/P04P-1016.get");
+  if (!file) return;
+  const std::string common = fmt::format(
+      "run --source {} --frames 20 --endpoint 'tcp://127.0.0.1:*' --quiet", file->string());
+  // Old: silent, and the start line said "recorded at 100 Hz" for a 13 Hz file.
+  const auto over = run_eitstream(common + " --fps 100");
+  CAPTURE(over.output);
+  CHECK(over.code == 0);
+  CHECK(contains(over.output, "warning: --fps 100 overrides the 13 Hz that P04P-1016.get states"));
+  const auto own = run_eitstream(common + " --speed 8");
+  CHECK_FALSE(contains(own.output, "overrides"));
+}
