@@ -44,8 +44,10 @@ int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const R
   const uint64_t lost = sinks.publisher->stats().dropped;
   if (sinks.publisher_options.lossless && (lost > 0 || !health.series_end_delivered)) {
     fmt::print(stderr,
-               "eitstream: lossless {}: {} frames{} did not reach the consumer ({} still queued "
-               "when the run ended, the others not taken before it stopped waiting)\n",
+               "eitstream: lossless {}: at least {} frames{} did not reach the consumer ({} still "
+               "queued when the run ended, the others not taken before it stopped waiting); a "
+               "consumer that went away also lost what it had received but not read, which only "
+               "its own count shows (listen: 'images', 'sent not received')\n",
                c.push ? "PUSH" : "PUB", lost,
                health.series_end_delivered ? "" : " and the series-end", health.undelivered);
     return 4;
