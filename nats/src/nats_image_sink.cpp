@@ -99,11 +99,9 @@ void NatsImageSink::series_loop() noexcept {
 void NatsImageSink::end() noexcept {
   if (ended_) return;
   ended_ = true;
-  if (aborted_.load(std::memory_order_relaxed)) {
-    publisher_->finish(0);
-  } else {
-    publisher_->finish(options_.end_timeout_ms);
-  }
+  // A second Ctrl-C (abort()) during the wait ends it at once.
+  publisher_->finish(aborted_.load(std::memory_order_relaxed) ? 0 : options_.end_timeout_ms,
+                     [this] { return aborted_.load(std::memory_order_relaxed); });
   stop_.store(true, std::memory_order_release);
   wake();
   if (series_thread_.joinable()) series_thread_.join();
@@ -114,6 +112,10 @@ void NatsImageSink::end() noexcept {
                                           p.dropped_full + p.abandoned));
   } catch (...) {
     publisher_->link().note_error("end: could not build the series-end message");
+  }
+  if (aborted_.load(std::memory_order_relaxed) || !publisher_->link().connected()) {
+    publisher_->link().note_error("end: the series end was not confirmed (no server, or stopped)");
+    return;
   }
   jsPubOptions po;
   jsPubOptions_Init(&po);

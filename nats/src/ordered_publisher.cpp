@@ -205,6 +205,7 @@ void OrderedPublisher::sender_loop() noexcept {
       if (head == tail) return;
       if (now > end_deadline_ns_.load()) {
         abandoned_.store(tail - head);
+        released_.store(tail, std::memory_order_release);  // counted as abandoned, not backlog
         return;
       }
     }

@@ -149,6 +149,10 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, con
       signals_at_stop = interrupts.count();
       pipe.request_stop();
       stop_waiting_for_consumer(sinks, pipe.stats(), c.quiet, signals_at_stop > 0);
+      if (sinks.nats && !c.quiet)
+        if (const std::string wait = nats_stop_wait(*sinks.nats); !wait.empty())
+          fmt::print(stderr, "\neitstream: stopping: {}; Ctrl-C {}to give up\n", wait,
+                     signals_at_stop > 0 ? "again " : "");
     }
     if (device_source && !stopping && now >= next_watch) {
       const auto st = pipe.stats();

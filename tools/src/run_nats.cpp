@@ -46,6 +46,18 @@ std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
 
 void check_nats_link_uri(const std::string& uri) { nats::parse_nats_publisher_address(uri); }
 
+std::string nats_stop_wait(const pipeline::ImageSink& sink) {
+  const auto* n = dynamic_cast<const nats::NatsImageSink*>(&sink);
+  if (!n) return {};
+  const auto s = n->nats_stats();
+  // Connected, the few images in flight are stored in milliseconds: nothing worth a line.
+  if (s.backlog == 0 || s.connected) return {};
+  return fmt::format(
+      "waiting up to {:g} s for NATS to store {} images (the server is "
+      "disconnected)",
+      static_cast<double>(n->end_timeout_ms()) / 1000, s.backlog);
+}
+
 std::string nats_status(const pipeline::ImageSink& sink) {
   const auto* n = dynamic_cast<const nats::NatsImageSink*>(&sink);
   if (!n) return {};
@@ -92,6 +104,7 @@ std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri, 
 }
 void check_nats_link_uri(const std::string& uri) { unavailable(uri); }
 std::string nats_status(const pipeline::ImageSink&) { return {}; }
+std::string nats_stop_wait(const pipeline::ImageSink&) { return {}; }
 std::string nats_link_summary(const acquisition::DeviceLink&) { return {}; }
 
 #endif

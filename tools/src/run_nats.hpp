@@ -30,6 +30,9 @@ std::unique_ptr<acquisition::DeviceLink> open_nats_link(const std::string& uri,
 void check_nats_link_uri(const std::string& uri);
 // "nats 123 acked, 4 dropped, backlog 0, reconnects 1" for the status line; empty for other sinks.
 std::string nats_status(const pipeline::ImageSink& sink);
+// At a stop with the server gone and images still buffered for JetStream: "waiting up to 5 s for
+// NATS to store 167 images (the server is disconnected)"; empty otherwise and for other sinks.
+std::string nats_stop_wait(const pipeline::ImageSink& sink);
 // ", JetStream stored 600, 12 refused and sent again (3 already stored)" for emulate's summary;
 // empty for other links.
 std::string nats_link_summary(const acquisition::DeviceLink& link);

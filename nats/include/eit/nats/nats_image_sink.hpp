@@ -72,6 +72,8 @@ class NatsImageSink final : public pipeline::ImageSink {
   void end() noexcept override;
   pipeline::SinkStats stats() const noexcept override;
   void abort() noexcept override { aborted_.store(true, std::memory_order_relaxed); }
+  // How long end() waits for the buffered images to be stored.
+  int64_t end_timeout_ms() const noexcept { return options_.end_timeout_ms; }
 
   NatsSinkStats nats_stats() const;
   const std::string& image_subject() const noexcept { return image_subject_; }
