@@ -136,6 +136,14 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
       fmt::format("stream format '{}' unknown; expected ingest or openeit", format));
 }
 
+void check_live_source_uri(std::string_view text, std::string_view more_schemes) {
+  const std::string schemes = more_schemes.empty()
+                                  ? std::string(kLiveSourceRole.schemes)
+                                  : fmt::format("{}, {}", kLiveSourceRole.schemes, more_schemes);
+  const LiveUri uri = parse_live_uri(text, {kLiveSourceRole.name, schemes});
+  check_live_source_options(uri);
+}
+
 std::unique_ptr<StreamSource> open_live_source(std::string_view text,
                                                const LiveSourceOptions& options,
                                                const recon::Protocol& protocol) {

@@ -1,11 +1,14 @@
 // The query options of live source URIs: an option the scheme does not take (a typo such as
 // idel=5, a wrong case such as Idle=5), one given twice, or a value out of its range is refused
 // at once, naming the whole URI, the option and what is expected. Before, such options were
-// ignored and `run` waited for its source timeout.
+// ignored and `run` waited for its source timeout. Also: the role (source, device link) and its
+// schemes in every refusal.
 #include <doctest/doctest.h>
 
 #include <limits>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
@@ -138,4 +141,31 @@ TEST_CASE("emulate's device link URIs refuse options too") {
   CHECK_THROWS_WITH_AS(open_device_link("tls-listen://127.0.0.1:0?cert=a&key=b&cafile=c"),
                        doctest::Contains("option 'cafile' unknown; expected cert, key, ca, crl"),
                        std::invalid_argument);
+}
+
+TEST_CASE("a URI's mistakes are refused naming its role and the schemes that role takes") {
+  CHECK_THROWS_WITH_AS(parse_live_uri("carrier-pigeon://x"),
+                       "source 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; expected one "
+                       "of tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, "
+                       "serial://, file://",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("carrier-pigeon://x"),
+                       "device link 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; "
+                       "expected one of tcp-listen://, tcp://, tls-listen://, tls-connect://, "
+                       "udp://, file://, pty",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("127.0.0.1:5000", "nats://"),
+                       "device link '127.0.0.1:5000': no scheme; expected one of tcp-listen://, "
+                       "tcp://, tls-listen://, tls-connect://, udp://, file://, pty, nats://",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("serial:///dev/ttyS0"),
+                       doctest::Contains("device link 'serial:///dev/ttyS0': scheme 'serial' "
+                                         "cannot send; expected one of tcp-listen://"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("udp://127.0.0.1:port"),
+                       "device link 'udp://127.0.0.1:port': port 'port' is not a number; "
+                       "expected 0..65535 or *",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_live_source_uri("carrier-pigeon://x", "nats://"),
+                       doctest::Contains("serial://, file://, nats://"), std::invalid_argument);
 }

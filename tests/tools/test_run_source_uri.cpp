@@ -63,3 +63,14 @@ TEST_CASE("run refuses a phantom spec with an unknown key or positions that are 
   CHECK(positions.code == 1);
   CHECK(contains(positions.output, "positions=16.5 is not a whole number"));
 }
+
+TEST_CASE("run --source with an unknown scheme lists the schemes a source takes") {
+  const auto r = run_source("carrier-pigeon://x");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(contains(r.output,
+                 "source 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; expected one of "
+                 "tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, serial://, "
+                 "file://, nats://"));
+  CHECK_FALSE(contains(r.output, "pty"));  // a device link's
+}
