@@ -12,6 +12,7 @@
 
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/measurement_map.hpp"
 #include "live_test_support.hpp"
 
 using namespace eit::acquisition;
@@ -118,6 +119,14 @@ TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved nami
   CHECK(refusal("udp://127.0.0.1:0?complex=phase") ==
         "source 'udp://127.0.0.1:0?complex=phase': complex='phase'; expected real, imag or "
         "magnitude");
+}
+
+TEST_CASE("complex= refuses abs: magnitude is the one name for |z|") {
+  CHECK(refusal("udp://127.0.0.1:0?complex=abs") ==
+        "source 'udp://127.0.0.1:0?complex=abs': complex='abs'; expected real, imag or magnitude");
+  CHECK_THROWS_WITH_AS(parse_complex_part("abs"),
+                       "complex part 'abs': expected 'real', 'imag', 'magnitude' or 'interleaved'",
+                       std::invalid_argument);
 }
 
 TEST_CASE("an option given twice is refused") {
