@@ -9,6 +9,7 @@
 
 #include "device_links.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "tls_context.hpp"
 
 namespace eit::acquisition {
 namespace {
@@ -35,8 +36,10 @@ LiveUri checked_link_uri(std::string_view uri, std::string_view schemes) {
 
 void check_device_link_uri(std::string_view uri, std::string_view more_schemes) {
   if (is_pty(uri)) return;
-  checked_link_uri(uri, more_schemes.empty() ? std::string(kLinkSchemes)
-                                             : fmt::format("{}, {}", kLinkSchemes, more_schemes));
+  const LiveUri u = checked_link_uri(uri, more_schemes.empty()
+                                              ? std::string(kLinkSchemes)
+                                              : fmt::format("{}, {}", kLinkSchemes, more_schemes));
+  detail::check_tls_files(u, fmt::format("device link '{}'", uri), u.query.contains("ca"));
 }
 
 std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect) {
@@ -45,11 +48,7 @@ std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPoli
   if (u.scheme == "tcp-listen") return detail::make_tcp_listen_link(u.host, u.port);
   if (u.scheme == "tcp") return detail::make_tcp_connect_link(u.host, u.port, reconnect);
   if (u.scheme == "tls-listen" || u.scheme == "tls-connect") {
-    auto text = [&](const char* key) {
-      const auto it = u.query.find(key);
-      return it == u.query.end() ? std::string() : it->second;
-    };
-    const TlsFiles files{text("cert"), text("key"), text("ca"), text("name"), text("crl")};
+    const TlsFiles files = detail::tls_files(u);
     if (u.scheme == "tls-listen") return detail::make_tcp_listen_link(u.host, u.port, &files);
     return detail::make_tcp_connect_link(u.host, u.port, reconnect, &files);
   }

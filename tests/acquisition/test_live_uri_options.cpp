@@ -2,9 +2,10 @@
 // idel=5, a wrong case such as Idle=5), one given twice, or a value out of its range is refused
 // at once, naming the whole URI, the option and what is expected. Before, such options were
 // ignored and `run` waited for its source timeout. Also: the role (source, device link) and its
-// schemes in every refusal.
+// schemes in every refusal, and the TLS files read before anything opens.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <limits>
 #include <string>
 
@@ -14,8 +15,10 @@
 #include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/measurement_map.hpp"
 #include "live_test_support.hpp"
+#include "tls_test_certificates.hpp"
 
 using namespace eit::acquisition;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -177,4 +180,46 @@ TEST_CASE("a URI's mistakes are refused naming its role and the schemes that rol
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(check_live_source_uri("carrier-pigeon://x", "nats://"),
                        doctest::Contains("serial://, file://, nats://"), std::invalid_argument);
+}
+
+// A folder that does not exist: no file in it can be opened.
+const std::string kNone = "/nonexistent-eit-tls";
+
+doctest::Contains has(const std::string& text) { return doctest::Contains(text.c_str()); }
+
+TEST_CASE("a device link's TLS files are checked before it opens naming the option and file") {
+  const std::string listen =
+      fmt::format("tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key", kNone);
+  CHECK_THROWS_WITH_AS(
+      check_device_link_uri(listen),
+      has(fmt::format(
+          "device link '{}': cert='{}/server.pem' cannot be read (No such file or directory)",
+          listen, kNone)),
+      std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      check_device_link_uri(fmt::format("tls-connect://127.0.0.1:1?ca={}/ca.pem", kNone)),
+      has(fmt::format("ca='{}/ca.pem' cannot be read", kNone)), std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      check_device_link_uri(fmt::format("tls-connect://127.0.0.1:1?cert={}/d.pem", kNone)),
+      doctest::Contains("cert= given without key=; expected both"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("tls-listen://127.0.0.1:0"),
+                       doctest::Contains("option cert= missing"), std::runtime_error);
+
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED (files that exist): the openssl command is not available");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  const std::string server =
+      fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", p("server.pem"), p("server.key"));
+  CHECK_NOTHROW(check_device_link_uri(server));  // a listening device may admit any client
+  CHECK_THROWS_WITH_AS(check_device_link_uri(server + "&ca=" + p("missing.pem")),
+                       has(fmt::format("ca='{}' cannot be read", p("missing.pem"))),
+                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(  // a key that is not the certificate's
+      check_device_link_uri(
+          fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", p("server.pem"), p("device.key"))),
+      has(fmt::format("key='{}' cannot be used", p("device.key"))), std::runtime_error);
+  fs::remove_all(d);
 }
