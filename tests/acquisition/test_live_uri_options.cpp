@@ -223,3 +223,29 @@ TEST_CASE("a device link's TLS files are checked before it opens naming the opti
       has(fmt::format("key='{}' cannot be used", p("device.key"))), std::runtime_error);
   fs::remove_all(d);
 }
+
+TEST_CASE("a source's TLS files are checked before it opens naming the option and file") {
+  const std::string listen = fmt::format(
+      "tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key&ca={0}/ward.pem", kNone);
+  CHECK_THROWS_WITH_AS(
+      check_live_source_uri(listen),
+      has(fmt::format(
+          "source '{}': cert='{}/server.pem' cannot be read (No such file or directory)", listen,
+          kNone)),
+      std::runtime_error);
+  CHECK_THROWS_WITH_AS(check_live_source_uri("tls-connect://127.0.0.1:1"),
+                       doctest::Contains("option ca= missing"), std::runtime_error);
+
+  const fs::path d = eit::test::make_tls_certificates();
+  if (d.empty()) {
+    MESSAGE("SKIPPED (files that exist): the openssl command is not available");
+    return;
+  }
+  auto p = [&](const char* f) { return (d / f).string(); };
+  const std::string server =
+      fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", p("server.pem"), p("server.key"));
+  CHECK_THROWS_WITH_AS(check_live_source_uri(server), doctest::Contains("option ca= missing"),
+                       std::runtime_error);  // a source admits only devices its CA signed
+  CHECK_NOTHROW(check_live_source_uri(server + "&ca=" + p("ward.pem")));
+  fs::remove_all(d);
+}

@@ -40,7 +40,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     throw CommandError(fmt::format("--policy '{}': expected live or lossless", c.policy));
 
   check_run_values(c);
-  // A device's URI, before the model, which may take seconds to load.
+  // A device's URI and TLS files, before the model, which may take seconds to load.
   if (!is_phantom_source(c.source) && !is_recording(c)) check_live_uri(c.source);
   for (const std::string& w : ignored_option_warnings(c))
     fmt::print(stderr, "eitstream: warning: {}\n", w);

@@ -78,9 +78,10 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
                                                    const IngestDecoderOptions& ingest,
                                                    const recon::Protocol& protocol);
 
-// Throws what open_live_source(uri) throws for a malformed URI or an option its scheme does not
-// take; opens nothing (for a command that checks its arguments before loading a model). Option
-// values and files are checked when the source opens. `more_schemes`: schemes the caller takes
+// Throws what open_live_source(uri) throws for a malformed URI, an option its scheme does not
+// take or (TLS schemes) a certificate, key, CA or CRL file that cannot be used, naming the option
+// and the file; opens nothing (for a command that checks its arguments before loading a model).
+// Option values are checked when the source opens. `more_schemes`: schemes the caller takes
 // besides a source's (run: nats://), listed with them in messages.
 void check_live_source_uri(std::string_view uri, std::string_view more_schemes = {});
 
