@@ -9,43 +9,46 @@
 
 #include "device_links.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "tls_context.hpp"
 
 namespace eit::acquisition {
 namespace {
 
 bool is_pty(std::string_view uri) { return uri == "pty" || uri == "pty://"; }
 
-// The URI parsed, with options the link takes and a scheme that can send.
-LiveUri checked_link_uri(std::string_view uri) {
-  const LiveUri u = parse_live_uri(uri);
+constexpr std::string_view kLinkSchemes =
+    "tcp-listen://, tcp://, tls-listen://, tls-connect://, udp://, file://, pty";
+
+// The URI parsed, with options the link takes and a scheme that can send. `schemes`: those the
+// caller takes, for messages.
+LiveUri checked_link_uri(std::string_view uri, std::string_view schemes) {
+  const LiveUri u = parse_live_uri(uri, {"device link", schemes});
   check_device_link_options(u);
-  static constexpr std::string_view kSchemes[] = {"tcp-listen",  "tcp", "tls-listen",
+  static constexpr std::string_view kSending[] = {"tcp-listen",  "tcp", "tls-listen",
                                                   "tls-connect", "udp", "file"};
-  if (std::find(std::begin(kSchemes), std::end(kSchemes), u.scheme) == std::end(kSchemes))
-    throw std::invalid_argument(
-        fmt::format("device link '{}': scheme '{}' cannot send; expected tcp-listen://, tcp://, "
-                    "tls-listen://, tls-connect://, udp://, pty or file://",
-                    uri, u.scheme));
+  if (std::find(std::begin(kSending), std::end(kSending), u.scheme) == std::end(kSending))
+    throw std::invalid_argument(fmt::format(
+        "device link '{}': scheme '{}' cannot send; expected one of {}", uri, u.scheme, schemes));
   return u;
 }
 
 }  // namespace
 
-void check_device_link_uri(std::string_view uri) {
-  if (!is_pty(uri)) checked_link_uri(uri);
+void check_device_link_uri(std::string_view uri, std::string_view more_schemes) {
+  if (is_pty(uri)) return;
+  const LiveUri u = checked_link_uri(uri, more_schemes.empty()
+                                              ? std::string(kLinkSchemes)
+                                              : fmt::format("{}, {}", kLinkSchemes, more_schemes));
+  detail::check_tls_files(u, fmt::format("device link '{}'", uri), u.query.contains("ca"));
 }
 
 std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect) {
   if (is_pty(uri)) return detail::make_pty_link();
-  const LiveUri u = checked_link_uri(uri);
+  const LiveUri u = checked_link_uri(uri, kLinkSchemes);
   if (u.scheme == "tcp-listen") return detail::make_tcp_listen_link(u.host, u.port);
   if (u.scheme == "tcp") return detail::make_tcp_connect_link(u.host, u.port, reconnect);
   if (u.scheme == "tls-listen" || u.scheme == "tls-connect") {
-    auto text = [&](const char* key) {
-      const auto it = u.query.find(key);
-      return it == u.query.end() ? std::string() : it->second;
-    };
-    const TlsFiles files{text("cert"), text("key"), text("ca"), text("name"), text("crl")};
+    const TlsFiles files = detail::tls_files(u);
     if (u.scheme == "tls-listen") return detail::make_tcp_listen_link(u.host, u.port, &files);
     return detail::make_tcp_connect_link(u.host, u.port, reconnect, &files);
   }

@@ -11,6 +11,7 @@
 
 #include "eit/acquisition/openeit_line_decoder.hpp"
 #include "eit/acquisition/transports.hpp"
+#include "tls_context.hpp"
 
 namespace eit::acquisition {
 namespace {
@@ -67,16 +68,10 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
     return make_tcp_client_transport(uri.host, uri.port, reconnect, liveness);
   if (uri.scheme == "tcp-listen") return make_tcp_server_transport(uri.host, uri.port, liveness);
   if (uri.scheme == "tls-connect")
-    return make_tls_client_transport(uri.host, uri.port,
-                                     {text_option(uri, "cert", ""), text_option(uri, "key", ""),
-                                      text_option(uri, "ca", ""), text_option(uri, "name", ""),
-                                      text_option(uri, "crl", "")},
-                                     reconnect, liveness);
-  if (uri.scheme == "tls-listen")
-    return make_tls_server_transport(uri.host, uri.port,
-                                     {text_option(uri, "cert", ""), text_option(uri, "key", ""),
-                                      text_option(uri, "ca", ""), "", text_option(uri, "crl", "")},
+    return make_tls_client_transport(uri.host, uri.port, detail::tls_files(uri), reconnect,
                                      liveness);
+  if (uri.scheme == "tls-listen")
+    return make_tls_server_transport(uri.host, uri.port, detail::tls_files(uri), liveness);
   if (uri.scheme == "udp") return make_udp_transport(uri.host, uri.port);
   if (uri.scheme == "file") {
     const auto loop = text_option(uri, "loop", "0");
@@ -134,6 +129,15 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
   }
   throw std::invalid_argument(
       fmt::format("stream format '{}' unknown; expected ingest or openeit", format));
+}
+
+void check_live_source_uri(std::string_view text, std::string_view more_schemes) {
+  const std::string schemes = more_schemes.empty()
+                                  ? std::string(kLiveSourceRole.schemes)
+                                  : fmt::format("{}, {}", kLiveSourceRole.schemes, more_schemes);
+  const LiveUri uri = parse_live_uri(text, {kLiveSourceRole.name, schemes});
+  check_live_source_options(uri);
+  detail::check_tls_files(uri, fmt::format("source '{}'", text), true);
 }
 
 std::unique_ptr<StreamSource> open_live_source(std::string_view text,

@@ -7,20 +7,14 @@
 #include "eit/acquisition/live_source.hpp"
 
 namespace eit::acquisition {
-namespace {
 
-constexpr std::string_view kSchemes =
-    "tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, serial://, file://";
-
-}  // namespace
-
-LiveUri parse_live_uri(std::string_view text) {
+LiveUri parse_live_uri(std::string_view text, const UriRole& role) {
   LiveUri uri;
   uri.text = std::string(text);
   const auto sep = text.find("://");
   if (sep == std::string_view::npos) {
     throw std::invalid_argument(
-        fmt::format("source '{}': no scheme; expected one of {}", text, kSchemes));
+        fmt::format("{} '{}': no scheme; expected one of {}", role.name, text, role.schemes));
   }
   uri.scheme = std::string(text.substr(0, sep));
   std::string_view rest = text.substr(sep + 3);
@@ -34,33 +28,33 @@ LiveUri parse_live_uri(std::string_view text) {
       if (item.empty()) continue;
       const auto eq = item.find('=');
       if (eq == std::string_view::npos) {
-        throw std::invalid_argument(
-            fmt::format("source '{}': option '{}' has no value; expected key=value", text, item));
+        throw std::invalid_argument(fmt::format(
+            "{} '{}': option '{}' has no value; expected key=value", role.name, text, item));
       }
       const std::string_view key = item.substr(0, eq);
       if (!uri.query.emplace(std::string(key), std::string(item.substr(eq + 1))).second) {
-        throw std::invalid_argument(
-            fmt::format("source '{}': option '{}' given twice; expected it once", text, key));
+        throw std::invalid_argument(fmt::format(
+            "{} '{}': option '{}' given twice; expected it once", role.name, text, key));
       }
     }
   }
   if (uri.scheme == "serial" || uri.scheme == "file") {
     if (rest.empty()) {
       throw std::invalid_argument(
-          fmt::format("source '{}': no path; expected {}:///path", text, uri.scheme));
+          fmt::format("{} '{}': no path; expected {}:///path", role.name, text, uri.scheme));
     }
     uri.path = std::string(rest);
     return uri;
   }
   if (uri.scheme != "tcp" && uri.scheme != "tcp-listen" && uri.scheme != "tls-listen" &&
       uri.scheme != "tls-connect" && uri.scheme != "udp") {
-    throw std::invalid_argument(fmt::format("source '{}': scheme '{}' unknown; expected one of {}",
-                                            text, uri.scheme, kSchemes));
+    throw std::invalid_argument(fmt::format("{} '{}': scheme '{}' unknown; expected one of {}",
+                                            role.name, text, uri.scheme, role.schemes));
   }
   const auto colon = rest.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
     throw std::invalid_argument(
-        fmt::format("source '{}': expected {}://host:port", text, uri.scheme));
+        fmt::format("{} '{}': expected {}://host:port", role.name, text, uri.scheme));
   }
   uri.host = std::string(rest.substr(0, colon));
   if (uri.host.size() > 2 && uri.host.front() == '[' && uri.host.back() == ']') {
@@ -71,8 +65,8 @@ LiveUri parse_live_uri(std::string_view text) {
   unsigned value = 0;
   const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
   if (ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
-    throw std::invalid_argument(
-        fmt::format("source '{}': port '{}' is not a number; expected 0..65535 or *", text, port));
+    throw std::invalid_argument(fmt::format(
+        "{} '{}': port '{}' is not a number; expected 0..65535 or *", role.name, text, port));
   }
   uri.port = static_cast<uint16_t>(value);
   return uri;

@@ -25,7 +25,7 @@ std::string_view to_string(ComplexPart part) noexcept {
 ComplexPart parse_complex_part(std::string_view text) {
   if (text == "real") return ComplexPart::kReal;
   if (text == "imag") return ComplexPart::kImag;
-  if (text == "magnitude" || text == "abs") return ComplexPart::kMagnitude;
+  if (text == "magnitude") return ComplexPart::kMagnitude;
   if (text == "interleaved") return ComplexPart::kInterleaved;
   throw std::invalid_argument(fmt::format(
       "complex part '{}': expected 'real', 'imag', 'magnitude' or 'interleaved'", text));

@@ -1,6 +1,9 @@
 // TLS contexts for eitstream's links (tls_context.hpp).
 #include "tls_context.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -47,6 +50,12 @@ void configure_tls_context(ssl::context& ctx, const std::string& uri, const TlsF
     if (path.empty())
       throw std::runtime_error(fmt::format("{}: option {}= missing; expected {}=FILE.pem ({})",
                                            uri, field, field, what));
+    // OpenSSL reports a missing file as "asio.ssl error": say why it cannot be read.
+    if (std::FILE* f = std::fopen(path.c_str(), "rb"))
+      std::fclose(f);
+    else
+      throw std::runtime_error(fmt::format("{}: {}='{}' cannot be read ({}); expected {} (PEM)",
+                                           uri, field, path, std::strerror(errno), what));
     boost::system::error_code ec;
     fn(path, ec);
     if (ec)
@@ -79,6 +88,22 @@ void configure_tls_context(ssl::context& ctx, const std::string& uri, const TlsF
                                : ssl::verify_none);
   else
     ctx.set_verify_mode(ssl::verify_peer);
+}
+
+TlsFiles tls_files(const LiveUri& uri) {
+  auto text = [&](const char* key) {
+    const auto it = uri.query.find(key);
+    return it == uri.query.end() ? std::string() : it->second;
+  };
+  return {text("cert"), text("key"), text("ca"), text("name"), text("crl")};
+}
+
+void check_tls_files(const LiveUri& uri, const std::string& who, bool require_ca) {
+  const bool server = uri.scheme == "tls-listen";
+  if (!server && uri.scheme != "tls-connect") return;
+  ssl::context ctx(server ? ssl::context::tls_server : ssl::context::tls_client);
+  configure_tls_context(ctx, who, tls_files(uri), server ? TlsRole::kServer : TlsRole::kClient,
+                        require_ca);
 }
 
 std::string tls_failure(const boost::system::error_code& ec, SSL* ssl) {

@@ -14,6 +14,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 
+#include "eit/acquisition/live_source.hpp"
 #include "eit/acquisition/tls_transport.hpp"
 
 namespace eit::acquisition::detail {
@@ -24,6 +25,15 @@ enum class TlsRole { kServer, kClient };
 // verify the server).
 void configure_tls_context(boost::asio::ssl::context& ctx, const std::string& uri,
                            const TlsFiles& files, TlsRole role, bool require_ca);
+
+// The files a tls-listen:// or tls-connect:// URI names (cert=, key=, ca=, name=, crl=; "" where
+// absent).
+TlsFiles tls_files(const LiveUri& uri);
+
+// Loads `uri`'s files into a context of their own as configure_tls_context does (the role from
+// the scheme), for a command that checks its arguments before slower set-up: throws what
+// configure_tls_context throws, naming `who` ("source 'tls-listen://…'"). Other schemes pass.
+void check_tls_files(const LiveUri& uri, const std::string& who, bool require_ca);
 
 // Client side, before the handshake: sends `name` as SNI (unless it is an IP address) and makes
 // the handshake fail unless the server's certificate is issued for `name` (a DNS name, checked

@@ -1,17 +1,24 @@
 // The query options of live source URIs: an option the scheme does not take (a typo such as
 // idel=5, a wrong case such as Idle=5), one given twice, or a value out of its range is refused
 // at once, naming the whole URI, the option and what is expected. Before, such options were
-// ignored and `run` waited for its source timeout.
+// ignored and `run` waited for its source timeout. Also: the role (source, device link) and its
+// schemes in every refusal, and the TLS files read before anything opens.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "eit/acquisition/measurement_map.hpp"
 #include "live_test_support.hpp"
+#include "tls_test_certificates.hpp"
 
 using namespace eit::acquisition;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -109,6 +116,14 @@ TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved nami
         "magnitude");
 }
 
+TEST_CASE("complex= refuses abs: magnitude is the one name for |z|") {
+  CHECK(refusal("udp://127.0.0.1:0?complex=abs") ==
+        "source 'udp://127.0.0.1:0?complex=abs': complex='abs'; expected real, imag or magnitude");
+  CHECK_THROWS_WITH_AS(parse_complex_part("abs"),
+                       "complex part 'abs': expected 'real', 'imag', 'magnitude' or 'interleaved'",
+                       std::invalid_argument);
+}
+
 TEST_CASE("an option given twice is refused") {
   CHECK(
       refusal("tcp://127.0.0.1:27099?idle=1&idle=2") ==
@@ -130,4 +145,109 @@ TEST_CASE("emulate's device link URIs refuse options too") {
   CHECK_THROWS_WITH_AS(open_device_link("tls-listen://127.0.0.1:0?cert=a&key=b&cafile=c"),
                        doctest::Contains("option 'cafile' unknown; expected cert, key, ca, crl"),
                        std::invalid_argument);
+}
+
+TEST_CASE("a URI's mistakes are refused naming its role and the schemes that role takes") {
+  CHECK_THROWS_WITH_AS(parse_live_uri("carrier-pigeon://x"),
+                       "source 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; expected one "
+                       "of tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, "
+                       "serial://, file://",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("carrier-pigeon://x"),
+                       "device link 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; "
+                       "expected one of tcp-listen://, tcp://, tls-listen://, tls-connect://, "
+                       "udp://, file://, pty",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("127.0.0.1:5000", "nats://"),
+                       "device link '127.0.0.1:5000': no scheme; expected one of tcp-listen://, "
+                       "tcp://, tls-listen://, tls-connect://, udp://, file://, pty, nats://",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("serial:///dev/ttyS0"),
+                       doctest::Contains("device link 'serial:///dev/ttyS0': scheme 'serial' "
+                                         "cannot send; expected one of tcp-listen://"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("udp://127.0.0.1:port"),
+                       "device link 'udp://127.0.0.1:port': port 'port' is not a number; "
+                       "expected 0..65535 or *",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(check_live_source_uri("carrier-pigeon://x", "nats://"),
+                       doctest::Contains("serial://, file://, nats://"), std::invalid_argument);
+}
+
+// A folder that does not exist: no file in it can be opened.
+const std::string kNone = "/nonexistent-eit-tls";
+
+doctest::Contains has(const std::string& text) { return doctest::Contains(text.c_str()); }
+
+// openssl's test certificates (tls_test_certificates.hpp), removed at the end; none without
+// openssl, and then the test says so and skips its checks of files that exist.
+struct TestCertificates {
+  const fs::path dir = eit::test::make_tls_certificates();
+  TestCertificates() = default;
+  TestCertificates(const TestCertificates&) = delete;
+  TestCertificates& operator=(const TestCertificates&) = delete;
+  ~TestCertificates() {
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+  bool missing() const {
+    if (dir.empty()) MESSAGE("SKIPPED (files that exist): the openssl command is not available");
+    return dir.empty();
+  }
+  std::string operator()(const char* name) const { return (dir / name).string(); }
+  // A listener that presents the server's certificate.
+  std::string server() const {
+    return fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", (*this)("server.pem"),
+                       (*this)("server.key"));
+  }
+};
+
+TEST_CASE("a device link's TLS files are checked before it opens naming the option and file") {
+  const std::string listen =
+      fmt::format("tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key", kNone);
+  CHECK_THROWS_WITH_AS(
+      check_device_link_uri(listen),
+      has(fmt::format(
+          "device link '{}': cert='{}/server.pem' cannot be read (No such file or directory)",
+          listen, kNone)),
+      std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      check_device_link_uri(fmt::format("tls-connect://127.0.0.1:1?ca={}/ca.pem", kNone)),
+      has(fmt::format("ca='{}/ca.pem' cannot be read", kNone)), std::runtime_error);
+  CHECK_THROWS_WITH_AS(
+      check_device_link_uri(fmt::format("tls-connect://127.0.0.1:1?cert={}/d.pem", kNone)),
+      doctest::Contains("cert= given without key=; expected both"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(check_device_link_uri("tls-listen://127.0.0.1:0"),
+                       doctest::Contains("option cert= missing"), std::runtime_error);
+
+  const TestCertificates p;
+  if (p.missing()) return;
+  const std::string server = p.server();
+  CHECK_NOTHROW(check_device_link_uri(server));  // a listening device may admit any client
+  CHECK_THROWS_WITH_AS(check_device_link_uri(server + "&ca=" + p("missing.pem")),
+                       has(fmt::format("ca='{}' cannot be read", p("missing.pem"))),
+                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(  // a key that is not the certificate's
+      check_device_link_uri(
+          fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", p("server.pem"), p("device.key"))),
+      has(fmt::format("key='{}' cannot be used", p("device.key"))), std::runtime_error);
+}
+
+TEST_CASE("a source's TLS files are checked before it opens naming the option and file") {
+  const std::string listen = fmt::format(
+      "tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key&ca={0}/ward.pem", kNone);
+  CHECK_THROWS_WITH_AS(
+      check_live_source_uri(listen),
+      has(fmt::format(
+          "source '{}': cert='{}/server.pem' cannot be read (No such file or directory)", listen,
+          kNone)),
+      std::runtime_error);
+  CHECK_THROWS_WITH_AS(check_live_source_uri("tls-connect://127.0.0.1:1"),
+                       doctest::Contains("option ca= missing"), std::runtime_error);
+
+  const TestCertificates p;
+  if (p.missing()) return;
+  const std::string server = p.server();
+  CHECK_THROWS_WITH_AS(check_live_source_uri(server), doctest::Contains("option ca= missing"),
+                       std::runtime_error);  // a source admits only devices its CA signed
+  CHECK_NOTHROW(check_live_source_uri(server + "&ca=" + p("ward.pem")));
 }

@@ -186,6 +186,27 @@ TEST_CASE("emulate refuses bad options with a message naming them") {
   CHECK(bad_format.wait() != 0);
 }
 
+TEST_CASE("emulate --to with an unknown scheme lists the schemes a device link takes") {
+  const auto r =
+      eit::test::run_eitstream("emulate --from synthetic --count 1 --to carrier-pigeon://x");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(eit::test::contains(r.output,
+                            "device link 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; "
+                            "expected one of tcp-listen://, tcp://, tls-listen://, tls-connect://, "
+                            "udp://, file://, pty, nats://"));
+  CHECK_FALSE(eit::test::contains(r.output, "serial://"));  // a source's, it cannot send
+}
+
+TEST_CASE("--complex refuses abs naming the parts it takes") {
+  const auto r = eit::test::run_eitstream(
+      "emulate --from synthetic --complex abs --count 1 --to udp://127.0.0.1:9");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(eit::test::contains(r.output,
+                            "--complex 'abs': expected real, imag, magnitude or interleaved"));
+}
+
 TEST_CASE("emulate refuses a bad --to before it builds the phantom") {
   // The start line ("emulate: synthetic phantom …: 208 values per frame …") comes once the
   // phantom is built, seconds in; the refusal of the link's URI must come before it.

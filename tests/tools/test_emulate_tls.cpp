@@ -10,6 +10,7 @@
 
 #include "../acquisition/live_test_support.hpp"
 #include "../acquisition/tls_test_certificates.hpp"
+#include "cli_run.hpp"
 #include "eit/acquisition/live_source.hpp"
 #include "emulate_process.hpp"
 
@@ -69,4 +70,29 @@ TEST_CASE("emulate --to tls-connect://: the device's client certificate admits i
   check_in_order(read_frames(*source, kFrames, std::chrono::seconds(60)));
   CHECK(emulate.wait() == 0);
   fs::remove_all(d);
+}
+
+TEST_CASE("emulate checks the --to TLS files before it builds the phantom naming the file") {
+  // The start line ("emulate: synthetic phantom …: 208 values per frame …") comes once the
+  // phantom is built; a mistyped file must be refused before it.
+  const std::string none = "/nonexistent-eit-tls";
+  const struct {
+    std::string to, said;
+  } cases[] = {
+      {fmt::format("tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key", none),
+       fmt::format("cert='{}/server.pem' cannot be read (No such file or directory)", none)},
+      {fmt::format("tls-connect://127.0.0.1:1?ca={}/ward.pem", none),
+       fmt::format("ca='{}/ward.pem' cannot be read (No such file or directory)", none)},
+      {fmt::format("tls-connect://127.0.0.1:1?ca={0}/ward.pem&cert={0}/device.pem", none),
+       "cert= given without key=; expected both"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.to);
+    const auto r =
+        eit::test::run_eitstream(fmt::format("emulate --from synthetic --count 1 --to '{}'", c.to));
+    CAPTURE(r.output);
+    CHECK(r.code == 1);
+    CHECK(eit::test::contains(r.output, fmt::format("device link '{}': {}", c.to, c.said)));
+    CHECK_FALSE(eit::test::contains(r.output, "values per frame"));
+  }
 }

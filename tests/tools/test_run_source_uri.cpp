@@ -63,3 +63,39 @@ TEST_CASE("run refuses a phantom spec with an unknown key or positions that are 
   CHECK(positions.code == 1);
   CHECK(contains(positions.output, "positions=16.5 is not a whole number"));
 }
+
+TEST_CASE("run --source with an unknown scheme lists the schemes a source takes") {
+  const auto r = run_source("carrier-pigeon://x");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(contains(r.output,
+                 "source 'carrier-pigeon://x': scheme 'carrier-pigeon' unknown; expected one of "
+                 "tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, serial://, "
+                 "file://, nats://"));
+  CHECK_FALSE(contains(r.output, "pty"));  // a device link's
+}
+
+TEST_CASE("run checks a tls source's certificate files before it loads the model") {
+  // The model does not exist either: the files' refusal must come first.
+  const std::string none = "/nonexistent-eit-tls";
+  const struct {
+    std::string uri, said;
+  } cases[] = {
+      {fmt::format("tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key&ca={0}/ca.pem",
+                   none),
+       fmt::format("cert='{}/server.pem' cannot be read (No such file or directory)", none)},
+      {fmt::format("tls-connect://127.0.0.1:1?ca={}/ca.pem", none),
+       fmt::format("ca='{}/ca.pem' cannot be read (No such file or directory)", none)},
+      {fmt::format("tls-connect://127.0.0.1:1?ca={0}/ca.pem&key={0}/d.key", none),
+       "key= given without cert=; expected both"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.uri);
+    const auto r = run_eitstream(
+        fmt::format("run --model {}/model.h5 --source '{}' --frames 1 --quiet", none, c.uri));
+    CAPTURE(r.output);
+    CHECK(r.code == 1);
+    CHECK(contains(r.output, fmt::format("source '{}': {}", c.uri, c.said)));
+    CHECK_FALSE(contains(r.output, "model.h5"));
+  }
+}

@@ -148,7 +148,7 @@ void run_emulate(EmulateArgs a) {
   if (is_nats_uri(a.to))
     check_nats_link_uri(a.to);
   else
-    acquisition::check_device_link_uri(a.to);
+    acquisition::check_device_link_uri(a.to, "nats://");
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);

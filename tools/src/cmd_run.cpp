@@ -17,6 +17,7 @@
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/image_batch.hpp"
 #include "gn_summary.hpp"
+#include "phantom_source.hpp"
 #include "run_checks.hpp"
 #include "run_config.hpp"
 #include "run_indices.hpp"
@@ -26,6 +27,7 @@
 #include "run_pipeline_options.hpp"
 #include "run_security.hpp"
 #include "run_sinks.hpp"
+#include "run_sources.hpp"
 #include "run_summary.hpp"
 #include "run_view.hpp"
 #include "stop_signals.hpp"
@@ -38,6 +40,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     throw CommandError(fmt::format("--policy '{}': expected live or lossless", c.policy));
 
   check_run_values(c);
+  // A device's URI and TLS files, before the model, which may take seconds to load.
+  if (!is_phantom_source(c.source) && !is_recording(c)) check_live_uri(c.source);
   for (const std::string& w : ignored_option_warnings(c))
     fmt::print(stderr, "eitstream: warning: {}\n", w);
   const RunInputs in(c);

@@ -19,4 +19,8 @@ std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
   }
 }
 
+void check_live_uri(const std::string& uri) {
+  if (!is_nats_uri(uri)) acquisition::check_live_source_uri(uri, "nats://");
+}
+
 }  // namespace eit::cli

@@ -20,5 +20,9 @@ std::unique_ptr<pipeline::Source> open_replay_file(const std::string& path,
 // from NATS JetStream (nats://host:port?site=S&bed=B).
 std::unique_ptr<pipeline::Source> open_live(const std::string& uri, double fps,
                                                const recon::Protocol& protocol);
+// Throws, naming the URI, for a malformed device URI, an option its scheme does not take or a
+// TLS file that cannot be used (acquisition::check_live_source_uri); opens nothing, so that
+// `run` can say so before it loads the model.
+void check_live_uri(const std::string& uri);
 
 }  // namespace eit::cli

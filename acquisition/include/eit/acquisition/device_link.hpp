@@ -76,9 +76,11 @@ class DeviceLink {
 
 std::unique_ptr<DeviceLink> open_device_link(std::string_view uri, ReconnectPolicy reconnect = {});
 
-// Throws what open_device_link(uri) throws for a malformed URI, an option the link does not take
-// or a scheme that cannot send, without opening anything (for a command that checks its
-// arguments before slower set-up). Files named in the URI are not looked at.
-void check_device_link_uri(std::string_view uri);
+// Throws what open_device_link(uri) throws for a malformed URI, an option the link does not take,
+// a scheme that cannot send or (TLS schemes) a certificate, key, CA or CRL file that cannot be
+// used, naming the option and the file; opens nothing (for a command that checks its arguments
+// before slower set-up). `more_schemes`: schemes the caller takes besides the link's (emulate:
+// nats://), listed with them in messages.
+void check_device_link_uri(std::string_view uri, std::string_view more_schemes = {});
 
 }  // namespace eit::acquisition

@@ -45,8 +45,16 @@ struct LiveUri {
   std::string path;    // serial and file
   std::map<std::string, std::string, std::less<>> query;
 };
-// Throws std::invalid_argument naming the URI for a malformed one or an option given twice.
-LiveUri parse_live_uri(std::string_view uri);
+// Who reads a live URI, for messages: its name and the schemes it takes.
+struct UriRole {
+  std::string_view name;
+  std::string_view schemes;
+};
+inline constexpr UriRole kLiveSourceRole{
+    "source", "tcp://, tcp-listen://, tls-connect://, tls-listen://, udp://, serial://, file://"};
+// Throws std::invalid_argument naming the role and the URI for a malformed one (listing the
+// role's schemes for an unknown one) or an option given twice.
+LiveUri parse_live_uri(std::string_view uri, const UriRole& role = kLiveSourceRole);
 // Throw std::invalid_argument naming the URI, the option and the ones expected when `uri` has an
 // option its scheme does not take as a source (open_live_source) or as emulate's device link.
 void check_live_source_options(const LiveUri& uri);
@@ -66,6 +74,13 @@ std::unique_ptr<ByteTransport> open_transport(const LiveUri& uri, const Reconnec
 std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
                                                    const IngestDecoderOptions& ingest,
                                                    const recon::Protocol& protocol);
+
+// Throws what open_live_source(uri) throws for a malformed URI, an option its scheme does not
+// take or (TLS schemes) a certificate, key, CA or CRL file that cannot be used, naming the option
+// and the file; opens nothing (for a command that checks its arguments before loading a model).
+// Option values are checked when the source opens. `more_schemes`: schemes the caller takes
+// besides a source's (run: nats://), listed with them in messages.
+void check_live_source_uri(std::string_view uri, std::string_view more_schemes = {});
 
 std::unique_ptr<StreamSource> open_live_source(std::string_view uri,
                                                const LiveSourceOptions& options,
