@@ -123,8 +123,10 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
     const size_t n = parse_index(spec.substr(6), spec);
     if (n == 0) throw CommandError(fmt::format("--reference '{}': expected N ≥ 1", spec));
     if (ctx.capture_first || ctx.recording.empty()) {
-      // A capture that takes every frame of a recording played once leaves none to image.
-      if (!ctx.recording.empty() && !ctx.loops) {
+      // A capture the user asked for that takes every frame of a recording played once leaves
+      // none to image. (The default, first:10 or fewer, may take a short file whole: the end
+      // warns then; a gn model uses no reference.)
+      if (!spec_in.empty() && !model.gn && !ctx.recording.empty() && !ctx.loops) {
         const size_t frames =
             open_reader(ctx.recording, ctx.recording_options, model, spec)->info().n_frames;
         if (frames > 0 && n >= frames)
