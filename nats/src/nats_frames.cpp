@@ -362,7 +362,7 @@ std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
     const recon::Protocol& protocol, int64_t idle_ms) {
   const RawReaderUri raw = raw_reader_uri(uri, options);
-  const NatsAddress address = parse_nats_address(raw.uri);
+  const NatsAddress address = parse_nats_subscriber_address(raw.uri);
   const int64_t since = start_ns_of(uri);
   if (since < 0)
     throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
@@ -387,7 +387,7 @@ std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const recon::Protocol& protocol,
                                                    std::vector<std::string>* warnings) {
   const RawReaderUri raw = raw_reader_uri(uri, options);
-  const NatsAddress address = parse_nats_address(raw.uri);
+  const NatsAddress address = parse_nats_subscriber_address(raw.uri);
   auto decoder = std::make_unique<acquisition::IngestDecoder>(protocol.n_meas(), raw.ingest);
   auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri), decoder.get(),
                                                    raw.ingest.integer_scale);

@@ -76,7 +76,7 @@ void print_summary(const nats::NatsWorker& worker) {
 }
 
 void run_worker(const WorkerArgs& a) {
-  const nats::NatsAddress address = nats::parse_nats_address(a.uri);
+  const nats::NatsAddress address = nats::parse_nats_subscriber_address(a.uri);
   // The worker's start is --since; a since= in its URI went unread.
   if (nats::parse_since(a.uri).kind != nats::Since::Kind::kAbsent)
     throw CommandError(fmt::format(

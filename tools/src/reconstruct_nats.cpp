@@ -36,7 +36,7 @@ NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Mode
   const ReferenceChoice ref = choose_reference(spec, model, ctx);
   Backend backend = make_backend(o.backend, model, std::max<size_t>(1, o.max_batch), 1, false);
 
-  const nats::NatsAddress address = nats::parse_nats_address(uri);
+  const nats::NatsAddress address = nats::parse_nats_subscriber_address(uri);
   acquisition::LiveSourceOptions lo;
   auto source = nats::open_nats_replay_source(uri, lo, model.protocol);
   sinks::Hdf5RecorderOptions ro;
