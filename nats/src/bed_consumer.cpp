@@ -35,9 +35,10 @@ std::string failure(std::string_view what, const std::string& durable, natsStatu
 // What the bed is known to be done through: the latest of `mine` (what the calling thread
 // acknowledged) and the point stored beside the bed, each only if it belongs to EIT_RAW as it is
 // now (a point of a stream deleted and made again since would skip that many new frames).
-// `*stored`: the stored point, if it does.
+// `*stored`: the stored point, if it does, and
+// `*revision`: the stored point's.
 natsStatus done_through(jsCtx* js, const std::string& resume_key, const ResumePoint& mine,
-                        ResumePoint* floor, std::optional<ResumePoint>* stored,
+                        ResumePoint* floor, std::optional<ResumePoint>* stored, uint64_t* revision,
                         std::string* error) {
   jsStreamInfo* si = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
@@ -49,7 +50,7 @@ natsStatus done_through(jsCtx* js, const std::string& resume_key, const ResumePo
   *floor = ResumePoint{0, si->Created};
   jsStreamInfo_Destroy(si);
   if (mine.raw_created_ns == floor->raw_created_ns) floor->acked_through = mine.acked_through;
-  s = load_resume_point(js, resume_key, stored, error);
+  s = load_resume_point(js, resume_key, stored, revision, error);
   if (s != NATS_OK) return s;
   if (*stored && (*stored)->raw_created_ns != floor->raw_created_ns) stored->reset();
   if (*stored) floor->acked_through = std::max(floor->acked_through, (*stored)->acked_through);
@@ -59,15 +60,24 @@ natsStatus done_through(jsCtx* js, const std::string& resume_key, const ResumePo
 }  // namespace
 
 natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::string& bed,
-                             int64_t since_ns, ResumePoint* resume, natsSubscription** sub,
-                             std::string* error) {
+                             int64_t since_ns, ResumePoint* resume, uint64_t* revision,
+                             natsSubscription** sub, std::string* error) {
   const std::string subject = fmt::format("eit.{}.{}.raw", site, bed);
   const std::string durable = fmt::format("eitworker-{}-{}", site, bed);
   const std::string resume_key = resume_subject(site, bed);
   ResumePoint floor;
   std::optional<ResumePoint> stored;
-  natsStatus s = done_through(js, resume_key, *resume, &floor, &stored, error);
+  uint64_t stored_revision = 0;
+  natsStatus s = done_through(js, resume_key, *resume, &floor, &stored, &stored_revision, error);
   if (s != NATS_OK) return s;
+  if (*revision != 0 && stored_revision != *revision) {
+    // Taken over: whoever took the bed stored its point (and remade the consumer) since.
+    *error = fmt::format(
+        "resume point {}: at revision {}, this worker's is {}: another worker took "
+        "the bed",
+        resume_key, stored_revision, *revision);
+    return NATS_MISMATCH;
+  }
   // Read before, by this thread or by a worker that stored the point.
   const bool read_before = stored || resume->raw_created_ns == floor.raw_created_ns;
 
@@ -106,10 +116,11 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
     start.acked_through = std::max(start.acked_through, acknowledged_through(*ci));
     jsConsumerInfo_Destroy(ci);
   }
-  if (!stored || stored->acked_through < start.acked_through) {
-    s = store_resume_point(js, resume_key, start, error);
-    if (s != NATS_OK) return s;  // the consumer stays: nothing is deleted without the point
-  }
+  // Always stored, even unchanged: the new revision is what fences a former holder off. Against the
+  // revision read above; a former holder that wrote in between makes it fail, and the caller tries
+  // again.
+  s = store_resume_point(js, resume_key, start, &stored_revision, error);
+  if (s != NATS_OK) return s;  // the consumer stays: nothing is deleted without the point
   if (exists) {
     s = js_DeleteConsumer(js, kRawStream, durable.c_str(), nullptr, &err);
     if (s != NATS_OK) {
@@ -125,6 +136,7 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
     return s;
   }
   *resume = start;
+  *revision = stored_revision;
   return NATS_OK;
 }
 

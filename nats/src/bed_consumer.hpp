@@ -16,6 +16,7 @@
 // Why not the consumer alone: it is deleted before it is made anew, and a worker that dies in
 // between leaves none. So the point it is made to start after is first stored as the bed's resume
 // point (bed_resume.hpp), and the consumer starts after the latest of that point and its own.
+// That store is also what fences a former holder off: it moves the point's revision on.
 //
 // Set-up path: blocking JetStream requests, called on the bed's thread.
 #include <cstdint>
@@ -33,12 +34,15 @@ uint64_t acknowledged_through(const jsConsumerInfo& ci) noexcept;
 
 // (Re)creates the bed's consumer and subscribes to it, to deliver after the latest of the stored
 // resume point, `*resume` (what the calling thread acknowledged; raw_created_ns 0: nothing) and
-// what the consumer acknowledged; stores that point first. `since_ns` is the worker's --since for
-// a bed never read: 0 all, < 0 new, > 0 from that time (the second it falls in; the caller drops
-// what was stored before it). On success `*resume` is the point delivery starts after; on failure
-// `error` says what and the status is returned.
+// what the consumer acknowledged; stores that point first, compare-and-set (bed_resume.hpp):
+// `*revision` 0 takes the bed, writing over the revision it reads; otherwise it is the revision the
+// caller last read or wrote, and a point stored since by another worker leaves everything as it
+// is and returns NATS_MISMATCH (the bed is no longer the caller's). `since_ns` is the worker's
+// --since for a bed never read: 0 all, < 0 new, > 0 from that time (the second it falls in; the
+// caller drops what was stored before it). On success `*resume` is the point delivery starts
+// after and `*revision` the point's; on failure `error` says what and the status is returned.
 natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::string& bed,
-                             int64_t since_ns, ResumePoint* resume, natsSubscription** sub,
-                             std::string* error);
+                             int64_t since_ns, ResumePoint* resume, uint64_t* revision,
+                             natsSubscription** sub, std::string* error);
 
 }  // namespace eit::nats

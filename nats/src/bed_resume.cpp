@@ -11,6 +11,7 @@ namespace eit::nats {
 namespace {
 
 constexpr int64_t kWriteIntervalNs = 1'000'000'000;
+constexpr int64_t kWriteWaitMs = 5000;  // as the bed's image rounds
 
 // Key-value puts are stream messages; a deletion or purge leaves one with this header.
 constexpr const char* kKvOperationHeader = "KV-Operation";
@@ -32,8 +33,10 @@ std::optional<ResumePoint> parse_resume_point(std::string_view text) noexcept {
 }
 
 natsStatus load_resume_point(jsCtx* js, const std::string& subject,
-                             std::optional<ResumePoint>* point, std::string* error) {
+                             std::optional<ResumePoint>* point, uint64_t* revision,
+                             std::string* error) {
   point->reset();
+  *revision = 0;
   natsMsg* msg = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   const std::string stream = fmt::format("KV_{}", kBedBucket);
@@ -44,6 +47,7 @@ natsStatus load_resume_point(jsCtx* js, const std::string& subject,
                          static_cast<int>(err));
     return s;
   }
+  *revision = natsMsg_GetSequence(msg);
   const char* operation = nullptr;
   if (natsMsgHeader_Get(msg, kKvOperationHeader, &operation) != NATS_OK) {
     // Not deleted. A value this code did not write counts as none: the consumer decides alone.
@@ -54,21 +58,52 @@ natsStatus load_resume_point(jsCtx* js, const std::string& subject,
   return NATS_OK;
 }
 
+namespace {
+
+// What kvStore_Update (revision > 0) or kvStore_Create (0, never written) put on a publish.
+jsPubOptions compare_and_set(uint64_t revision) noexcept {
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  if (revision > 0)
+    po.ExpectLastSubjectSeq = revision;
+  else
+    po.ExpectNoMessage = true;
+  return po;
+}
+
+}  // namespace
+
 natsStatus store_resume_point(jsCtx* js, const std::string& subject, ResumePoint point,
-                              std::string* error) {
+                              uint64_t* revision, std::string* error) {
   const std::string text = fmt::format("{} {}", point.acked_through, point.raw_created_ns);
+  jsPubOptions po = compare_and_set(*revision);
+  jsPubAck* ack = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
-  const natsStatus s = js_Publish(nullptr, js, subject.c_str(), text.data(),
-                                  static_cast<int>(text.size()), nullptr, &err);
-  if (s != NATS_OK)
-    *error = fmt::format("store resume point {} = {}: {} (JetStream error {})", subject, text,
-                         natsStatus_GetText(s), static_cast<int>(err));
+  natsStatus s =
+      js_Publish(&ack, js, subject.c_str(), text.data(), static_cast<int>(text.size()), &po, &err);
+  if (s == NATS_OK) {
+    *revision = ack->Sequence;
+    jsPubAck_Destroy(ack);
+    return NATS_OK;
+  }
+  if (err == JSStreamWrongLastSequenceErr) {
+    *error = fmt::format("store resume point {} = {}: another worker wrote it after revision {}",
+                         subject, text, *revision);
+    return NATS_MISMATCH;
+  }
+  *error = fmt::format("store resume point {} = {}: {} (JetStream error {})", subject, text,
+                       natsStatus_GetText(s), static_cast<int>(err));
   return s;
+}
+
+void ResumeWriter::opened(ResumePoint point, uint64_t revision) noexcept {
+  acked_ = written_ = point;
+  revision_.store(revision, std::memory_order_release);
 }
 
 bool ResumeWriter::moved() noexcept {
   // A publish failed since the last look: the point last written may not be stored.
-  const uint64_t failures = failures_->load(std::memory_order_relaxed);
+  const uint64_t failures = failures_.load(std::memory_order_relaxed);
   if (failures != failures_seen_) {
     failures_seen_ = failures;
     written_ = {};
@@ -78,19 +113,53 @@ bool ResumeWriter::moved() noexcept {
 }
 
 void ResumeWriter::maybe_write(jsCtx* js, int64_t now_ns) noexcept {
-  if (now_ns < next_write_ns_ || !moved()) return;
+  // One write at a time: the next one compares with the revision this one makes.
+  if (superseded() || in_flight_.load(std::memory_order_acquire) || now_ns < next_write_ns_ ||
+      !moved())
+    return;
   next_write_ns_ = now_ns + kWriteIntervalNs;
   const auto r = fmt::format_to_n(text_.data(), text_.size(), "{} {}", acked_.acked_through,
                                   acked_.raw_created_ns);
-  if (js_PublishAsync(js, subject_.c_str(), text_.data(), static_cast<int>(r.size), nullptr) ==
-      NATS_OK)
+  jsPubOptions po = compare_and_set(revision());
+  po.MaxWait = kWriteWaitMs;  // a lost answer comes back as a failure, not never
+  in_flight_.store(true, std::memory_order_release);
+  if (js_PublishAsync(js, subject_.c_str(), text_.data(), static_cast<int>(r.size), &po) == NATS_OK)
     written_ = acked_;
+  else
+    in_flight_.store(false, std::memory_order_release);
+}
+
+void ResumeWriter::on_ack(const jsPubAck* ack, const jsPubAckErr* error) noexcept {
+  if (ack && !error) {
+    revision_.store(ack->Sequence, std::memory_order_release);
+  } else if (error && error->ErrCode == JSStreamWrongLastSequenceErr) {
+    superseded_.store(true, std::memory_order_release);
+  } else {
+    failures_.fetch_add(1, std::memory_order_relaxed);  // not stored: written again, same revision
+  }
+  in_flight_.store(false, std::memory_order_release);
+}
+
+void ResumeWriter::settle(jsCtx* js) noexcept {
+  if (!in_flight_.load(std::memory_order_acquire)) return;
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = kWriteWaitMs;
+  js_PublishAsyncComplete(js, &po);
 }
 
 natsStatus ResumeWriter::flush(jsCtx* js, std::string* error) {
+  settle(js);
+  if (superseded()) return NATS_MISMATCH;
   if (!moved()) return NATS_OK;
-  const natsStatus s = store_resume_point(js, subject_, acked_, error);
-  if (s == NATS_OK) written_ = acked_;
+  uint64_t revision = this->revision();
+  const natsStatus s = store_resume_point(js, subject_, acked_, &revision, error);
+  if (s == NATS_OK) {
+    written_ = acked_;
+    revision_.store(revision, std::memory_order_release);
+  } else if (s == NATS_MISMATCH) {
+    superseded_.store(true, std::memory_order_release);
+  }
   return s;
 }
 

@@ -9,9 +9,16 @@
 // next taker starts after it instead. The stream's creation time tells a point of an EIT_RAW that
 // was deleted and made again (its sequences start at 1 again) from one of the stream as it is.
 //
-// ResumeWriter: the bed thread's writes while it runs, at most one a second, as asynchronous
-// publishes on the bed's JetStream context (their failures are counted by its ack handler).
-// load_resume_point/store_resume_point: set-up path, blocking requests.
+// Fencing: every write is a compare-and-set on the key's revision (the publish kvStore_Update
+// makes: Nats-Expected-Last-Subject-Sequence; no message at all for the first), against the
+// revision this worker last read or wrote. A worker taking a bed writes the point over the
+// revision it reads, so a former holder that was frozen (SIGSTOP, a stalled VM) and wakes after the
+// takeover has its next write refused: it can neither move the point back (the next taker would
+// redo frames) nor go on with a bed that is no longer its own.
+//
+// ResumeWriter: the bed thread's writes while it runs, at most one a second and one at a time, as
+// asynchronous publishes on the bed's JetStream context; libnats' ack thread reports each outcome
+// (on_ack). load_resume_point/store_resume_point: set-up path, blocking requests.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -34,37 +41,52 @@ std::string resume_subject(const std::string& site, const std::string& bed);
 
 std::optional<ResumePoint> parse_resume_point(std::string_view text) noexcept;
 
-// The stored point, or nullopt when there is none. On failure `error` says what.
+// The stored point, or nullopt when there is none, and the key's revision (the stream sequence of
+// its last message, a deletion included; 0: never written). On failure `error` says what.
 natsStatus load_resume_point(jsCtx* js, const std::string& subject,
-                             std::optional<ResumePoint>* point, std::string* error);
+                             std::optional<ResumePoint>* point, uint64_t* revision,
+                             std::string* error);
+// Stores `point` if the key's revision is still `*revision` (0: never written); on success
+// `*revision` is the new one. A refusal (another worker wrote since) returns NATS_MISMATCH.
 natsStatus store_resume_point(jsCtx* js, const std::string& subject, ResumePoint point,
-                              std::string* error);
+                              uint64_t* revision, std::string* error);
 
 class ResumeWriter {
  public:
-  // `failures`: the bed context's count of failed resume-point publishes.
-  ResumeWriter(std::string subject, const std::atomic<uint64_t>* failures)
-      : subject_(std::move(subject)), failures_(failures) {}
+  explicit ResumeWriter(std::string subject) : subject_(std::move(subject)) {}
 
-  // The point as the bed's consumer was (re)made: already stored.
-  void opened(ResumePoint point) noexcept { acked_ = written_ = point; }
+  // The point as the bed's consumer was (re)made: already stored, at `revision`.
+  void opened(ResumePoint point, uint64_t revision) noexcept;
   // After an acknowledgement through `sequence`.
   void acked(uint64_t sequence) noexcept { acked_.acked_through = sequence; }
   const ResumePoint& point() const noexcept { return acked_; }
+  // The revision last written (or read at the consumer's set-up); 0 before.
+  uint64_t revision() const noexcept { return revision_.load(std::memory_order_acquire); }
+  // A write was refused: another worker wrote the point since, so the bed is no longer ours.
+  bool superseded() const noexcept { return superseded_.load(std::memory_order_acquire); }
 
-  // Publishes the point when it moved and a second passed since the last publish. Never blocks
-  // (the publish is asynchronous); allocates only inside libnats, at most once a second.
+  // Publishes the point when it moved, a second passed since the last publish and the previous
+  // one was answered. Never blocks (the publish is asynchronous); allocates only inside libnats,
+  // at most once a second.
   void maybe_write(jsCtx* js, int64_t now_ns) noexcept;
-  // Stores the point now if it moved (blocking; when the bed thread ends).
+  // Waits (blocking, up to 5 s) until the write in flight, if any, is answered: revision() is then
+  // the last one this worker wrote.
+  void settle(jsCtx* js) noexcept;
+  // Stores the point now if it moved (blocking; when the bed thread ends). NATS_MISMATCH: the
+  // point was superseded.
   natsStatus flush(jsCtx* js, std::string* error);
+  // libnats' ack thread: the outcome of a publish maybe_write made.
+  void on_ack(const jsPubAck* ack, const jsPubAckErr* error) noexcept;
 
  private:
   bool moved() noexcept;
 
   std::string subject_;
-  const std::atomic<uint64_t>* failures_;
-  uint64_t failures_seen_ = 0;
   ResumePoint acked_, written_;
+  std::atomic<uint64_t> revision_{0};
+  std::atomic<bool> in_flight_{false}, superseded_{false};
+  std::atomic<uint64_t> failures_{0};  // publishes not stored (sent again), superseded excluded
+  uint64_t failures_seen_ = 0;
   int64_t next_write_ns_ = 0;
   std::array<char, 48> text_{};
 };

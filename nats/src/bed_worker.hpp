@@ -6,7 +6,9 @@
 // it on the CPU with the bed's model, publishes the image on eit.<site>.<bed>.img with Nats-Msg-Id
 // `<site>.<bed>.<raw stream sequence>`, waits until JetStream acknowledged every image of the
 // batch and then acknowledges the batch's last raw frame (ack-all). The bed's resume point
-// (bed_resume.hpp) follows the acknowledgements, stored at most once a second and when stopped.
+// (bed_resume.hpp) follows the acknowledgements, stored at most once a second and when stopped,
+// each time compare-and-set on the revision this thread last wrote: one refused means another
+// worker took the bed over, and the thread ends without acknowledging anything more.
 //
 // ModelShelf: the models of a --model-dir, loaded once each on first use (a mutex; set-up only).
 //
@@ -68,8 +70,14 @@ class BedWorker {
   BedWorker& operator=(const BedWorker&) = delete;
 
   void stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
-  // The thread ended by itself (its lease ran out before it could acknowledge).
+  // Stops the thread and waits for it (its batch stored and acknowledged).
+  void join() noexcept;
+  // The thread ended by itself (its lease ran out before it could acknowledge, or it was taken
+  // over).
   bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
+  // Another worker took the bed over while this one was frozen: a compare-and-set of the bed's
+  // resume point was refused (bed_resume.hpp). The thread ended without acknowledging more.
+  bool superseded() const noexcept { return superseded_.load(std::memory_order_acquire); }
   const std::string& site() const noexcept { return site_; }
   const std::string& bed() const noexcept { return bed_; }
 
@@ -79,7 +87,7 @@ class BedWorker {
 
   BedContext context_;
   std::string site_, bed_;
-  std::atomic<bool> stop_{false}, finished_{false};
+  std::atomic<bool> stop_{false}, finished_{false}, superseded_{false};
   std::unique_ptr<State> state_;
   std::thread thread_;
 };

@@ -3,8 +3,10 @@
 
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -47,6 +49,17 @@ std::optional<std::string_view> uri_option(std::string_view uri, std::string_vie
   return std::nullopt;
 }
 
+// Refuses each of `options` (key, what it is) present in `uri`, naming it and whose option it is.
+void refuse_options(std::string_view uri,
+                    std::initializer_list<std::pair<const char*, const char*>> options,
+                    std::string_view whose, std::string_view refusing) {
+  for (const auto& [key, what] : options) {
+    if (uri_option(uri, key))
+      throw std::invalid_argument(fmt::format("'{}': {}= is a {} option ({}); {} does not take it",
+                                              uri, key, whose, what, refusing));
+  }
+}
+
 }  // namespace
 
 Since parse_since(std::string_view uri) {
@@ -56,16 +69,23 @@ Since parse_since(std::string_view uri) {
 
 NatsAddress parse_nats_publisher_address(std::string_view uri) {
   // Silently ignored before: `run --publish nats://…&since=new` published as if it were not there.
-  for (const auto& [key, what] : {std::pair{"since", "where a reader starts in the bed's history"},
-                                  std::pair{"scale",
-                                            "the integer scale run --source and reconstruct "
-                                            "multiply by; a gateway's own is emulate --scale"}}) {
-    if (uri_option(uri, key))
-      throw std::invalid_argument(fmt::format(
-          "'{}': {}= is a subscriber option ({}); a publisher's URI (run --publish, emulate "
-          "--to) does not take it",
-          uri, key, what));
-  }
+  refuse_options(uri,
+                 {{"since", "where a reader starts in the bed's history"},
+                  {"scale",
+                   "the integer scale run --source and reconstruct multiply by; a gateway's own "
+                   "is emulate --scale"}},
+                 "subscriber", "a publisher's URI (run --publish, emulate --to)");
+  return parse_nats_address(uri);
+}
+
+NatsAddress parse_nats_subscriber_address(std::string_view uri) {
+  // Silently ignored before: `listen nats://…&model=adult` read the bed as if it were not there.
+  refuse_options(uri,
+                 {{"model",
+                   "the model a gateway names on its raw frames, Eit-Model; a worker picks each "
+                   "bed's model from them"}},
+                 "publisher",
+                 "a subscriber's URI (run --source, listen, view, reconstruct, worker)");
   return parse_nats_address(uri);
 }
 

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -82,6 +84,15 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
   std::unique_ptr<OrderedPublisher> publisher_;
 };
 
+// The last frame stored on `subject` (the caller destroys it), nullptr when none.
+natsMsg* last_stored_frame(jsCtx* js, const std::string& subject) {
+  natsMsg* frame = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  if (js_GetLastMsg(&frame, js, kRawStream, subject.c_str(), nullptr, &err) != NATS_OK)
+    return nullptr;
+  return frame;
+}
+
 // Receiving side: fetches batches from a durable pull consumer; each message is one frame. Before
 // handing a message over it sets `decoder`'s integer scale to the frame's Eit-Scale, else
 // `default_scale`: the decoder (owned by the same StreamSource, used on the same thread) decodes
@@ -120,7 +131,7 @@ class NatsTransport final : public acquisition::ByteTransport {
     fetch_first();
     if (list_.Count > 0) {
       note_stated(list_.Msgs[0]);
-    } else if (natsMsg* last = last_stored_frame()) {
+    } else if (natsMsg* last = last_stored_frame(link_->jetstream(), subject_)) {
       note_stated(last);
       natsMsg_Destroy(last);
     }
@@ -189,15 +200,6 @@ class NatsTransport final : public acquisition::ByteTransport {
     req.Expires = 500'000'000;  // ns: the client's wait for the server's answer
     if (natsSubscription_FetchRequest(&list_, sub_, &req) != NATS_OK) natsMsgList_Destroy(&list_);
   }
-  // The last frame stored on the bed's subject (the caller destroys it), nullptr when none.
-  natsMsg* last_stored_frame() {
-    natsMsg* frame = nullptr;
-    jsErrCode err = static_cast<jsErrCode>(0);
-    if (js_GetLastMsg(&frame, link_->jetstream(), kRawStream, subject_.c_str(), nullptr, &err) !=
-        NATS_OK)
-      return nullptr;
-    return frame;
-  }
 
   NatsAddress address_;
   std::unique_ptr<NatsLink> link_;
@@ -214,7 +216,9 @@ class NatsTransport final : public acquisition::ByteTransport {
 
 // Replay: an ordered consumer (no acknowledgements, nothing left on the server) from `since`,
 // ending when it has caught up: the last message delivered says none is pending, or nothing came
-// for idle_ms (an empty history). Sets the decoder's integer scale as NatsTransport does.
+// for idle_ms (an empty history). Sets the decoder's integer scale as NatsTransport does, and
+// states the frames' Eit-Rate as NatsTransport does: the first frame the replay delivers (waited
+// for at set-up, up to idle_ms, and kept for the first read), else the last one stored.
 class NatsReplayTransport final : public acquisition::ByteTransport {
  public:
   NatsReplayTransport(const NatsAddress& address, int64_t since_ns, int64_t idle_ms,
@@ -242,10 +246,25 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
     check(js_SubscribeSync(&sub_, link_->jetstream(), subject_.c_str(), nullptr, &so, &err),
           fmt::format("NATS {}: ordered consumer on {} in {} (JetStream error {})",
                       address.server_url, subject_, kRawStream, static_cast<int>(err)));
+    const auto t0 = std::chrono::steady_clock::now();
+    if (natsSubscription_NextMsg(&first_, sub_, idle_ms_) != NATS_OK) first_ = nullptr;
+    // The wait counts towards the idle time that ends an empty replay.
+    idle_ms_left_ -=
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    if (first_) {
+      stated_rate_hz_ = nats::stated_rate_hz(first_);
+    } else if (natsMsg* last = last_stored_frame(link_->jetstream(), subject_)) {
+      stated_rate_hz_ = nats::stated_rate_hz(last);
+      natsMsg_Destroy(last);
+    }
   }
   ~NatsReplayTransport() override {
+    if (first_) natsMsg_Destroy(first_);
     if (sub_) natsSubscription_Destroy(sub_);
   }
+  // The Eit-Rate of the bed's frames at set-up (0: none stated, or no frame).
+  double stated_rate_hz() const noexcept { return stated_rate_hz_; }
   std::string describe() const override {
     return fmt::format("NATS {} {} (replay)", address_.server_url, subject_);
   }
@@ -259,9 +278,9 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return {TransportStatus::kTimeout, 0, false};
-      natsMsg* msg = nullptr;
+      natsMsg* msg = std::exchange(first_, nullptr);
       const int64_t wait_ms = std::clamp<int64_t>(left.count(), 1, 100);
-      if (natsSubscription_NextMsg(&msg, sub_, static_cast<int>(wait_ms)) != NATS_OK) {
+      if (!msg && natsSubscription_NextMsg(&msg, sub_, static_cast<int>(wait_ms)) != NATS_OK) {
         idle_ms_left_ -= wait_ms;
         if (idle_ms_left_ <= 0) caught_up_ = true;
         continue;
@@ -296,6 +315,8 @@ class NatsReplayTransport final : public acquisition::ByteTransport {
  private:
   NatsAddress address_;
   int64_t idle_ms_, idle_ms_left_ = idle_ms_;
+  natsMsg* first_ = nullptr;  // delivered at set-up, not read yet
+  double stated_rate_hz_ = 0;
   StartTimeGate gate_;
   acquisition::IngestDecoder* decoder_;  // borrowed: the StreamSource owns it
   double default_scale_;
@@ -352,7 +373,23 @@ RawReaderUri raw_reader_uri(std::string_view uri, const acquisition::LiveSourceO
   return r;
 }
 
+// A raw-frame reader's nominal rate: --fps (options.nominal_rate_hz) when given, else what the
+// frames state; a warning (if `warnings`) when both are known and differ.
+double nominal_rate_hz(const acquisition::LiveSourceOptions& options, double stated,
+                       const NatsAddress& address, std::vector<std::string>* warnings) {
+  if (warnings && options.nominal_rate_hz > 0 && stated > 0 && stated != options.nominal_rate_hz)
+    warnings->push_back(fmt::format(
+        "--fps {} wins over the {} frames/s the raw frames on {} state (Eit-Rate): the series "
+        "message's rate_hz, recordings and indices use {}",
+        options.nominal_rate_hz, stated, address.subject("raw"), options.nominal_rate_hz));
+  return options.nominal_rate_hz > 0 ? options.nominal_rate_hz : stated;
+}
+
 }  // namespace
+
+NatsAddress raw_reader_address(std::string_view uri) {
+  return parse_nats_subscriber_address(raw_reader_uri(uri, {}).uri);
+}
 
 std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view uri,
                                                                NatsDeviceLinkOptions options) {
@@ -361,9 +398,9 @@ std::unique_ptr<acquisition::DeviceLink> open_nats_device_link(std::string_view 
 
 std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
-    const recon::Protocol& protocol, int64_t idle_ms) {
+    const recon::Protocol& protocol, int64_t idle_ms, std::vector<std::string>* warnings) {
   const RawReaderUri raw = raw_reader_uri(uri, options);
-  const NatsAddress address = parse_nats_address(raw.uri);
+  const NatsAddress address = parse_nats_subscriber_address(raw.uri);
   const int64_t since = start_ns_of(uri);
   if (since < 0)
     throw std::invalid_argument(fmt::format("'{}': a replay needs since=all or a time", uri));
@@ -371,7 +408,7 @@ std::unique_ptr<pipeline::Source> open_nats_replay_source(
   auto transport = std::make_unique<NatsReplayTransport>(address, since, idle_ms, decoder.get(),
                                                          raw.ingest.integer_scale);
   acquisition::StreamSourceOptions so;
-  so.nominal_rate_hz = options.nominal_rate_hz;
+  so.nominal_rate_hz = nominal_rate_hz(options, transport->stated_rate_hz(), address, warnings);
   return std::make_unique<acquisition::StreamSource>(std::move(transport), std::move(decoder), so);
 }
 
@@ -388,18 +425,13 @@ std::unique_ptr<pipeline::Source> open_nats_source(std::string_view uri,
                                                    const recon::Protocol& protocol,
                                                    std::vector<std::string>* warnings) {
   const RawReaderUri raw = raw_reader_uri(uri, options);
-  const NatsAddress address = parse_nats_address(raw.uri);
+  const NatsAddress address = parse_nats_subscriber_address(raw.uri);
   auto decoder = std::make_unique<acquisition::IngestDecoder>(protocol.n_meas(), raw.ingest);
   auto transport = std::make_unique<NatsTransport>(address, start_ns_of(uri), decoder.get(),
                                                    raw.ingest.integer_scale);
-  const double stated = transport->stated_rate_hz(), stated_scale = transport->stated_scale();
+  const double stated_scale = transport->stated_scale();
   acquisition::StreamSourceOptions so;
-  so.nominal_rate_hz = options.nominal_rate_hz > 0 ? options.nominal_rate_hz : stated;
-  if (warnings && options.nominal_rate_hz > 0 && stated > 0 && stated != options.nominal_rate_hz)
-    warnings->push_back(fmt::format(
-        "--fps {} wins over the {} frames/s the raw frames on {} state (Eit-Rate): the series "
-        "message's rate_hz, recordings and indices use {}",
-        options.nominal_rate_hz, stated, address.subject("raw"), options.nominal_rate_hz));
+  so.nominal_rate_hz = nominal_rate_hz(options, transport->stated_rate_hz(), address, warnings);
   if (warnings && raw.scale_given && stated_scale > 0 && stated_scale != raw.ingest.integer_scale)
     warnings->push_back(fmt::format(
         "the raw frames on {} state their integer scale (Eit-Scale {}): frames that state one are "

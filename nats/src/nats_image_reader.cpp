@@ -92,7 +92,7 @@ natsSubscription* subscribe(NatsLink& link, const std::string& subject, jsSubOpt
 
 NatsImageReader::NatsImageReader(std::string_view uri, double series_lookback_s)
     : impl_(std::make_unique<Impl>()) {
-  const NatsAddress address = parse_nats_address(uri);
+  const NatsAddress address = parse_nats_subscriber_address(uri);
   NatsLinkOptions lo;
   lo.client_name = fmt::format("eitstream listen {}.{}", address.site, address.bed);
   lo.wait_for_server = false;

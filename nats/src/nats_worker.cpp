@@ -54,8 +54,13 @@ struct NatsWorker::Impl {
   kvStore* beds_kv = nullptr;     // b.<site>.<bed> → the worker that holds it (no expiry)
   ModelShelf models;
   WorkerCounters counters;
-  std::map<std::string, std::unique_ptr<BedWorker>> held;  // by key b.<site>.<bed>
-  std::atomic<uint64_t> taken{0}, released{0}, lost{0};
+  // A bed this worker holds: its thread, and the revision of the lease key this worker wrote.
+  struct Held {
+    std::unique_ptr<BedWorker> worker;
+    uint64_t lease_revision = 0;
+  };
+  std::map<std::string, Held> held;  // by key b.<site>.<bed>
+  std::atomic<uint64_t> taken{0}, released{0}, lost{0}, taken_over{0};
   std::atomic<size_t> n_held{0}, n_beds{0}, n_workers{0};
   int64_t lease_ns = 0;
   std::atomic<int64_t> valid_until_ns{0};  // 2/3 lease after the last heartbeat stored
@@ -123,7 +128,10 @@ struct NatsWorker::Impl {
       if (kvStore_PutString(&rev, workers_kv, key.c_str(), "alive") == NATS_OK) {
         if (last_ok != 0 && t0 - last_ok > lease_ns * 2 / 3) lapsed.store(true);
         last_ok = t0;
-        valid_until_ns.store(t0 + lease_ns * 2 / 3);
+        // Not while a lapse waits for the manager: the bed threads, woken with this thread after a
+        // freeze, would take a heartbeat stored now as leave to acknowledge beds that others may
+        // hold by now. The next heartbeat after the manager gave them up renews it.
+        if (!lapsed.load()) valid_until_ns.store(t0 + lease_ns * 2 / 3);
       }
       const int64_t next = t0 + lease_ns / 4;
       while (!stop.load() && pipeline::now_ns() < next)
@@ -131,29 +139,53 @@ struct NatsWorker::Impl {
     }
   }
 
-  void release(std::map<std::string, std::unique_ptr<BedWorker>>::iterator it) {
-    it->second.reset();  // stops the thread after its batch (acknowledged)
-    kvStore_Delete(beds_kv, it->first.c_str());
+  // Deletes the lease key `key` if it is still at `revision` (this worker's): a worker that lost
+  // the bed while frozen must not delete the lease of the one that took it over.
+  bool delete_lease(const std::string& key, uint64_t revision) {
+    natsMsg* msg = nullptr;
+    const std::string subject = fmt::format("$KV.{}.{}", kBedBucket, key);
+    if (natsMsg_Create(&msg, subject.c_str(), nullptr, nullptr, 0) != NATS_OK) return false;
+    natsMsgHeader_Set(msg, "KV-Operation", "DEL");  // what kvStore_Delete sends
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.ExpectLastSubjectSeq = revision;
+    jsErrCode err = static_cast<jsErrCode>(0);
+    const natsStatus s = js_PublishMsg(nullptr, link->jetstream(), msg, &po, &err);
+    natsMsg_Destroy(msg);
+    return s == NATS_OK;
+  }
+
+  // Ends a bed's thread (after its batch, acknowledged, unless it was taken over) and gives its
+  // lease up. Counted as released, or as taken over.
+  void release(std::map<std::string, Held>::iterator it) {
+    it->second.worker->join();
+    const bool superseded = it->second.worker->superseded();
+    delete_lease(it->first, it->second.lease_revision);
     held.erase(it);
-    released.fetch_add(1);
+    (superseded ? taken_over : released).fetch_add(1);
   }
 
   // Takes `key` when nobody holds it, its holder's heartbeat is gone, or its holder is this
   // worker (which let it go when its own heartbeat lapsed, e.g. through a server restart, and
   // nobody took it meanwhile) (compare-and-set: of several workers trying at once, one wins).
-  bool try_take(const std::string& key, const std::set<std::string>& live) {
+  // The lease key's revision this worker wrote; 0 when not taken.
+  uint64_t try_take(const std::string& key, const std::set<std::string>& live) {
     uint64_t rev = 0;
     kvEntry* e = nullptr;
     const natsStatus g = kvStore_Get(&e, beds_kv, key.c_str());
     if (g == NATS_NOT_FOUND)
-      return kvStore_CreateString(&rev, beds_kv, key.c_str(), options.worker_id.c_str()) == NATS_OK;
-    if (g != NATS_OK) return false;
+      return kvStore_CreateString(&rev, beds_kv, key.c_str(), options.worker_id.c_str()) == NATS_OK
+                 ? rev
+                 : 0;
+    if (g != NATS_OK) return 0;
     const std::string owner = kvEntry_ValueString(e) ? kvEntry_ValueString(e) : "";
     const uint64_t last = kvEntry_Revision(e);
     kvEntry_Destroy(e);
-    if (owner != options.worker_id && live.count(owner)) return false;
+    if (owner != options.worker_id && live.count(owner)) return 0;
     return kvStore_UpdateString(&rev, beds_kv, key.c_str(), options.worker_id.c_str(), last) ==
-           NATS_OK;
+                   NATS_OK
+               ? rev
+               : 0;
   }
 
   void tick() {
@@ -163,11 +195,13 @@ struct NatsWorker::Impl {
       held.clear();
     }
     for (auto it = held.begin(); it != held.end();) {
-      if (it->second->finished()) {  // its lease ran out before it could acknowledge
+      if (!it->second.worker->finished()) {
+        ++it;
+      } else if (it->second.worker->superseded()) {  // taken over while this worker was frozen
+        release((it++));
+      } else {  // its lease ran out before it could acknowledge
         it = held.erase(it);
         lost.fetch_add(1);
-      } else {
-        ++it;
       }
     }
     // Beds with raw frames, live workers, our fair share.
@@ -193,10 +227,13 @@ struct NatsWorker::Impl {
           std::hash<std::string>{}(options.worker_id) % std::max<size_t>(1, beds.size());
       for (size_t k = 0; k < beds.size() && held.size() < share; ++k) {
         const std::string& key = beds[(offset + k) % beds.size()];
-        if (held.count(key) || !try_take(key, live)) continue;
+        if (held.count(key)) continue;
+        const uint64_t lease_revision = try_take(key, live);
+        if (lease_revision == 0) continue;
         const auto dot = key.find('.', 2);
-        held.emplace(key, std::make_unique<BedWorker>(context(), key.substr(2, dot - 2),
-                                                      key.substr(dot + 1)));
+        held.emplace(key, Held{std::make_unique<BedWorker>(context(), key.substr(2, dot - 2),
+                                                           key.substr(dot + 1)),
+                               lease_revision});
         taken.fetch_add(1);
       }
     }
@@ -237,6 +274,7 @@ WorkerStats NatsWorker::stats() const {
   s.beds_taken = impl_->taken.load();
   s.beds_released = impl_->released.load();
   s.beds_lost = impl_->lost.load();
+  s.beds_taken_over = impl_->taken_over.load();
   s.beds_held = impl_->n_held.load();
   s.beds_seen = impl_->n_beds.load();
   s.workers_seen = impl_->n_workers.load();

@@ -2,7 +2,9 @@
 // Reading what eitstream put into JetStream, for NATS tests: an ordered, acknowledged pull of
 // every message on a subject, straight through libnats (independent of the code under test).
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +62,18 @@ inline std::vector<NatsMessage> fetch_all(const std::string& url, const char* st
   jsCtx_Destroy(js);
   natsConnection_Destroy(nc);
   return out;
+}
+
+// The stream sequence the EIT_RAW consumer `durable` was made to start at (0: none given), or
+// nullopt when there is no such consumer.
+inline std::optional<uint64_t> consumer_start(jsCtx* js, const char* durable) {
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode err;
+  if (js_GetConsumerInfo(&ci, js, "EIT_RAW", durable, nullptr, &err) != NATS_OK)
+    return std::nullopt;
+  const uint64_t start = ci->Config->OptStartSeq;
+  jsConsumerInfo_Destroy(ci);
+  return start;
 }
 
 }  // namespace eit::test

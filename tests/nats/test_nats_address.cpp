@@ -60,3 +60,12 @@ TEST_CASE("a publisher's URI refuses the subscriber options since= and scale= na
                        doctest::Contains("scale= is a subscriber option"), std::invalid_argument);
   CHECK(parse_nats_publisher_address("nats://127.0.0.1?site=icu&bed=1&model=m").model == "m");
 }
+
+TEST_CASE("a subscriber's URI refuses the publisher option model= naming it") {
+  using eit::nats::parse_nats_subscriber_address;
+  CHECK_THROWS_WITH_AS(parse_nats_subscriber_address("nats://127.0.0.1?site=icu&bed=1&model=m"),
+                       doctest::Contains("model= is a publisher option"), std::invalid_argument);
+  const auto a = parse_nats_subscriber_address("nats://127.0.0.1?site=icu&bed=1&since=all");
+  CHECK(a.bed == "1");
+  CHECK(a.model.empty());
+}

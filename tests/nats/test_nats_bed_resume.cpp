@@ -3,7 +3,9 @@
 // dies in between leaves none. The point the consumer is made to start after is stored beside the
 // bed (EIT_BEDS, r.<site>.<bed>) before the delete, so the next taker starts after it instead of
 // from --since (the bed's whole history by default). A point of an EIT_RAW deleted and made again
-// since (sequences from 1 again) counts for nothing: it would skip that many new frames.
+// since (sequences from 1 again) counts for nothing: it would skip that many new frames. Every
+// write of the point is compare-and-set on its revision: a former holder that wakes after a
+// takeover can neither move the point back nor remake the taker's consumer.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -20,6 +22,7 @@
 #include "../../nats/src/bed_resume.hpp"
 #include "eit/nats/nats_frames.hpp"
 #include "nats_server.hpp"
+#include "nats_test_support.hpp"
 
 using namespace std::chrono_literals;
 using eit::nats::ResumePoint;
@@ -60,12 +63,15 @@ struct Bed {
   }
 
   // Opens the bed as a worker does, from `point`, and returns the stream sequences delivered;
-  // acknowledges the last (ack-all) when `ack`.
-  std::vector<uint64_t> open_and_read(ResumePoint* point, bool ack) {
+  // acknowledges the last (ack-all) when `ack`. `revision`: the caller's (0 or none: a taker).
+  std::vector<uint64_t> open_and_read(ResumePoint* point, bool ack, uint64_t* revision = nullptr) {
     natsSubscription* sub = nullptr;
     std::string error;
-    REQUIRE_MESSAGE(eit::nats::open_bed_consumer(js, "icu", "1", 0, point, &sub, &error) == NATS_OK,
-                    error);
+    uint64_t taker = 0;
+    REQUIRE_MESSAGE(
+        eit::nats::open_bed_consumer(js, "icu", "1", 0, point, revision ? revision : &taker, &sub,
+                                     &error) == NATS_OK,
+        error);
     std::vector<uint64_t> seqs;
     for (;;) {
       natsMsgList list{};
@@ -85,11 +91,37 @@ struct Bed {
     return seqs;
   }
 
-  std::optional<ResumePoint> stored() {
+  std::optional<ResumePoint> stored(uint64_t* revision = nullptr) {
     std::optional<ResumePoint> p;
     std::string error;
-    REQUIRE_MESSAGE(eit::nats::load_resume_point(js, resume_key, &p, &error) == NATS_OK, error);
+    uint64_t r = 0;
+    REQUIRE_MESSAGE(eit::nats::load_resume_point(js, resume_key, &p, &r, &error) == NATS_OK, error);
+    if (revision) *revision = r;
     return p;
+  }
+  std::optional<uint64_t> consumer_start() { return eit::test::consumer_start(js, durable); }
+};
+
+// A JetStream context whose asynchronous publishes report to `writer`, as a bed thread's does.
+struct WriterContext {
+  jsCtx* js = nullptr;
+  WriterContext(natsConnection* nc, eit::nats::ResumeWriter* writer) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.PublishAsync.AckHandler = [](jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae,
+                                    void* closure) {
+      static_cast<eit::nats::ResumeWriter*>(closure)->on_ack(pa, pae);
+      natsMsg_Destroy(msg);
+    };
+    jo.PublishAsync.AckHandlerClosure = writer;
+    REQUIRE(natsConnection_JetStream(&js, nc, &jo) == NATS_OK);
+  }
+  ~WriterContext() { jsCtx_Destroy(js); }
+  void settle() {
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 5000;
+    REQUIRE(js_PublishAsyncComplete(js, &po) == NATS_OK);
   }
 };
 
@@ -151,34 +183,76 @@ TEST_CASE("a bed thread stores its resume point at most once a second") {
   Bed bed;
   if (bed.skipped()) return;
   bed.connect();
-  std::atomic<uint64_t> failures{0};
-  eit::nats::ResumeWriter writer(bed.resume_key, &failures);
-  writer.opened({5, 77});
+  eit::nats::ResumeWriter writer(bed.resume_key);
+  WriterContext context(bed.nc, &writer);
+  uint64_t revision = 0;
+  std::string error;
+  REQUIRE(eit::nats::store_resume_point(bed.js, bed.resume_key, {5, 77}, &revision, &error) ==
+          NATS_OK);
+  writer.opened({5, 77}, revision);
   const auto published = [&] {
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = 5000;
-    REQUIRE(js_PublishAsyncComplete(bed.js, &po) == NATS_OK);
+    context.settle();
     return bed.stored();
   };
-  writer.maybe_write(bed.js, 0);
-  CHECK(!published().has_value());  // opened: already stored by open_bed_consumer
+  writer.maybe_write(context.js, 0);
+  CHECK(published()->acked_through == 5);  // opened: already stored by open_bed_consumer
   writer.acked(9);
-  writer.maybe_write(bed.js, 0);
+  writer.maybe_write(context.js, 0);
   REQUIRE(published().has_value());
   CHECK(bed.stored()->acked_through == 9);
   CHECK(bed.stored()->raw_created_ns == 77);
   writer.acked(12);
-  writer.maybe_write(bed.js, 999'000'000);
+  writer.maybe_write(context.js, 999'000'000);
   CHECK(published()->acked_through == 9);
-  writer.maybe_write(bed.js, 1'000'000'000);
+  writer.maybe_write(context.js, 1'000'000'000);
   CHECK(published()->acked_through == 12);
-  // A publish JetStream refused: the next chance writes the point again, though it did not move.
-  failures.fetch_add(1);
+  writer.acked(13);
+  CHECK(writer.flush(context.js, &error) == NATS_OK);
+  CHECK(bed.stored()->acked_through == 13);
+  CHECK(!writer.superseded());
+}
+
+TEST_CASE(
+    "a former holder that wakes after a takeover cannot move the resume point back nor remake "
+    "the taker's consumer") {
+  Bed bed;
+  if (bed.skipped()) return;
+  bed.connect();
+  bed.store(20);
+  // w1 reads the bed and acknowledges 1-20; its point stays 0 until its next write (at most one a
+  // second), and then it is frozen.
+  ResumePoint p1;
+  uint64_t r1 = 0;
+  CHECK(bed.open_and_read(&p1, true, &r1) == range(1, 21));
+  eit::nats::ResumeWriter w1(bed.resume_key);
+  WriterContext w1_context(bed.nc, &w1);
+  w1.opened(p1, r1);
+  w1.acked(20);
+  // w2 takes the bed over (its lease ran out), reads five more frames and stores the point 25.
+  bed.store(5);
+  ResumePoint p2;
+  uint64_t r2 = 0;
+  CHECK(bed.open_and_read(&p2, true, &r2) == range(21, 26));
   std::string error;
-  REQUIRE(js_Publish(nullptr, bed.js, bed.resume_key.c_str(), "1 77", 4, nullptr, nullptr) ==
-          NATS_OK);
-  writer.maybe_write(bed.js, 2'000'000'000);
-  CHECK(published()->acked_through == 12);
-  CHECK(writer.flush(bed.js, &error) == NATS_OK);
+  REQUIRE(eit::nats::store_resume_point(bed.js, bed.resume_key, {25, p2.raw_created_ns}, &r2,
+                                        &error) == NATS_OK);
+  REQUIRE(bed.consumer_start() == uint64_t{21});
+
+  // w1 wakes: its write of 20 is refused, the point stays 25.
+  w1.maybe_write(w1_context.js, 5'000'000'000);
+  w1_context.settle();
+  CHECK(w1.superseded());
+  CHECK(bed.stored()->acked_through == 25);
+  CHECK(w1.flush(w1_context.js, &error) == NATS_MISMATCH);
+  CHECK(bed.stored()->acked_through == 25);
+  // A rewind of w1 (its round failed) finds the point moved on: it leaves w2's consumer alone.
+  natsSubscription* sub = nullptr;
+  uint64_t mine = r1;
+  CHECK(eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &p1, &mine, &sub, &error) ==
+        NATS_MISMATCH);
+  CHECK(sub == nullptr);
+  CHECK(bed.consumer_start() == uint64_t{21});
+  uint64_t now_at = 0;
+  CHECK(bed.stored(&now_at)->acked_through == 25);
+  CHECK(now_at == r2);
 }

@@ -1,6 +1,7 @@
 // `reconstruct nats://…` takes the options of any reconstruct: --backend (checked and used),
 // --reference model | first:N | file:PATH (recorded in the image file), --compress and --chunk;
-// references that name frames of a recording file are refused by name.
+// references that name frames of a recording file are refused by name. The image file's frame rate
+// is the raw frames' Eit-Rate (it was 0), or --fps, as for run --source.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -47,6 +48,7 @@ struct ImageFile {
   std::vector<float> images;
   std::string reference;
   int filters = 0;  // on /images: shuffle + deflate when compressed
+  double frame_rate_hz = -1;
 };
 
 ImageFile read_images(const fs::path& path) {
@@ -55,6 +57,7 @@ ImageFile read_images(const fs::path& path) {
   REQUIRE(h >= 0);
   f.images = h5r::dataset<float>(h, "images");
   f.reference = h5r::attr_string(h, "reference");
+  f.frame_rate_hz = h5r::attr_double(h, "frame_rate_hz");
   const hid_t d = H5Dopen2(h, "images", H5P_DEFAULT);
   const hid_t dcpl = H5Dget_create_plist(d);
   f.filters = H5Pget_nfilters(dcpl);
@@ -118,4 +121,49 @@ TEST_CASE("reconstruct nats://… takes --backend, --reference first:N|model|fil
 
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+TEST_CASE("reconstruct nats:// stores the raw frames' Eit-Rate as the image file's frame rate") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  const std::string bed = server.url() + "?site=icu&bed=4";
+  Subprocess d({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count", "20",
+                "--fps", "12.5", "--unpaced"});
+  REQUIRE(d.wait(120s) == 0);
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit-nats-rate-{}", getpid());
+  fs::create_directories(dir);
+
+  Replay r = reconstruct(bed, {"--backend", "cpu", "-o", (dir / "stated.h5").string()});
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.frames == 20);
+  CHECK(read_images(dir / "stated.h5").frame_rate_hz == 12.5);
+  CHECK(r.err.find("warning") == std::string::npos);
+
+  // --fps wins, with a warning, as for run --source.
+  r = reconstruct(bed, {"--backend", "cpu", "--fps", "25", "-o", (dir / "fps.h5").string()});
+  REQUIRE(r.rc == 0);
+  CHECK(read_images(dir / "fps.h5").frame_rate_hz == 25);
+  CHECK(r.err.find("warning: --fps 25 wins over the 12.5 frames/s") != std::string::npos);
+
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST_CASE("reconstruct nats:// takes the raw-frame readers' scale= in its URI") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  const std::string bed = server.url() + "?site=icu&bed=5";
+  Subprocess d(
+      {EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to", bed, "--count", "10", "--unpaced"});
+  REQUIRE(d.wait(120s) == 0);
+  const fs::path out = fs::temp_directory_path() / fmt::format("eit-nats-scale-{}.h5", getpid());
+  // Refused before as an unknown option, although run --source takes it.
+  const Replay r =
+      reconstruct(bed + "&scale=2", {"--backend", "cpu", "--force", "-o", out.string()});
+  INFO("stderr: " << r.err);
+  CHECK(r.rc == 0);
+  CHECK(r.frames == 10);
+  std::error_code ec;
+  fs::remove(out, ec);
 }

@@ -21,25 +21,15 @@
 #include "../nats/nats_test_support.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
+#include "worker_model_dir.hpp"
 
 using eit::test::Subprocess;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct ModelDir {
-  std::filesystem::path path;
-  ModelDir() {
-    path =
-        std::filesystem::temp_directory_path() / ("eit-worker-resume-" + std::to_string(getpid()));
-    std::filesystem::create_directories(path);
-    Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (path / "default.h5").string()});
-    REQUIRE(build.wait(120s) == 0);
-  }
-  ~ModelDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
+struct ModelDir : eit::test::WorkerModelDir {
+  ModelDir() : WorkerModelDir("eit-worker-resume-") {}
 };
 
 // A JetStream connection for looking at what the workers left on the server.
@@ -70,13 +60,7 @@ struct Js {
   // The stream sequence the bed's worker consumer was made to start at (0: none given), or
   // nullopt when there is no such consumer.
   std::optional<uint64_t> consumer_start(const char* durable) {
-    jsConsumerInfo* ci = nullptr;
-    jsErrCode err;
-    if (js_GetConsumerInfo(&ci, js, "EIT_RAW", durable, nullptr, &err) != NATS_OK)
-      return std::nullopt;
-    const uint64_t start = ci->Config->OptStartSeq;
-    jsConsumerInfo_Destroy(ci);
-    return start;
+    return eit::test::consumer_start(js, durable);
   }
   void delete_consumer(const char* durable) {
     jsErrCode err;

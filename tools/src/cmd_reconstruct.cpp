@@ -173,6 +173,7 @@ void reconstruct_from_nats(const ReconstructArgs& a, const recon::Model& model,
   o.max_batch = a.gemm_batch ? a.gemm_batch : 256;
   o.quiet = a.quiet;
   o.replace_existing = a.force;
+  o.fps = a.fps;
   const auto r = reconstruct_nats(uri, model, a.output, o);
   fmt::print("{}: {} frames → {} images in {} in {:.3f} s, {} unreadable, {} missing by seq\n",
              uri, r.frames_in, r.images, a.output, r.wall_s, r.bad, r.gaps);
@@ -233,7 +234,8 @@ const RegisterCommand kReconstruct{
                     "Replace existing image files (by default an existing file is refused)");
       cmd->add_option("--fps", a->fps,
                       "The recordings' frame rate, stored in the image file (breath timing in "
-                      "`eitstream indices` needs it) when a file gives none")
+                      "`eitstream indices` needs it) when a file gives none; for nats:// it "
+                      "wins over the frames' Eit-Rate, as for run --source")
           ->check(CLI::PositiveNumber);
       add_recording_options(cmd, a->recording, false);
       cmd->callback([a] { run_reconstruct(*a); });

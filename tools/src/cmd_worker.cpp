@@ -39,9 +39,9 @@ struct WorkerArgs {
 std::string status_line(const nats::WorkerStats& s) {
   return fmt::format(
       "worker: beds held {} of {} ({} workers), frames {}, bad {}, gaps {}, publish failures {}, "
-      "rewinds {}, beds taken {}, released {}, lost {}, bed errors {}",
+      "rewinds {}, beds taken {}, released {}, lost {}, taken over {}, bed errors {}",
       s.beds_held, s.beds_seen, s.workers_seen, s.frames, s.bad_frames, s.gaps, s.publish_failures,
-      s.rewinds, s.beds_taken, s.beds_released, s.beds_lost, s.bed_errors);
+      s.rewinds, s.beds_taken, s.beds_released, s.beds_lost, s.beds_taken_over, s.bed_errors);
 }
 
 int64_t parse_worker_since(const std::string& v) {
@@ -76,7 +76,7 @@ void print_summary(const nats::NatsWorker& worker) {
 }
 
 void run_worker(const WorkerArgs& a) {
-  const nats::NatsAddress address = nats::parse_nats_address(a.uri);
+  const nats::NatsAddress address = nats::parse_nats_subscriber_address(a.uri);
   // The worker's start is --since; a since= in its URI went unread.
   if (nats::parse_since(a.uri).kind != nats::Since::Kind::kAbsent)
     throw CommandError(fmt::format(

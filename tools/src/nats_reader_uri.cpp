@@ -39,7 +39,7 @@ std::string with_since(const std::string& uri, std::string_view since) {
 nats::NatsAddress checked_nats_reader_address(std::string_view command, const std::string& uri) {
   nats::NatsAddress a;
   try {
-    a = nats::parse_nats_address(uri);  // since= included (nats::parse_since)
+    a = nats::parse_nats_subscriber_address(uri);  // since= included (nats::parse_since)
   } catch (const std::invalid_argument& e) {
     throw CommandError(fmt::format("{}: {}", command, e.what()));
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,11 +37,16 @@ NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Mode
   const ReferenceChoice ref = choose_reference(spec, model, ctx);
   Backend backend = make_backend(o.backend, model, std::max<size_t>(1, o.max_batch), 1, false);
 
-  const nats::NatsAddress address = nats::parse_nats_address(uri);
+  const nats::NatsAddress address = nats::raw_reader_address(uri);  // scale= allowed
   acquisition::LiveSourceOptions lo;
-  auto source = nats::open_nats_replay_source(uri, lo, model.protocol);
+  lo.nominal_rate_hz = o.fps;
+  std::vector<std::string> warnings;
+  auto source = nats::open_nats_replay_source(uri, lo, model.protocol, 2000, &warnings);
+  for (const auto& w : warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
   sinks::Hdf5RecorderOptions ro;
   ro.stream = fmt::format("{}.{}", address.site, address.bed);
+  // The frames' Eit-Rate (or --fps): breath timing in `eitstream indices` needs it.
+  ro.frame_rate_hz = source->nominal_rate_hz();
   ro.reference = ref.description;
   ro.source = uri;
   ro.deflate = o.deflate;

@@ -20,6 +20,7 @@ struct NatsReconstructOptions {
   size_t max_batch = 256;        // frames per backend call
   bool quiet = false;
   bool replace_existing = false;  // --force: replace an existing image file
+  double fps = 0;  // --fps: wins over the frames' Eit-Rate, as for run --source (0: theirs)
 };
 
 struct NatsReconstructResult {

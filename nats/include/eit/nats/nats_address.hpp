@@ -36,6 +36,9 @@ NatsAddress parse_nats_address(std::string_view uri);
 // A publisher's URI (`run --publish`, `emulate --to`): as parse_nats_address, and refuses the
 // subscriber options (since=, scale=) naming them instead of ignoring them.
 NatsAddress parse_nats_publisher_address(std::string_view uri);
+// A subscriber's URI (`run --source`, `listen`, `view`, `reconstruct`, `worker`): as
+// parse_nats_address, and refuses the publisher option model= naming it instead of ignoring it.
+NatsAddress parse_nats_subscriber_address(std::string_view uri);
 
 // A bed's URI's since=: where a reader or consumer starts. Absent: each reader's default; `all`,
 // `new`, or a time in seconds since the epoch (> 0). Anything else, an empty since= included, is

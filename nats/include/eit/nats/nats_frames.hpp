@@ -22,6 +22,7 @@
 
 #include "eit/acquisition/device_link.hpp"
 #include "eit/acquisition/live_source.hpp"
+#include "eit/nats/nats_address.hpp"
 #include "eit/pipeline/source.hpp"
 #include "eit/recon/protocol.hpp"
 
@@ -62,13 +63,19 @@ struct NatsGatewayStats {
 };
 std::optional<NatsGatewayStats> nats_gateway_stats(const acquisition::DeviceLink& link);
 
+// The bed a raw-frame reader's URI names (`run --source`, `reconstruct`): as
+// parse_nats_subscriber_address, with the readers' own option scale= allowed.
+NatsAddress raw_reader_address(std::string_view uri);
+
 // A bed's raw frames replayed from JetStream (`reconstruct nats://…?site=S&bed=B&since=…`): an
 // ordered consumer (nothing acknowledged, nothing left on the server) from since=all (default) or
 // since=<seconds since the epoch>, ending once it has caught up with the stream (the last frame
-// delivered says none is pending, or nothing came for idle_ms).
+// delivered says none is pending, or nothing came for idle_ms). Its nominal rate is chosen as
+// open_nats_source's, from the first frame the replay delivers (else the last one stored).
 std::unique_ptr<pipeline::Source> open_nats_replay_source(
     std::string_view uri, const acquisition::LiveSourceOptions& options,
-    const recon::Protocol& protocol, int64_t idle_ms = 2000);
+    const recon::Protocol& protocol, int64_t idle_ms = 2000,
+    std::vector<std::string>* warnings = nullptr);
 
 // A bed's raw frames through its durable consumer (`run --source nats://…`). Its nominal rate is
 // options.nominal_rate_hz (--fps) when given, else the Eit-Rate of the bed's frames at set-up: the

@@ -30,6 +30,10 @@
 //  - Fencing by time: a bed thread acknowledges only within 2/3 lease_s of its worker's last
 //    stored heartbeat; past that it stops and leaves the bed, and a worker whose heartbeat lapsed
 //    that long gives up all its beds and starts over.
+//  - Fencing by revision: the bed's resume point is written compare-and-set on the revision its
+//    holder last wrote, and a taker always writes it, so a holder frozen past a takeover has its
+//    next write refused and gives the bed up (counted as taken over) instead of moving the point
+//    back. A lease key is deleted only at the revision its holder wrote.
 //
 // Integer samples are multiplied by each raw message's Eit-Scale header (1 without one). Which
 // model: the first raw message's header Eit-Model: NAME picks DIR/NAME.h5; without the header,
@@ -68,6 +72,9 @@ struct WorkerStats {
   uint64_t publish_failures = 0;  // image publishes JetStream refused or never acknowledged
   uint64_t rewinds = 0;           // a bed's consumer recreated from its ack floor after a failure
   uint64_t beds_taken = 0, beds_released = 0, beds_lost = 0;
+  // Beds given up because another worker took them over while this one was frozen (a
+  // compare-and-set of the bed's resume point refused); not in beds_lost.
+  uint64_t beds_taken_over = 0;
   uint64_t bed_errors = 0;  // beds whose set-up failed (model missing, no v_ref, …)
   size_t beds_held = 0;
   size_t beds_seen = 0, workers_seen = 0;
