@@ -36,6 +36,7 @@ CpuKeeper::CpuKeeper(int cpu) : cpu_(cpu) {
   std::future<std::string> outcome = started.get_future();
   thread_ = std::thread([this, &started] {
     tid_ = ::gettid();  // read by the constructor after the promise is set
+    name_this_thread("eit-cpu-keeper");
     if (const int e = pin_this_thread(cpu_); e != 0) {
       started.set_value(fmt::format("pinning: {}", std::strerror(e)));
       return;

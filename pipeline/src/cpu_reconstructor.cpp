@@ -15,6 +15,7 @@
 
 #include "eit/pipeline/all_finite.hpp"
 #include "eit/pipeline/doorbell.hpp"
+#include "eit/pipeline/thread_pin.hpp"
 
 namespace eit::pipeline {
 
@@ -113,7 +114,10 @@ CpuReconstructor::CpuReconstructor(const recon::MatrixRowMajorF& H, CpuOptions o
       w.gemm = std::make_unique<Gemm>(std::max<Eigen::Index>(1, w.r1 - w.r0), b, m);
     }
     for (size_t k = 0; k < h.workers.size(); ++k)
-      h.workers[k].thread = std::thread([this, k] { helper_loop(k); });
+      h.workers[k].thread = std::thread([this, k] {
+        name_this_thread("eit-gemm-helper");
+        helper_loop(k);
+      });
   }
 }
 

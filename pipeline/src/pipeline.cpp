@@ -159,8 +159,9 @@ PollStyle stage_poll_style(const std::vector<int>& cpus, size_t thread_index,
   return PollStyle::kPause;
 }
 
-void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept {
+void tune_stage_thread(Pipeline::State& s, size_t thread_index, std::string_view name) noexcept {
   const PipelineOptions& o = s.options;
+  name_this_thread(name);
 #if defined(__linux__)
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   if (!o.cpus.empty()) {
@@ -265,10 +266,11 @@ void Pipeline::start() {
   for (size_t i = 0; i < s.lanes.size(); ++i) {
     SinkLane& lane = *s.lanes[i];
     if (lane.runs_inline) continue;  // the producing thread publishes it (sink_fanout.cpp)
-    lane.thread = std::thread([&s, &lane, i] {
-      tune_stage_thread(s, sink_thread(i));
-      run_sink_lane(s, lane);
-    });
+    lane.thread =
+        std::thread([&s, &lane, i, name = fmt::format("eit-sink-{}", s.sinks[i]->name())] {
+          tune_stage_thread(s, sink_thread(i), name);
+          run_sink_lane(s, lane);
+        });
   }
   if (s.layout == StageLayout::kRunToCompletion) {
     s.source_thread = std::thread(run_inline_stage, std::ref(s));

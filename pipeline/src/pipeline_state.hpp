@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -116,6 +117,6 @@ void end_inline_sinks(Pipeline::State& s) noexcept;
 // Stage threads ask the kernel for fine-grained timer wake-ups (Linux timer slack 1 µs instead of
 // 50 µs) and pin themselves to PipelineOptions::cpus[thread_index % size] when given, recording
 // the outcome in State::pin_results (PipelineStats::thread_cpus).
-void tune_stage_thread(Pipeline::State& s, size_t thread_index) noexcept;
+void tune_stage_thread(Pipeline::State& s, size_t thread_index, std::string_view name) noexcept;
 
 }  // namespace eit::pipeline

@@ -271,7 +271,7 @@ void ReconstructStage::run() noexcept {
 }
 
 void run_reconstruct_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread(s, 1);
+  tune_stage_thread(s, 1, "eit-reconstruct");
   begin_inline_sinks(s);
   {
     ReconstructStage stage(s);

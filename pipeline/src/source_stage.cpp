@@ -149,7 +149,7 @@ bool SourceStage::push(FrameSlot* f) noexcept {
 }  // namespace
 
 void run_source_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread(s, 0);
+  tune_stage_thread(s, 0, "eit-source");
   SourceStage stage(s);
   stage.run([&](FrameSlot* f) { return stage.push(f); }, [] {});
   s.source_done.store(true, std::memory_order_release);
@@ -157,7 +157,7 @@ void run_source_stage(Pipeline::State& s) noexcept {
 }
 
 void run_inline_stage(Pipeline::State& s) noexcept {
-  tune_stage_thread(s, 0);
+  tune_stage_thread(s, 0, "eit-stream");
   begin_inline_sinks(s);
   {
     SourceStage source(s);

@@ -1,6 +1,8 @@
 #include "eit/pipeline/thread_pin.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #if defined(__linux__)
 #include <pthread.h>
@@ -34,6 +36,18 @@ std::vector<int> allowed_cpus(pid_t thread) {
   (void)thread;
 #endif
   return out;
+}
+
+void name_this_thread(std::string_view name) noexcept {
+#if defined(__linux__)
+  char buf[16];  // the kernel's TASK_COMM_LEN, terminator included
+  const size_t n = std::min(name.size(), sizeof buf - 1);
+  std::memcpy(buf, name.data(), n);
+  buf[n] = '\0';
+  pthread_setname_np(pthread_self(), buf);
+#else
+  (void)name;
+#endif
 }
 
 }  // namespace eit::pipeline

@@ -85,8 +85,12 @@ class LosslessStallWatch {
  public:
   explicit LosslessStallWatch(const RunSinks& sinks) : sinks_(sinks) {}
 
-  void check(const pipeline::PipelineStats& st, bool source_ended, int64_t now, bool quiet) {
+  // Takes the pipeline, not its stats: stats() copies every stage's histograms, too much to do
+  // 50 times a second in a run that is not lossless.
+  void check(const pipeline::Pipeline& pipe, int64_t now, bool quiet) {
     if (!sinks_.publisher_options.lossless || gave_up_) return;
+    const pipeline::PipelineStats st = pipe.stats();
+    const bool source_ended = pipe.source_finished();
     const uint64_t sent = sinks_.publisher->stats().sent;
     const uint64_t waiting = frames_waiting_for_consumer(sinks_, st);
     if (sent != last_sent_ || last_progress_ns_ == 0 || waiting == 0) {
@@ -164,7 +168,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, con
       }
       next_watch = now + 100'000'000;
     }
-    if (!stopping) stall_watch.check(pipe.stats(), pipe.source_finished(), now, c.quiet);
+    if (!stopping) stall_watch.check(pipe, now, c.quiet);
     if (!aborted && stopping && interrupts.count() > signals_at_stop) {
       aborted = true;
       pipe.abort();
