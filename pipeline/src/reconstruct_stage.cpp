@@ -175,15 +175,22 @@ void ReconstructStage::note_work(int64_t now) noexcept {
 
 int64_t ReconstructStage::idle(int64_t now) noexcept {
   if (warm_ns_ <= 0 || failed_ || !active_->warms()) return now + 100'000'000;
-  // Frames far apart (50 Hz: 20 ms): warm from kWarmLead warm intervals before the next one is
-  // due, not all the way through the gap (a 0.85 MB H re-read every 1 ms cost ~6 % of a core at
-  // 50 Hz on the 2-core machine). The lead covers a late timed wake-up on a loaded machine (with
-  // a lead of 1 the frame often came first: compute p50 +20-45 µs); a frame later than due finds
-  // the cache warm all the same, one early by more than the lead may find it cold.
+  // Frames far apart (50 Hz: 20 ms): warm twice before the next one is due, kWarmLead warm
+  // intervals before it and one interval before it, not all the way through the gap (a 0.85 MB H
+  // re-read every 1 ms cost ~6 % of a core at 50 Hz on the 2-core machine; every interval from
+  // the lead on, 4-5 passes a frame, was still 40 % of this thread's time there). The lead covers
+  // a late timed wake-up on a loaded machine (with a lead of 1 the frame often came first: compute
+  // p50 +20-45 µs); the last pass, whatever evicted H since the first. A frame later than due
+  // finds the cache warm all the same (every interval, below), one early by more than the lead
+  // may find it cold.
   constexpr int64_t kWarmLead = 4;
   if (period_ > 2 * kWarmLead * warm_ns_) {
-    const int64_t from = last_work_ + period_ - kWarmLead * warm_ns_;
-    if (now < from) return from;
+    const int64_t due = last_work_ + period_;
+    const int64_t first = due - kWarmLead * warm_ns_, last = due - warm_ns_ / 4;
+    if (now < first) return first;
+    if (last_warm_ < first) warm_now();
+    if (now < last) return std::max(last, last_warm_ + warm_ns_ / 2);
+    if (last_warm_ < last) warm_now();
   } else if (period_ >= warm_ns_ / 2) {
     // Frames close together (1 kHz): once per gap, a quarter of it before the next frame is
     // due, so that the warm-up is over when the frame comes (every warm interval from the last

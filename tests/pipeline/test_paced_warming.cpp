@@ -1,6 +1,8 @@
 // The idle reconstructor's cache warming at a slow rate: with frames 20 ms apart and a 1 ms warm
-// interval it warms from about one interval before each frame is due, not every millisecond of
-// the gap (that cost ~4 % of a core at 50 Hz: docs/benchmarks.md); at a fast rate, as before.
+// interval it warms twice before each frame is due (4 intervals and a quarter of one before), not
+// every millisecond of the gap (that cost ~4 % of a core at 50 Hz: docs/benchmarks.md), nor every
+// millisecond from the first pass on (4-5 a frame, 40 % of the thread's time on the 2-core VM);
+// at a fast rate, as before.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -46,12 +48,14 @@ uint64_t warms_at(double rate, size_t frames, bool enabled = true) {
 
 }  // namespace
 
-TEST_CASE("at 50 Hz the idle reconstructor warms about once per frame, not every millisecond") {
+TEST_CASE("at 50 Hz the idle reconstructor warms twice per frame - not every millisecond") {
   const size_t frames = 40;  // 0.8 s: warming every 1 ms all through would be ~800 calls
   const uint64_t w = warms_at(50, frames);
   MESSAGE("warm() calls for " << frames << " frames at 50 Hz: " << w);
-  CHECK(w >= 1);           // it still warms before frames
-  CHECK(w <= 8 * frames);  // a few per 20 ms gap (every 1 ms all through: ~17)
+  CHECK(w >= frames);  // it still warms before frames
+  // Two per 20 ms gap, and one per millisecond a frame is late: at most 3.5 (every 1 ms from 4 ms
+  // before the frame: 4-5 a gap; every 1 ms all through: ~17).
+  CHECK(w * 2 <= 7 * frames);
 }
 
 TEST_CASE(
