@@ -116,6 +116,46 @@ TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved nami
         "magnitude");
 }
 
+TEST_CASE("check_live_source_uri refuses option values with open_live_source's message") {
+  // run checks a device URI before it loads its model (seconds for a large one); before, only
+  // the scheme, the option names and the TLS files were checked then, the values when the
+  // source opened after the model.
+  for (const char* uri : {
+           "tcp://127.0.0.1:27099?idle=-1",
+           "tcp://127.0.0.1:27099?idle=abc",
+           "tcp-listen://127.0.0.1:0?idle=3601",
+           "udp://127.0.0.1:0?scale=0",
+           "udp://127.0.0.1:0?scale=inf",
+           "udp://127.0.0.1:0?rate=0",
+           "udp://127.0.0.1:0?rate=fast",
+           "udp://127.0.0.1:0?complex=phase",
+           "udp://127.0.0.1:0?format=csv",
+           "tcp://127.0.0.1:27099?keepalive=yes",
+           "tcp://127.0.0.1:27099?connect_timeout=0",
+           "file:///nonexistent.eitf?loop=2",
+       }) {
+    CAPTURE(uri);
+    const std::string opened = refusal(uri);
+    REQUIRE(!opened.empty());
+    CHECK_THROWS_WITH_AS(check_live_source_uri(uri), opened.c_str(), std::invalid_argument);
+  }
+  // Serial values are checked with the others (the port is never opened by the check).
+  const std::pair<const char*, const char*> serial[] = {
+      {"bits=9", "bits=9 is out of range; expected 5..8"},
+      {"stop=3", "stop=3 is out of range; expected 1 or 2"},
+      {"baud=0", "baud=0 is out of range; expected a baud rate above 0, e.g. 115200"},
+      {"baud=fast", "option baud='fast' is not a number; expected a baud rate above 0"},
+      {"flow=xon", "flow='xon'; expected none or rtscts"},
+  };
+  for (const auto& [option, said] : serial) {
+    const std::string uri = std::string("serial:///dev/ttyNONE?format=ingest&") + option;
+    CAPTURE(uri);
+    CHECK_THROWS_WITH_AS(check_live_source_uri(uri),
+                         doctest::Contains(fmt::format("source '{}': {}", uri, said).c_str()),
+                         std::invalid_argument);
+  }
+}
+
 TEST_CASE("complex= refuses abs: magnitude is the one name for |z|") {
   CHECK(refusal("udp://127.0.0.1:0?complex=abs") ==
         "source 'udp://127.0.0.1:0?complex=abs': complex='abs'; expected real, imag or magnitude");
