@@ -40,7 +40,8 @@ std::string text_option(const LiveUri& uri, std::string_view key, std::string fa
   return it == uri.query.end() ? fallback : it->second;
 }
 
-// A text option that takes one of a few words.
+// A text option that takes one of a few words, each with one spelling (loop=true is refused as
+// complex=abs is: one name per value, as documented).
 std::string word_option(const LiveUri& uri, std::string_view key, std::string fallback,
                         std::initializer_list<std::string_view> words, std::string_view expected) {
   std::string value = text_option(uri, key, std::move(fallback));
@@ -123,8 +124,7 @@ SerialOptions read_serial_settings(const LiveUri& uri, const ReconnectPolicy& re
   if (s.data_bits < 5 || s.data_bits > 8) out_of_range(uri, "bits", s.data_bits, "5..8");
   s.stop_bits = number_option<unsigned>(uri, "stop", 1, "1 or 2");
   if (s.stop_bits != 1 && s.stop_bits != 2) out_of_range(uri, "stop", s.stop_bits, "1 or 2");
-  s.parity =
-      word_option(uri, "parity", "n", {"n", "e", "o", "none", "even", "odd"}, "n, e or o")[0];
+  s.parity = word_option(uri, "parity", "n", {"n", "e", "o"}, "n, e or o")[0];
   s.hardware_flow =
       word_option(uri, "flow", "none", {"none", "rtscts"}, "none or rtscts") == "rtscts";
   s.reconnect = reconnect;
@@ -132,8 +132,7 @@ SerialOptions read_serial_settings(const LiveUri& uri, const ReconnectPolicy& re
 }
 
 bool read_loop_setting(const LiveUri& uri) {
-  const std::string loop = word_option(uri, "loop", "0", {"0", "1", "true", "false"}, "0 or 1");
-  return loop == "1" || loop == "true";
+  return word_option(uri, "loop", "0", {"0", "1"}, "0 or 1") == "1";
 }
 
 void check_live_source_settings(const LiveUri& uri) {

@@ -116,6 +116,26 @@ TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved nami
         "magnitude");
 }
 
+TEST_CASE("loop= and parity= take one spelling per value and refuse the others naming them") {
+  for (const char* loop : {"true", "false", "yes"}) {
+    const std::string uri = std::string("file:///nonexistent.eitf?loop=") + loop;
+    CAPTURE(uri);
+    CHECK(refusal(uri) == fmt::format("source '{}': loop='{}'; expected 0 or 1", uri, loop));
+  }
+  for (const char* parity : {"none", "even", "odd", "N", "x", ""}) {
+    const std::string uri = std::string("serial:///dev/null?format=ingest&parity=") + parity;
+    CAPTURE(uri);
+    CHECK_THROWS_WITH_AS(
+        check_live_source_uri(uri),
+        fmt::format("source '{}': parity='{}'; expected n, e or o", uri, parity).c_str(),
+        std::invalid_argument);
+  }
+  for (const char* parity : {"n", "e", "o"})
+    CHECK_NOTHROW(check_live_source_uri(std::string("serial:///dev/null?parity=") + parity +
+                                        "&format=ingest&flow=rtscts&bits=7&stop=2&baud=9600"));
+  CHECK_NOTHROW(check_live_source_uri("file:///nonexistent.eitf?loop=1"));
+}
+
 TEST_CASE("check_live_source_uri refuses option values with open_live_source's message") {
   // run checks a device URI before it loads its model (seconds for a large one); before, only
   // the scheme, the option names and the TLS files were checked then, the values when the

@@ -115,6 +115,8 @@ TEST_CASE("run checks a source URI's option values before it loads the model") {
        "option rate='fast' is not a number; expected frames per second, above 0 up to 1e6"},
       {"serial:///dev/ttyNONE?format=ingest&bits=9", "bits=9 is out of range; expected 5..8"},
       {"file:///nonexistent.eitf?loop=2", "loop='2'; expected 0 or 1"},
+      {"serial:///dev/ttyNONE?format=ingest&parity=even", "parity='even'; expected n, e or o"},
+      {"file:///nonexistent.eitf?loop=true", "loop='true'; expected 0 or 1"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.uri);

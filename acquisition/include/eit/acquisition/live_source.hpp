@@ -16,8 +16,8 @@
 //
 // Query options for every scheme: format=ingest|openeit (default: ingest; openeit for serial),
 // complex=real|imag|magnitude and scale=<x> (ingest sample conversion), rate=<Hz> (nominal
-// rate). serial://:
-// baud=<n>, bits=5..8, parity=n|e|o, stop=1|2, flow=none|rtscts; file://: loop=0|1.
+// rate). serial://: baud=<n>, bits=5..8, parity=n|e|o, stop=1|2, flow=none|rtscts; file://:
+// loop=0|1. One spelling per value: loop=true or parity=even is refused.
 // TCP (tcp://, tcp-listen://, tls-connect://): idle=<seconds> closes a connection that sent
 // nothing for that long (0: never, up to 3600; default: five frame periods at rate=, at least
 // 0.25 s, or 2 s when the rate is unknown; see tcp_liveness.hpp), keepalive=0|1 (TCP keepalive
