@@ -68,11 +68,27 @@ ComplexPart complex_option(const LiveUri& uri, ComplexPart fallback) {
       part ? " (interleaved (re, im) pairs are for recordings: --complex interleaved)" : ""));
 }
 
+// complex= and scale= convert ingest samples (complex64, i16/i32); an OpenEIT line is text of
+// real magnitudes, so either would be silently ignored.
+void refuse_ingest_only_options(const LiveUri& uri, bool format_given) {
+  for (const std::string_view key : {"complex", "scale"}) {
+    const auto it = uri.query.find(key);
+    if (it == uri.query.end()) continue;
+    throw std::invalid_argument(fmt::format(
+        "source '{}': {}={} has no effect with format=openeit{}: OpenEIT lines carry real "
+        "magnitudes as text, and {}= converts the ingest framing's {} samples; expected "
+        "format=ingest, or no {}=",
+        uri.text, key, it->second, format_given ? "" : " (the default for serial://)", key,
+        key == "complex" ? "complex64" : "integer (i16, i32)", key));
+  }
+}
+
 }  // namespace
 
 LiveSourceSettings read_live_source_settings(const LiveUri& uri, const LiveSourceOptions& options) {
   LiveSourceSettings s;
   s.format = options.format;
+  const bool format_given = !s.format.empty() || uri.query.contains("format");
   if (s.format.empty())
     s.format = text_option(uri, "format", uri.scheme == "serial" ? "openeit" : "ingest");
   if (s.format != "ingest" && s.format != "openeit") {
@@ -85,6 +101,7 @@ LiveSourceSettings read_live_source_settings(const LiveUri& uri, const LiveSourc
   s.ingest.integer_scale = number_option<double>(uri, "scale", s.ingest.integer_scale, kScale);
   if (!std::isfinite(s.ingest.integer_scale) || s.ingest.integer_scale == 0)
     out_of_range(uri, "scale", s.ingest.integer_scale, kScale);
+  if (s.format == "openeit") refuse_ingest_only_options(uri, format_given);
 
   constexpr std::string_view kRate = "frames per second, above 0 up to 1e6";
   s.nominal_rate_hz = options.nominal_rate_hz;

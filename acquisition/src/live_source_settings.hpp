@@ -20,7 +20,8 @@ struct LiveSourceSettings {
 };
 
 // Every option of `uri` but the scheme-specific transport ones below; `options` gives what the
-// URI does not say.
+// URI does not say. Also refuses complex= and scale= with format=openeit (OpenEIT lines carry
+// real magnitudes in text: neither applies).
 LiveSourceSettings read_live_source_settings(const LiveUri& uri, const LiveSourceOptions& options);
 
 // serial://: baud=, bits=, parity=, stop=, flow= (8N1 at 115200 by default).

@@ -108,12 +108,31 @@ TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved nami
         "source 'udp://127.0.0.1:0?complex=interleaved': complex='interleaved'; expected real, "
         "imag or magnitude (interleaved (re, im) pairs are for recordings: --complex "
         "interleaved)");
-  // OpenEIT lines carry no complex samples, but the option is still checked.
+  // A value that is not a part is named as such whatever the format.
   CHECK(refusal("tcp://127.0.0.1:27099?format=openeit&complex=interleaved")
             .find("complex='interleaved'; expected real, imag or magnitude") != std::string::npos);
   CHECK(refusal("udp://127.0.0.1:0?complex=phase") ==
         "source 'udp://127.0.0.1:0?complex=phase': complex='phase'; expected real, imag or "
         "magnitude");
+}
+
+TEST_CASE("complex= and scale= are refused with format=openeit whose lines are real magnitudes") {
+  // Before, both were accepted and ignored: the OpenEIT line decoder has no complex or integer
+  // samples to convert.
+  CHECK(refusal("tcp://127.0.0.1:27099?format=openeit&complex=magnitude") ==
+        "source 'tcp://127.0.0.1:27099?format=openeit&complex=magnitude': complex=magnitude has "
+        "no effect with format=openeit: OpenEIT lines carry real magnitudes as text, and "
+        "complex= converts the ingest framing's complex64 samples; expected format=ingest, or "
+        "no complex=");
+  CHECK(refusal("udp://127.0.0.1:0?format=openeit&scale=2")
+            .find("scale=2 has no effect with format=openeit") != std::string::npos);
+  // serial:// reads OpenEIT lines unless told otherwise, and says so.
+  CHECK_THROWS_WITH_AS(check_live_source_uri("serial:///dev/null?complex=real"),
+                       doctest::Contains("complex=real has no effect with format=openeit (the "
+                                         "default for serial://)"),
+                       std::invalid_argument);
+  CHECK_NOTHROW(check_live_source_uri("serial:///dev/null?format=ingest&complex=real&scale=2"));
+  CHECK_NOTHROW(check_live_source_uri("udp://127.0.0.1:0?format=openeit&rate=2"));
 }
 
 TEST_CASE("loop= and parity= take one spelling per value and refuse the others naming them") {
@@ -150,6 +169,7 @@ TEST_CASE("check_live_source_uri refuses option values with open_live_source's m
            "udp://127.0.0.1:0?rate=fast",
            "udp://127.0.0.1:0?complex=phase",
            "udp://127.0.0.1:0?format=csv",
+           "udp://127.0.0.1:0?format=openeit&complex=real",
            "tcp://127.0.0.1:27099?keepalive=yes",
            "tcp://127.0.0.1:27099?connect_timeout=0",
            "file:///nonexistent.eitf?loop=2",

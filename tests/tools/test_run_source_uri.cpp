@@ -117,6 +117,8 @@ TEST_CASE("run checks a source URI's option values before it loads the model") {
       {"file:///nonexistent.eitf?loop=2", "loop='2'; expected 0 or 1"},
       {"serial:///dev/ttyNONE?format=ingest&parity=even", "parity='even'; expected n, e or o"},
       {"file:///nonexistent.eitf?loop=true", "loop='true'; expected 0 or 1"},
+      {"udp://127.0.0.1:0?format=openeit&complex=magnitude",
+       "complex=magnitude has no effect with format=openeit"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.uri);
