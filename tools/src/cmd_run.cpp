@@ -96,9 +96,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
 
   const RunViewStopper view_stopper = start_run_view(sinks.view, pipe);
-  const std::string source_failure =
-      run_until_finished(c, pipe, sinks, in.device_source, interrupts);
-  const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, source_failure);
+  const RunEnd end = run_until_finished(c, pipe, sinks, in.device_source, interrupts);
+  const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, end);
   print_gn_summary(stdout, reconstructor);  // gn models: divergences and how the frames fit
   return rc;
 }
