@@ -225,8 +225,6 @@ pipeline::SourceStats ReplaySource::stats() const {
     s.last_error = fmt::format("{}: {} frame(s) could not be decoded, the last at frame {}",
                                path_.filename().string(), s.bad_frames,
                                last_bad_index_.load(std::memory_order_relaxed) + 1);
-  } else if (!warnings_.empty()) {
-    s.last_error = warnings_.front();
   }
   return s;
 }

@@ -108,12 +108,92 @@ TEST_CASE("complex= takes real or imag or magnitude and refuses interleaved nami
         "source 'udp://127.0.0.1:0?complex=interleaved': complex='interleaved'; expected real, "
         "imag or magnitude (interleaved (re, im) pairs are for recordings: --complex "
         "interleaved)");
-  // OpenEIT lines carry no complex samples, but the option is still checked.
+  // A value that is not a part is named as such whatever the format.
   CHECK(refusal("tcp://127.0.0.1:27099?format=openeit&complex=interleaved")
             .find("complex='interleaved'; expected real, imag or magnitude") != std::string::npos);
   CHECK(refusal("udp://127.0.0.1:0?complex=phase") ==
         "source 'udp://127.0.0.1:0?complex=phase': complex='phase'; expected real, imag or "
         "magnitude");
+}
+
+TEST_CASE("complex= and scale= are refused with format=openeit whose lines are real magnitudes") {
+  // Before, both were accepted and ignored: the OpenEIT line decoder has no complex or integer
+  // samples to convert.
+  CHECK(refusal("tcp://127.0.0.1:27099?format=openeit&complex=magnitude") ==
+        "source 'tcp://127.0.0.1:27099?format=openeit&complex=magnitude': complex=magnitude has "
+        "no effect with format=openeit: OpenEIT lines carry real magnitudes as text, and "
+        "complex= converts the ingest framing's complex64 samples; expected format=ingest, or "
+        "no complex=");
+  CHECK(refusal("udp://127.0.0.1:0?format=openeit&scale=2")
+            .find("scale=2 has no effect with format=openeit") != std::string::npos);
+  // serial:// reads OpenEIT lines unless told otherwise, and says so.
+  CHECK_THROWS_WITH_AS(check_live_source_uri("serial:///dev/null?complex=real"),
+                       doctest::Contains("complex=real has no effect with format=openeit (the "
+                                         "default for serial://)"),
+                       std::invalid_argument);
+  CHECK_NOTHROW(check_live_source_uri("serial:///dev/null?format=ingest&complex=real&scale=2"));
+  CHECK_NOTHROW(check_live_source_uri("udp://127.0.0.1:0?format=openeit&rate=2"));
+}
+
+TEST_CASE("loop= and parity= take one spelling per value and refuse the others naming them") {
+  for (const char* loop : {"true", "false", "yes"}) {
+    const std::string uri = std::string("file:///nonexistent.eitf?loop=") + loop;
+    CAPTURE(uri);
+    CHECK(refusal(uri) == fmt::format("source '{}': loop='{}'; expected 0 or 1", uri, loop));
+  }
+  for (const char* parity : {"none", "even", "odd", "N", "x", ""}) {
+    const std::string uri = std::string("serial:///dev/null?format=ingest&parity=") + parity;
+    CAPTURE(uri);
+    CHECK_THROWS_WITH_AS(
+        check_live_source_uri(uri),
+        fmt::format("source '{}': parity='{}'; expected n, e or o", uri, parity).c_str(),
+        std::invalid_argument);
+  }
+  for (const char* parity : {"n", "e", "o"})
+    CHECK_NOTHROW(check_live_source_uri(std::string("serial:///dev/null?parity=") + parity +
+                                        "&format=ingest&flow=rtscts&bits=7&stop=2&baud=9600"));
+  CHECK_NOTHROW(check_live_source_uri("file:///nonexistent.eitf?loop=1"));
+}
+
+TEST_CASE("check_live_source_uri refuses option values with open_live_source's message") {
+  // run checks a device URI before it loads its model (seconds for a large one); before, only
+  // the scheme, the option names and the TLS files were checked then, the values when the
+  // source opened after the model.
+  for (const char* uri : {
+           "tcp://127.0.0.1:27099?idle=-1",
+           "tcp://127.0.0.1:27099?idle=abc",
+           "tcp-listen://127.0.0.1:0?idle=3601",
+           "udp://127.0.0.1:0?scale=0",
+           "udp://127.0.0.1:0?scale=inf",
+           "udp://127.0.0.1:0?rate=0",
+           "udp://127.0.0.1:0?rate=fast",
+           "udp://127.0.0.1:0?complex=phase",
+           "udp://127.0.0.1:0?format=csv",
+           "udp://127.0.0.1:0?format=openeit&complex=real",
+           "tcp://127.0.0.1:27099?keepalive=yes",
+           "tcp://127.0.0.1:27099?connect_timeout=0",
+           "file:///nonexistent.eitf?loop=2",
+       }) {
+    CAPTURE(uri);
+    const std::string opened = refusal(uri);
+    REQUIRE(!opened.empty());
+    CHECK_THROWS_WITH_AS(check_live_source_uri(uri), opened.c_str(), std::invalid_argument);
+  }
+  // Serial values are checked with the others (the port is never opened by the check).
+  const std::pair<const char*, const char*> serial[] = {
+      {"bits=9", "bits=9 is out of range; expected 5..8"},
+      {"stop=3", "stop=3 is out of range; expected 1 or 2"},
+      {"baud=0", "baud=0 is out of range; expected a baud rate above 0, e.g. 115200"},
+      {"baud=fast", "option baud='fast' is not a number; expected a baud rate above 0"},
+      {"flow=xon", "flow='xon'; expected none or rtscts"},
+  };
+  for (const auto& [option, said] : serial) {
+    const std::string uri = std::string("serial:///dev/ttyNONE?format=ingest&") + option;
+    CAPTURE(uri);
+    CHECK_THROWS_WITH_AS(check_live_source_uri(uri),
+                         doctest::Contains(fmt::format("source '{}': {}", uri, said).c_str()),
+                         std::invalid_argument);
+  }
 }
 
 TEST_CASE("complex= refuses abs: magnitude is the one name for |z|") {

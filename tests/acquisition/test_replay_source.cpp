@@ -197,5 +197,10 @@ TEST_CASE("replaying the Dräger file delivers 59 frames and says the 60th was t
   int frames = 0;
   while (src->read(s.slot, 100ms) == eit::pipeline::ReadStatus::kFrame) ++frames;
   CHECK(frames == 59);
-  CHECK(src->stats().last_error.find("frame 60 is truncated") != std::string::npos);
+  // A set-up finding, said once by whoever opened it; not a problem while playing.
+  const auto* replay = dynamic_cast<const ReplaySource*>(src.get());
+  REQUIRE(replay != nullptr);
+  REQUIRE(!replay->warnings().empty());
+  CHECK(replay->warnings().back().find("frame 60 is truncated") != std::string::npos);
+  CHECK(src->stats().last_error.empty());
 }

@@ -105,3 +105,15 @@ TEST_CASE("the summary's latency table keeps columns apart when a stall makes va
   CHECK(out.find("11140071.4 13287555.1 13287555.1 13287555.1 13287555.1 7164396.7") !=
         std::string::npos);
 }
+
+TEST_CASE("the summary's run time and rate leave out the stop's wait and say it from 0.1 s") {
+  auto s = two_sinks_missing_the_same_frames();  // 98 frames out in 1 s of wall time
+  s.now_ns = 3'500'000'000;
+  const std::string waited = eit::cli::final_summary(s, 2.5);
+  INFO(waited);
+  CHECK(waited.find("\nrun: 1.00 s, 98.0 frames/s to the sinks,") != std::string::npos);
+  CHECK(waited.find("\nstop: waited 2.50 s for the sinks to finish") != std::string::npos);
+  const std::string brief = eit::cli::final_summary(s, 0.04);  // the loop's sampling: no line
+  CHECK(brief.find("\nrun: 3.46 s, 28.3 frames/s") != std::string::npos);
+  CHECK(brief.find("stop:") == std::string::npos);
+}

@@ -99,3 +99,34 @@ TEST_CASE("run checks a tls source's certificate files before it loads the model
     CHECK_FALSE(contains(r.output, "model.h5"));
   }
 }
+
+TEST_CASE("run checks a source URI's option values before it loads the model") {
+  // The model does not exist: a value's refusal must come first, as the TLS files' does. Before,
+  // the values were read only when the source opened, after the model had loaded.
+  const struct {
+    const char* uri;
+    const char* said;
+  } cases[] = {
+      {"tcp-listen://127.0.0.1:0?idle=-1",
+       "idle=-1 is out of range; expected seconds, 0 (never) to 3600"},
+      {"udp://127.0.0.1:0?scale=0",
+       "scale=0 is out of range; expected a finite number other than 0"},
+      {"tcp://127.0.0.1:27099?rate=fast",
+       "option rate='fast' is not a number; expected frames per second, above 0 up to 1e6"},
+      {"serial:///dev/ttyNONE?format=ingest&bits=9", "bits=9 is out of range; expected 5..8"},
+      {"file:///nonexistent.eitf?loop=2", "loop='2'; expected 0 or 1"},
+      {"serial:///dev/ttyNONE?format=ingest&parity=even", "parity='even'; expected n, e or o"},
+      {"file:///nonexistent.eitf?loop=true", "loop='true'; expected 0 or 1"},
+      {"udp://127.0.0.1:0?format=openeit&complex=magnitude",
+       "complex=magnitude has no effect with format=openeit"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.uri);
+    const auto r = run_eitstream(fmt::format(
+        "run --model /nonexistent-eit-model/model.h5 --source '{}' --frames 1 --quiet", c.uri));
+    CAPTURE(r.output);
+    CHECK(r.code == 1);
+    CHECK(contains(r.output, fmt::format("source '{}': {}", c.uri, c.said)));
+    CHECK_FALSE(contains(r.output, "model.h5"));
+  }
+}

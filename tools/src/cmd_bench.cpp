@@ -115,7 +115,11 @@ static const eit::cli::RegisterCommand kBench{
           "the\n"
           "side. Method and results: docs/benchmarks.md. Example:\n"
           "  eitstream bench --rate 50,1000,max --size 1024x208 --transport inproc,ipc,tcp \\\n"
-          "                  --frames 5000 --json bench.json --svg bench.svg");
+          "                  --frames 5000 --json bench.json --svg bench.svg\n"
+          "Exit status: 0 success; 1 a wrong option value, model or output file (checked before "
+          "the first run), or a run that failed; 2 a command line that does not parse. SIGINT or "
+          "SIGTERM ends it at once with 128 + the signal (130, 143; SIGKILL 137) and writes no "
+          "report.");
       cmd->add_option("--rate", args->rates, "Offered rates, frames/s or 'max' (comma-separated)")
           ->capture_default_str();
       cmd->add_option("--model", args->models,

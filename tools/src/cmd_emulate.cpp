@@ -346,11 +346,18 @@ const RegisterCommand kEmulate{
       cmd->add_option("--seed", args->synthetic.seed, "Synthetic: noise seed")
           ->capture_default_str();
       cmd->footer(
-          "Ctrl-C or SIGTERM stops the sending; the summary follows and the exit status is 0. "
-          "Before it closes the link, emulate waits for the receiver to read what was sent (a "
-          "pty's buffer, JetStream's acknowledgements): up to 5 s at the end, 0.5 s after a "
-          "signal, and a signal during that wait ends it at once (nats://: JetStream's wait is "
-          "not cut short). The summary then says how many frames, at least, were not received.");
+          "Ctrl-C or SIGTERM stops the sending; the summary follows. Before it closes the link, "
+          "emulate waits for the receiver to read what was sent (a pty's buffer, JetStream's "
+          "acknowledgements): up to 5 s at the end, 0.5 s after a signal, and a signal during "
+          "that wait ends it at once (nats://: JetStream's wait is not cut short). The summary "
+          "then says how many frames, at least, were not received.\n"
+          "Exit status: 0 once it has sent what it was asked to (the end of --count or of the "
+          "recording) or after SIGINT/SIGTERM, with its summary, which counts the frames dropped "
+          "or not received; 1 a wrong set-up (an option value, a --to that cannot be opened) or "
+          "no receiver within --wait-s; 2 a command line that does not parse. A signal before it "
+          "waits for a receiver (while it builds the phantom, reads the recording or opens --to), "
+          "and SIGKILL at any time, end it with 128 + the signal (130 SIGINT, 143 SIGTERM, 137 "
+          "SIGKILL) and no summary.");
       cmd->callback([args] { run_emulate(*args); });
     }};
 

@@ -189,6 +189,10 @@ void attach_indices(CLI::App& app) {
                   "[frames, ny, nx] for a grid)");
   cmd->add_flag("--force", a->force, "Replace existing -o / --images-out files");
   add_indices_options(*cmd, a->common);
+  cmd->footer(std::string("Exit status: 0 success; 1 a wrong input, model or option value, or an "
+                          "output that exists (without --force) or cannot be written; 2 a "
+                          "command line that does not parse.") +
+              kExitBySignal);
   cmd->callback([a] { run_indices(*a); });
 }
 

@@ -40,6 +40,10 @@ const RegisterCommand kKeygen{
       cmd->add_option("name", o->path, "Path of the public certificate, e.g. keys/server")
           ->required();
       cmd->add_flag("--force", o->force, "Overwrite existing files");
+      cmd->footer(std::string("Exit status: 0 the key pair was written; 1 a file exists (without "
+                              "--force) or cannot be written; 2 a command line that does not "
+                              "parse.") +
+                  kExitBySignal);
       cmd->callback([o] { keygen(*o); });
     }};
 

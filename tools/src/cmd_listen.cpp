@@ -286,7 +286,8 @@ const RegisterCommand kListen{
           "connected, a shm:// ring that never had a live publisher); 2 a command line that does "
           "not parse; 3 --count was given and fewer images came before the timeout, the end of "
           "the series (--exit-on-end) or an interruption; 4 images not saved (--save: a file "
-          "existed, or a write failed). When several apply, the lowest.");
+          "existed, or a write failed). When several apply, the lowest." +
+          std::string(kExitBySignalBeforeSetUp));
       cmd->callback([o] { listen(*o); });
     }};
 

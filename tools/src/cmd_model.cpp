@@ -95,6 +95,16 @@ void attach(CLI::App& app) {
   });
 
   attach_model_import(model);
+
+  const std::string exit_status =
+      std::string(
+          "Exit status: 0 success; 1 a wrong file, mesh, matrix or option value (the "
+          "message names it), or an output that exists (without --force) or cannot be "
+          "written; 2 a command line that does not parse.") +
+      kExitBySignal;
+  model->footer(exit_status);
+  for (CLI::App* sub : model->get_subcommands([](CLI::App*) { return true; }))
+    sub->footer(exit_status);
 }
 
 const RegisterCommand kModel{20, attach};

@@ -238,6 +238,12 @@ const RegisterCommand kReconstruct{
                       "wins over the frames' Eit-Rate, as for run --source")
           ->check(CLI::PositiveNumber);
       add_recording_options(cmd, a->recording, false);
+      cmd->footer(std::string("Exit status: 0 every recording was reconstructed and written; 1 a "
+                              "wrong file, model or option value, an output file that exists "
+                              "(without --force), or a write that failed (the message names the "
+                              "file; the recordings before it are complete); 2 a command line "
+                              "that does not parse.") +
+                  kExitBySignal);
       cmd->callback([a] { run_reconstruct(*a); });
     }};
 

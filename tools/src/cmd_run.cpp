@@ -96,9 +96,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
     fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
 
   const RunViewStopper view_stopper = start_run_view(sinks.view, pipe);
-  const std::string source_failure =
-      run_until_finished(c, pipe, sinks, in.device_source, interrupts);
-  const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, source_failure);
+  const RunEnd end = run_until_finished(c, pipe, sinks, in.device_source, interrupts);
+  const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, end);
   print_gn_summary(stdout, reconstructor);  // gn models: divergences and how the frames fit
   return rc;
 }
@@ -122,11 +121,15 @@ void attach_run(CLI::App& app) {
                   "eit/<stream>/global per frame, eit/<stream>/breath per breath (docs/indices.md)");
   add_indices_options(*cmd, indices->options, "indices-");
   cmd->footer(
-      "Exit status: 0 success; 1 a wrong file, model or option value found at set-up (nothing "
-      "ran); 2 a command line that does not parse (unknown option, not a number); 3 the backend "
-      "failed and frames were lost; 4 lossless delivery incomplete (the consumer missed frames); "
-      "5 the source failed (host not resolved, serial device absent, no valid frame within "
-      "--source-timeout); 6 a recording stopped (disk full, write error).");
+      std::string(
+          "Exit status: 0 success, including a stop by --duration, --frames, the end of a "
+          "recording, or Ctrl-C/SIGTERM; 1 a wrong file, model or option value found at set-up "
+          "(nothing ran); 2 a command line that does not parse (unknown option, not a number); 3 "
+          "the backend failed and frames were lost; 4 lossless delivery incomplete (the consumer "
+          "missed frames); 5 the source failed (host not resolved, serial device absent, no "
+          "valid frame within --source-timeout); 6 a recording stopped (disk full, write error). "
+          "When several apply: 3, then 5, 6, 4.") +
+      kExitBySignalBeforeSetUp);
   cmd->callback([cmd, cli, config_file, indices] {
     const RunConfig c = merge_run_options(*cmd, *cli, *config_file);
     const int rc = run(c, *indices, run_security_of(c));

@@ -117,6 +117,13 @@ const RegisterCommand kView{
       cmd->add_flag("--insecure", o->insecure,
                     "Allow --http on a non-loopback address (plain HTTP: anyone who can reach it "
                     "sees the images)");
+      cmd->footer(
+          std::string("Exit status: 0 at the end of --duration or after SIGINT/SIGTERM, with its "
+                      "summary; 1 a wrong set-up (an --http address that is not HOST:PORT or "
+                      "cannot be bound, one off loopback without --insecure, CURVE keys that "
+                      "cannot be read, an endpoint that cannot be used); 2 a command line that "
+                      "does not parse.") +
+          kExitBySignalBeforeSetUp);
       cmd->callback([o] { view(*o); });
     }};
 

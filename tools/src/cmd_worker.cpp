@@ -181,10 +181,16 @@ const RegisterCommand kWorker{
           ->capture_default_str();
       cmd->footer(
           "SIGINT or SIGTERM (as --duration) stops it: each bed stores and acknowledges its "
-          "batch and is given back, then the summary is printed and the exit status is 0. A "
-          "signal while it waits for that (a stalled server: up to 5 s a request) prints the "
-          "summary and leaves at once, as a killed worker: the others take its beds within "
-          "--lease and read again what it had not acknowledged.");
+          "batch and is given back, then the summary is printed. A signal while it waits for "
+          "that (a stalled server: up to 5 s a request) prints the summary and leaves at once, "
+          "as a killed worker: the others take its beds within --lease and read again what it "
+          "had not acknowledged.\n"
+          "Exit status: 0 at the end of --duration or after SIGINT/SIGTERM, with its summary "
+          "(also when a second signal left before every bed was given back); 1 a wrong set-up "
+          "(the URI, an option value, a NATS server that refuses it, a build without NATS); 2 a "
+          "command line that does not parse. A signal while it connects (it waits for the NATS "
+          "server before it prints 'worker on …'), and SIGKILL at any time, end it with 128 + "
+          "the signal (130 SIGINT, 143 SIGTERM, 137 SIGKILL) and no summary.");
       cmd->callback([a] { run_worker(*a); });
     }};
 

@@ -32,6 +32,17 @@ struct RegisterCommand {
   }
 };
 
+// The last sentence of each command's "Exit status:" in --help (docs/operations.md, section 4).
+// Commands that stop on SIGINT/SIGTERM once set up (StopSignals: run, listen, view, worker,
+// emulate) and commands that never handle them (batch work: reconstruct, model, bench, …).
+inline constexpr const char* kExitBySignalBeforeSetUp =
+    " A signal that comes before it is set up to stop on one (while it loads, builds or "
+    "connects), and SIGKILL at any time, end it with 128 + the signal (130 SIGINT, 143 SIGTERM, "
+    "137 SIGKILL) and no summary.";
+inline constexpr const char* kExitBySignal =
+    " SIGINT or SIGTERM ends it at once with 128 + the signal (130, 143; SIGKILL 137), leaving "
+    "what it was writing incomplete.";
+
 class CommandError : public std::runtime_error {
  public:
   CommandError(const std::string& message, int exit_code = 1)

@@ -125,10 +125,29 @@ class LosslessStallWatch {
   bool told_ = false, gave_up_ = false;
 };
 
+// The end of a run without its wait: once the stream has stopped (a stop was asked, or the
+// source ended), every interval in which no image reached the sinks is time spent waiting for
+// them to finish (a lossless consumer, NATS, a recording), not streaming. Frames still moving
+// after the stop (a backlog being reconstructed) count as streaming.
+class StopWait {
+ public:
+  void sample(const pipeline::Pipeline& pipe, uint64_t frames_out, bool stopping, int64_t now) {
+    if ((stopping || pipe.source_finished()) && frames_out == last_out_ && last_ns_ != 0)
+      waited_ns_ += now - last_ns_;
+    last_out_ = frames_out;
+    last_ns_ = now;
+  }
+  double seconds() const { return static_cast<double>(waited_ns_) / 1e9; }
+
+ private:
+  uint64_t last_out_ = 0;
+  int64_t last_ns_ = 0, waited_ns_ = 0;
+};
+
 }  // namespace
 
-std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const RunSinks& sinks,
-                               bool device_source, const StopSignals& interrupts) {
+RunEnd run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const RunSinks& sinks,
+                          bool device_source, const StopSignals& interrupts) {
   const bool tty = isatty(fileno(stderr));
   pipe.start();
   if (const std::string hold = pipe.stats().cpu_wake_hold; !hold.empty() && !c.quiet)
@@ -144,9 +163,11 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, con
   int signals_at_stop = 0;  // a signal after the stop began gives up the wait
   bool recording_failure_told = false;
   LosslessStallWatch stall_watch(sinks);
+  StopWait stop_wait;
   while (!pipe.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const int64_t now = pipeline::now_ns();
+    stop_wait.sample(pipe, pipe.stats().frames_out, stopping, now);
     const bool timed_out = c.duration > 0 && now - t0 >= static_cast<int64_t>(c.duration * 1e9);
     if (!stopping && (interrupts.count() > 0 || timed_out)) {
       stopping = true;
@@ -207,7 +228,7 @@ std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, con
     const auto st = pipe.stats();
     source_failure = watchdog.at_end(st.source, st.frames_in).value_or("");
   }
-  return source_failure;
+  return {source_failure, stop_wait.seconds()};
 }
 
 }  // namespace eit::cli

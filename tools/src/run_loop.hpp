@@ -12,11 +12,19 @@
 
 namespace eit::cli {
 
+struct RunEnd {
+  // Why the device source failed (during the run, or at its end without one valid frame), else "".
+  std::string source_failure;
+  // Time after the stream stopped (a stop, or the source's end) during which no image moved to
+  // the sinks while they finished: waiting for a lossless consumer, NATS acknowledgements, a
+  // recording. Measured in 20 ms steps; the summary leaves it out of the run's time.
+  double stop_wait_s = 0;
+};
+
 // Starts `pipe` and runs it to its end. `device_source`: a live device, watched by a
 // SourceWatchdog (--source-timeout). A first signal stops the run; a signal that comes after the
-// stop began (by a signal, --duration or the watchdog) gives up waiting on the consumer. Returns
-// why the device source failed (during the run, or at its end without one valid frame), else "".
-std::string run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const RunSinks& sinks,
-                               bool device_source, const StopSignals& interrupts);
+// stop began (by a signal, --duration or the watchdog) gives up waiting on the consumer.
+RunEnd run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const RunSinks& sinks,
+                          bool device_source, const StopSignals& interrupts);
 
 }  // namespace eit::cli

@@ -1,11 +1,16 @@
 #include "run_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "eit/pipeline/clock.hpp"
 
 namespace eit::cli {
 namespace {
+
+// A stop's wait shorter than this is the status loop's 20 ms sampling, not worth a line.
+constexpr double kStopWaitShown = 0.1;
 
 std::string us(int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1e3); }
 
@@ -75,8 +80,10 @@ std::string StatusLine::next() {
   return line;
 }
 
-std::string final_summary(const pipeline::PipelineStats& s) {
-  const double elapsed = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
+std::string final_summary(const pipeline::PipelineStats& s, double stop_wait_s) {
+  const double wall = static_cast<double>(s.now_ns - s.started_ns) / 1e9;
+  stop_wait_s = std::clamp(stop_wait_s, 0.0, std::max(wall, 0.0));
+  const double elapsed = wall - stop_wait_s;  // streaming
   std::string out = fmt::format(
       "frames: in {}, reconstructed {}, lost before the sinks {} (input queue {}), taken as the "
       "reference {}, non-finite {}, backend faults {}, lost on fault {}\n",
@@ -99,6 +106,11 @@ std::string final_summary(const pipeline::PipelineStats& s) {
                          : fmt::format(", sink {} {}/{}{}", q.name, q.queue.high_water,
                                        q.queue.capacity, q.blocks ? " (blocking)" : "");
   out += "\n";
+  if (stop_wait_s >= kStopWaitShown)
+    out += fmt::format(
+        "stop: waited {:.2f} s for the sinks to finish (a lossless consumer, NATS, a recording) "
+        "with no image moving; not in run's time and frames/s\n",
+        stop_wait_s);
   if (s.source.bad_frames || s.source.seq_gaps || s.source.reordered || s.source.bytes_skipped)
     out += fmt::format(
         "source: {} bad frames, {} frames missing by seq, {} dropped by seq (repeated or "

@@ -27,6 +27,8 @@ class StatusLine {
 // when all is well. Each item only once it is non-zero.
 std::string source_status(const pipeline::SourceStats& s);
 
-std::string final_summary(const pipeline::PipelineStats& s);
+// `stop_wait_s`: the part of the run spent waiting for the sinks after the stream stopped
+// (RunEnd): left out of the run's time and frames/s, and said on its own line from 0.1 s.
+std::string final_summary(const pipeline::PipelineStats& s, double stop_wait_s = 0);
 
 }  // namespace eit::cli

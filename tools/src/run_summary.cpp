@@ -13,8 +13,8 @@
 namespace eit::cli {
 
 int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const RunSinks& sinks,
-               const std::vector<std::string>& warnings, const std::string& source_failure) {
-  fmt::print("{}", final_summary(stats));
+               const std::vector<std::string>& warnings, const RunEnd& end) {
+  fmt::print("{}", final_summary(stats, end.stop_wait_s));
   fmt::print("publisher: {}\n", sinks.publisher->health_line());
   if (sinks.monitor) fmt::print("monitor publisher: {}\n", sinks.monitor->health_line());
   if (const auto* ix = dynamic_cast<const indices::IndicesPublisher*>(sinks.indices.get());
@@ -33,7 +33,7 @@ int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const R
   if (sinks.nats) fmt::print("{}\n", nats_status(*sinks.nats));
   std::fflush(stdout);
   if (stats.backend_faults > 0 && stats.lost_on_fault > 0) return 3;
-  if (!source_failure.empty()) throw CommandError("source failed: " + source_failure, 5);
+  if (!end.source_failure.empty()) throw CommandError("source failed: " + end.source_failure, 5);
   // The run was asked to keep every frame in a file, and the file stopped (full disk, I/O error).
   if (const std::string failed = recording_failure(sinks.recorders); !failed.empty())
     throw CommandError("recording stopped: " + failed, 6);

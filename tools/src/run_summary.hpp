@@ -10,11 +10,12 @@
 
 #include "eit/pipeline/pipeline_stats.hpp"
 #include "run_config.hpp"
+#include "run_loop.hpp"
 #include "run_sinks.hpp"
 
 namespace eit::cli {
 
 int finish_run(const RunConfig& c, const pipeline::PipelineStats& stats, const RunSinks& sinks,
-               const std::vector<std::string>& warnings, const std::string& source_failure);
+               const std::vector<std::string>& warnings, const RunEnd& end);
 
 }  // namespace eit::cli

@@ -15,7 +15,10 @@
 //   file:///path/capture.eitf?loop=1   a byte-stream capture, decoded like the live link
 //
 // Query options for every scheme: format=ingest|openeit (default: ingest; openeit for serial),
-// complex=real|magnitude and scale=<x> (ingest sample conversion), rate=<Hz> (nominal rate).
+// complex=real|imag|magnitude and scale=<x> (ingest sample conversion: refused with
+// format=openeit, whose lines are real magnitudes), rate=<Hz> (nominal rate). serial://:
+// baud=<n>, bits=5..8, parity=n|e|o, stop=1|2, flow=none|rtscts; file://: loop=0|1. One spelling
+// per value: loop=true or parity=even is refused.
 // TCP (tcp://, tcp-listen://, tls-connect://): idle=<seconds> closes a connection that sent
 // nothing for that long (0: never, up to 3600; default: five frame periods at rate=, at least
 // 0.25 s, or 2 s when the rate is unknown; see tcp_liveness.hpp), keepalive=0|1 (TCP keepalive
@@ -76,10 +79,11 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(std::string_view format,
                                                    const recon::Protocol& protocol);
 
 // Throws what open_live_source(uri) throws for a malformed URI, an option its scheme does not
-// take or (TLS schemes) a certificate, key, CA or CRL file that cannot be used, naming the option
-// and the file; opens nothing (for a command that checks its arguments before loading a model).
-// Option values are checked when the source opens. `more_schemes`: schemes the caller takes
-// besides a source's (run: nats://), listed with them in messages.
+// take, an option value it refuses (out of range, not a number, not one of the words the option
+// takes, complex= or scale= with format=openeit) or (TLS schemes) a certificate, key, CA or CRL
+// file that cannot be used, naming the option and the value or file; opens nothing (for a
+// command that checks its arguments before loading a model). `more_schemes`: schemes the caller
+// takes besides a source's (run: nats://), listed with them in messages.
 void check_live_source_uri(std::string_view uri, std::string_view more_schemes = {});
 
 std::unique_ptr<StreamSource> open_live_source(std::string_view uri,

@@ -63,7 +63,9 @@ class ReplaySource final : public pipeline::Source {
 
   ReplayProgress progress() const noexcept;
   double recorded_rate_hz() const noexcept override { return recorded_hz_; }
-  // Set-up findings (truncation, missing rate, …), also the first last_error.
+  // Set-up findings (truncation, missing rate, …), for whoever opened it to report once;
+  // not in stats().last_error, which is for problems while it plays (a status line would
+  // repeat them every refresh).
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
 
  private:
