@@ -61,8 +61,8 @@ class NatsDeviceLink final : public acquisition::DeviceLink {
   uint64_t reconnects() const { return publisher_->link().reconnects(); }
 
  protected:
-  // Waits until JetStream stored every frame (then the link sends no more); what it did not
-  // store in time counts as dropped. The wait is JetStream's: give_up is not looked at.
+  // Waits until JetStream stored every frame (then the link sends no more), ended early by
+  // give_up (a second signal); what it did not store by then counts as dropped.
   bool wait_drained(std::chrono::milliseconds timeout,
                     const std::function<bool()>& give_up) override {
     const bool all = publisher_->finish(timeout.count(), give_up);
