@@ -102,13 +102,18 @@ TEST_CASE(
   // Exactly once even when a bed is read again from the start (its consumer and its resume point
   // lost): the images published again carry the same Nats-Msg-Id and JetStream drops them.
   {
-    const eit::test::JetStreamConnection c(server.url());
+    natsConnection* nc = nullptr;
+    REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
+    jsCtx* js = nullptr;
+    natsConnection_JetStream(&js, nc, nullptr);
     jsErrCode err;
-    CHECK(js_DeleteConsumer(c.js, "EIT_RAW", "eitworker-icu-0", nullptr, &err) == NATS_OK);
+    CHECK(js_DeleteConsumer(js, "EIT_RAW", "eitworker-icu-0", nullptr, &err) == NATS_OK);
     kvStore* beds = nullptr;
-    REQUIRE(js_KeyValue(&beds, c.js, "EIT_BEDS") == NATS_OK);
+    REQUIRE(js_KeyValue(&beds, js, "EIT_BEDS") == NATS_OK);
     CHECK(kvStore_Delete(beds, "r.icu.0") == NATS_OK);
     kvStore_Destroy(beds);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
   }
   Subprocess again(leased_worker_command(server.url(), models, "wD"));
   CHECK(again.wait_for_stderr("frames " + std::to_string(kFrames), 60s));
