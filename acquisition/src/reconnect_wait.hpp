@@ -39,7 +39,8 @@ inline std::optional<TransportStatus> wait_for_attempt(IoLoop& loop,
 }
 
 // After a failed accept (out of descriptors, say) the listen socket stays readable, so trying
-// again at once would spin a core until a descriptor frees up: wait this long first.
+// again at once would spin a core until a descriptor frees up: wait this long first. (The live
+// view's server, which does not link this module, keeps its own: ViewServer::Impl.)
 inline constexpr std::chrono::milliseconds kAcceptRetryPause{100};
 
 // The pause after a failed accept; nullopt: try again now, else what read() returns.

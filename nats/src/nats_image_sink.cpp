@@ -99,8 +99,8 @@ void NatsImageSink::series_loop() noexcept {
 void NatsImageSink::end() noexcept {
   if (ended_) return;
   ended_ = true;
-  // A second Ctrl-C (abort()) during the wait ends it at once.
-  publisher_->finish(aborted_.load(std::memory_order_relaxed) ? 0 : options_.end_timeout_ms,
+  // A second Ctrl-C (abort()), before or during the wait, ends it at once.
+  publisher_->finish(options_.end_timeout_ms,
                      [this] { return aborted_.load(std::memory_order_relaxed); });
   stop_.store(true, std::memory_order_release);
   wake();

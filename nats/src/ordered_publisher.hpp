@@ -75,8 +75,8 @@ class OrderedPublisher {
   bool offer(std::span<const std::byte> message) noexcept;
 
   // Waits up to timeout_ms for every message to be stored, then stops the sender; what is left is
-  // counted as abandoned. give_up (may be empty), asked every few ms, ends the wait early (a
-  // second Ctrl-C). True when nothing was abandoned.
+  // counted as abandoned. give_up (may be empty), asked at once and then every few ms, ends the
+  // wait early (a second Ctrl-C). True when nothing was abandoned.
   bool finish(int64_t timeout_ms, const std::function<bool()>& give_up = {}) noexcept;
 
   // Without the last error it allocates nothing.

@@ -18,53 +18,12 @@
 #include "gmsh_outline.hpp"
 #include "gmsh_session.hpp"
 #include "mesh_generator_module.hpp"
+#include "outline_vertices.hpp"
 
 namespace eit::recon {
 namespace {
 
-struct OutlineVertex {
-  double s;
-  Eigen::Vector2d p;
-  int electrode = -1;  // index within a ring, -1 for corners and arc helpers
-};
-
-// Vertices of the outline at z = 0: electrode positions, polygon corners, and (curved outlines)
-// helpers so every arc spans less than π/4 of parameter (Gmsh arcs must span less than π).
-// Rectangular patches add their side edges at s_k ± edge_half (edge_half = 0: none).
-std::vector<OutlineVertex> outline_vertices(const OutlinePath& path, int per_ring,
-                                            double edge_half) {
-  const double P = path.perimeter(), tol = 1e-9 * P;
-  const auto electrodes = electrode_positions(path.outline(), per_ring);
-  std::vector<OutlineVertex> v;
-  for (int k = 0; k < per_ring; ++k) {
-    v.push_back({P * k / per_ring, electrodes[k], k});
-    if (edge_half > 0)
-      for (double side : {-1.0, 1.0}) {
-        const double s = std::fmod(P * k / per_ring + side * edge_half + P, P);
-        v.push_back({s, path.point_at(s), -1});
-      }
-  }
-  for (double s : path.corner_positions())
-    if (std::none_of(v.begin(), v.end(), [&](const OutlineVertex& x) {
-          return std::abs(std::remainder(x.s - s, P)) < tol;
-        }))
-      v.push_back({s, path.point_at(s), -1});
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.s < b.s; });
-  if (!path.is_curved()) return v;
-  std::vector<OutlineVertex> out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    out.push_back(v[i]);
-    const double s0 = v[i].s, s1 = i + 1 < v.size() ? v[i + 1].s : v[0].s + P;
-    double t0 = path.parameter_at(s0), t1 = path.parameter_at(s1);
-    if (t1 <= t0) t1 += 2 * std::numbers::pi;
-    const int pieces = static_cast<int>(std::ceil((t1 - t0) / (std::numbers::pi / 4)));
-    for (int j = 1; j < pieces; ++j) {
-      const double s = s0 + (s1 - s0) * j / pieces;
-      out.push_back({s, path.point_at(s), -1});
-    }
-  }
-  return out;
-}
+using detail::OutlineVertex;
 
 void validate(const OutlinePath& path, const Mesh3dOptions& o, const std::vector<double>& z) {
   if (o.n_rings < 1 || o.n_rings > 3)
@@ -152,7 +111,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   const bool disc = o.electrode_shape == Shape::kCircle;
   const double radius = o.refine_radius > 0 ? o.refine_radius : 2 * h_el;
   const std::vector<OutlineVertex> verts =
-      outline_vertices(path, per_ring, rect ? 0.5 * o.electrode_width : 0.0);
+      detail::outline_vertices(path, per_ring, rect ? 0.5 * o.electrode_width : 0.0);
 
   const detail::GeoOutline base = detail::add_geo_outline(path, verts, o.h0);
   const std::vector<int>& curves = base.curves;
@@ -214,7 +173,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   std::vector<int> electrode_points(static_cast<size_t>(o.n_electrodes), -1);
   for (int r = 0; r < o.n_rings; ++r)
     for (const auto& v : verts) {
-      if (v.electrode < 0) continue;
+      if (v.kind != OutlineVertex::kElectrode) continue;
       gmsh::vectorpair found;
       gmsh::model::getEntitiesInBoundingBox(v.p.x() - eps, v.p.y() - eps, z[r] - eps,
                                             v.p.x() + eps, v.p.y() + eps, z[r] + eps, found, 0);
@@ -228,7 +187,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const Mesh3dOptions& o, const std::
   if (extruded) {  // only the base is meshed by size: the electrodes' points at z = 0
     point_list.clear();
     for (size_t i = 0; i < verts.size(); ++i)
-      if (verts[i].electrode >= 0) point_list.push_back(base.points[i]);
+      if (verts[i].kind == OutlineVertex::kElectrode) point_list.push_back(base.points[i]);
   }
   namespace field = gmsh::model::mesh::field;
   const int distance = field::add("Distance");

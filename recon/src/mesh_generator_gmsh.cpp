@@ -20,17 +20,12 @@
 #include "gmsh_outline.hpp"
 #include "gmsh_session.hpp"
 #include "mesh_generator_module.hpp"
+#include "outline_vertices.hpp"
 
 namespace eit::recon {
 namespace {
 
-// A vertex of the boundary geometry at arc position s.
-struct BoundaryVertex {
-  double s;
-  Eigen::Vector2d p;
-  enum Kind { kElectrode, kEdge, kCorner, kHelper } kind;
-  int electrode = -1;
-};
+using detail::OutlineVertex;
 
 void set_fixed_options(double h0) {
   detail::set_deterministic_options(h0);
@@ -38,43 +33,6 @@ void set_fixed_options(double h0) {
   gmsh::option::setNumber("Mesh.CharacteristicLengthExtendFromBoundary", 1);
   gmsh::option::setNumber("Mesh.Optimize", 0);
   gmsh::option::setNumber("Mesh.Smoothing", 1);
-}
-
-std::vector<BoundaryVertex> boundary_vertices(const OutlinePath& path, const MeshOptions& o) {
-  const double P = path.perimeter(), tol = 1e-9 * P;
-  const auto electrodes = electrode_positions(path.outline(), o.n_electrodes);
-  std::vector<BoundaryVertex> v;
-  for (int k = 0; k < o.n_electrodes; ++k) {
-    const double s = P * k / o.n_electrodes;
-    v.push_back({s, electrodes[k], BoundaryVertex::kElectrode, k});
-    if (o.electrode_width > 0)
-      for (double side : {-0.5, 0.5}) {
-        const double se = std::fmod(s + side * o.electrode_width + P, P);
-        v.push_back({se, path.point_at(se), BoundaryVertex::kEdge, k});
-      }
-  }
-  for (double s : path.corner_positions()) {
-    const bool near = std::any_of(v.begin(), v.end(), [&](const BoundaryVertex& x) {
-      return std::abs(std::remainder(x.s - s, P)) < tol;
-    });
-    if (!near) v.push_back({s, path.point_at(s), BoundaryVertex::kCorner});
-  }
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.s < b.s; });
-  if (!path.is_curved()) return v;
-  // Gmsh's circle and ellipse arcs must span less than π: split long gaps in the parameter.
-  std::vector<BoundaryVertex> out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    out.push_back(v[i]);
-    const double s0 = v[i].s, s1 = i + 1 < v.size() ? v[i + 1].s : v[0].s + P;
-    double t0 = path.parameter_at(s0), t1 = path.parameter_at(s1);
-    if (t1 <= t0) t1 += 2 * std::numbers::pi;
-    const int pieces = static_cast<int>(std::ceil((t1 - t0) / (std::numbers::pi / 4)));
-    for (int j = 1; j < pieces; ++j) {
-      const double s = s0 + (s1 - s0) * j / pieces;
-      out.push_back({s, path.point_at(s), BoundaryVertex::kHelper});
-    }
-  }
-  return out;
 }
 
 void validate(const OutlinePath& path, const MeshOptions& o) {
@@ -108,7 +66,8 @@ std::string gmsh_error_text() {
 
 // Builds the geometry and meshes it; returns node tags per electrode (centre, then edges).
 Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
-  const std::vector<BoundaryVertex> verts = boundary_vertices(path, o);
+  const std::vector<OutlineVertex> verts =
+      detail::outline_vertices(path, o.n_electrodes, 0.5 * o.electrode_width);
   namespace geo = gmsh::model::geo;
   const detail::GeoOutline outline = detail::add_geo_outline(path, verts, o.h0);
   const std::vector<int>& tags = outline.points;
@@ -120,7 +79,7 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
     // Physical groups select what Gmsh saves: the triangles and one point per electrode.
     gmsh::model::setPhysicalName(2, gmsh::model::addPhysicalGroup(2, {surface}), "body");
     for (size_t i = 0; i < verts.size(); ++i)
-      if (verts[i].kind == BoundaryVertex::kElectrode) {
+      if (verts[i].kind == OutlineVertex::kElectrode) {
         const int k = verts[i].electrode;
         gmsh::model::setPhysicalName(0, gmsh::model::addPhysicalGroup(0, {tags[i]}, 1000 + k),
                                      fmt::format("electrode{}", k + 1));
@@ -154,9 +113,9 @@ Mesh mesh_with_gmsh(const OutlinePath& path, const MeshOptions& o) {
   std::vector<std::size_t> electrode_tags(o.n_electrodes);
   std::vector<std::vector<std::size_t>> edge_tags(o.n_electrodes);
   for (size_t i = 0; i < verts.size(); ++i) {
-    if (verts[i].kind == BoundaryVertex::kElectrode)
+    if (verts[i].kind == OutlineVertex::kElectrode)
       electrode_tags[verts[i].electrode] = node_of_point(tags[i]);
-    else if (verts[i].kind == BoundaryVertex::kEdge)
+    else if (verts[i].kind == OutlineVertex::kEdge)
       edge_tags[verts[i].electrode].push_back(node_of_point(tags[i]));
   }
   for (std::size_t t : electrode_tags) {

@@ -5,7 +5,6 @@
 // schemes in every refusal, and the TLS files read before anything opens.
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <limits>
 #include <string>
 
@@ -18,7 +17,6 @@
 #include "tls_test_certificates.hpp"
 
 using namespace eit::acquisition;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -259,28 +257,6 @@ const std::string kNone = "/nonexistent-eit-tls";
 
 doctest::Contains has(const std::string& text) { return doctest::Contains(text.c_str()); }
 
-// openssl's test certificates (tls_test_certificates.hpp), removed at the end; none without
-// openssl, and then the test says so and skips its checks of files that exist.
-struct TestCertificates {
-  const fs::path dir = eit::test::make_tls_certificates();
-  TestCertificates() = default;
-  TestCertificates(const TestCertificates&) = delete;
-  TestCertificates& operator=(const TestCertificates&) = delete;
-  ~TestCertificates() {
-    if (!dir.empty()) fs::remove_all(dir);
-  }
-  bool missing() const {
-    if (dir.empty()) MESSAGE("SKIPPED (files that exist): the openssl command is not available");
-    return dir.empty();
-  }
-  std::string operator()(const char* name) const { return (dir / name).string(); }
-  // A listener that presents the server's certificate.
-  std::string server() const {
-    return fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", (*this)("server.pem"),
-                       (*this)("server.key"));
-  }
-};
-
 TEST_CASE("a device link's TLS files are checked before it opens naming the option and file") {
   const std::string listen =
       fmt::format("tls-listen://127.0.0.1:0?cert={0}/server.pem&key={0}/server.key", kNone);
@@ -299,9 +275,9 @@ TEST_CASE("a device link's TLS files are checked before it opens naming the opti
   CHECK_THROWS_WITH_AS(check_device_link_uri("tls-listen://127.0.0.1:0"),
                        doctest::Contains("option cert= missing"), std::runtime_error);
 
-  const TestCertificates p;
-  if (p.missing()) return;
-  const std::string server = p.server();
+  const eit::test::TlsTestCertificates p;
+  if (p.missing("files that exist")) return;
+  const std::string server = p.server_listen_uri();
   CHECK_NOTHROW(check_device_link_uri(server));  // a listening device may admit any client
   CHECK_THROWS_WITH_AS(check_device_link_uri(server + "&ca=" + p("missing.pem")),
                        has(fmt::format("ca='{}' cannot be read", p("missing.pem"))),
@@ -324,9 +300,9 @@ TEST_CASE("a source's TLS files are checked before it opens naming the option an
   CHECK_THROWS_WITH_AS(check_live_source_uri("tls-connect://127.0.0.1:1"),
                        doctest::Contains("option ca= missing"), std::runtime_error);
 
-  const TestCertificates p;
-  if (p.missing()) return;
-  const std::string server = p.server();
+  const eit::test::TlsTestCertificates p;
+  if (p.missing("files that exist")) return;
+  const std::string server = p.server_listen_uri();
   CHECK_THROWS_WITH_AS(check_live_source_uri(server), doctest::Contains("option ca= missing"),
                        std::runtime_error);  // a source admits only devices its CA signed
   CHECK_NOTHROW(check_live_source_uri(server + "&ca=" + p("ward.pem")));

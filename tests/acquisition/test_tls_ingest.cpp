@@ -11,7 +11,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -30,28 +29,49 @@
 #include "tls_test_certificates.hpp"
 
 using namespace eit::acquisition;
-namespace fs = std::filesystem;
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
 
 namespace {
 
-// A device: connects, handshakes with `cert` (or none), writes `payload`; returns whether the
-// handshake and the write succeeded.
-bool send_as_device(uint16_t port, const fs::path& dir, const char* cert,
-                    const std::string& payload) {
-  asio::io_context io;
+uint16_t port_of(const std::string& endpoint) {
+  return static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+}
+
+// A device's TLS client context: it trusts "ward" (the server's CA) and presents certificate
+// `cert` (NAME.pem, NAME.key), or none for nullptr.
+ssl::context device_context(const eit::test::TlsTestCertificates& certs, const char* cert) {
   ssl::context ctx(ssl::context::tls_client);
-  ctx.load_verify_file((dir / "ward.pem").string());
+  ctx.load_verify_file(certs("ward.pem"));
   ctx.set_verify_mode(ssl::verify_peer);
   if (cert) {
-    ctx.use_certificate_chain_file((dir / fmt::format("{}.pem", cert)).string());
-    ctx.use_private_key_file((dir / fmt::format("{}.key", cert)).string(), ssl::context::pem);
+    ctx.use_certificate_chain_file(certs(fmt::format("{}.pem", cert).c_str()));
+    ctx.use_private_key_file(certs(fmt::format("{}.key", cert).c_str()), ssl::context::pem);
   }
-  ssl::stream<asio::ip::tcp::socket> s(io, ctx);
+  return ctx;
+}
+
+// A device connected to the server on `port` with `cert` (device_context), its handshake done;
+// `ec` says whether the connect and the handshake succeeded.
+struct TlsDevice {
+  asio::io_context io;
+  ssl::context ctx;
+  ssl::stream<asio::ip::tcp::socket> stream{io, ctx};
   boost::system::error_code ec;
-  s.next_layer().connect({asio::ip::make_address("127.0.0.1"), port}, ec);
-  if (!ec) s.handshake(ssl::stream_base::client, ec);
+  TlsDevice(uint16_t port, const eit::test::TlsTestCertificates& certs, const char* cert)
+      : ctx(device_context(certs, cert)) {
+    stream.next_layer().connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+    if (!ec) stream.handshake(ssl::stream_base::client, ec);
+  }
+};
+
+// A device: connects, handshakes with `cert` (or none), writes `payload`; returns whether the
+// handshake and the write succeeded.
+bool send_as_device(uint16_t port, const eit::test::TlsTestCertificates& certs, const char* cert,
+                    const std::string& payload) {
+  TlsDevice device(port, certs, cert);
+  auto& s = device.stream;
+  auto& ec = device.ec;
   if (!ec) asio::write(s, asio::buffer(payload), ec);
   if (!ec) {
     // TLS 1.3 reports a refused client certificate only on the first read.
@@ -79,43 +99,44 @@ std::string drain(ByteTransport& t, int ms) {
 
 // A device that connects, handshakes with a valid certificate and then sends nothing for `ms`
 // (a stuck device, or one whose stream never started); true when the handshake succeeded.
-bool stay_silent_as_device(uint16_t port, const fs::path& dir, int ms) {
-  asio::io_context io;
-  ssl::context ctx(ssl::context::tls_client);
-  ctx.load_verify_file((dir / "ward.pem").string());
-  ctx.set_verify_mode(ssl::verify_peer);
-  ctx.use_certificate_chain_file((dir / "device.pem").string());
-  ctx.use_private_key_file((dir / "device.key").string(), ssl::context::pem);
-  ssl::stream<asio::ip::tcp::socket> s(io, ctx);
-  boost::system::error_code ec;
-  s.next_layer().connect({asio::ip::make_address("127.0.0.1"), port}, ec);
-  if (!ec) s.handshake(ssl::stream_base::client, ec);
+bool stay_silent_as_device(uint16_t port, const eit::test::TlsTestCertificates& certs, int ms) {
+  const TlsDevice device(port, certs, "device");
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  return !ec;
+  return !device.ec;
+}
+
+// The longest of 25 reads of `t` with a deadline 100 ms away (2.5 s in all), each of which must
+// time out.
+double longest_timed_out_read_ms(ByteTransport& t) {
+  uint8_t buf[256];
+  double longest_ms = 0;
+  for (int i = 0; i < 25; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = t.read(buf, t0 + std::chrono::milliseconds(100));
+    longest_ms = std::max(
+        longest_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    CHECK(r.status == TransportStatus::kTimeout);
+  }
+  return longest_ms;
 }
 
 }  // namespace
 
 TEST_CASE("tls-listen: a silent device is cut after idle= so the device behind it streams") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  const std::string uri = fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}&idle=0.3",
-                                      (d / "server.pem").string(), (d / "server.key").string(),
-                                      (d / "ward.pem").string());
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
+  const std::string uri = p.server_listen_uri() + "&ca=" + p("ward.pem") + "&idle=0.3";
   auto source = open_live_source(uri, {}, eit::recon::make_protocol({}));
-  const auto endpoint = source->endpoint();
-  const auto port = static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  const uint16_t port = port_of(source->endpoint());
   // Old transport: no idle timeout; the silent device was read for its whole 3 s and the one
   // behind it waited in the backlog.
-  std::thread silent([&] { CHECK(stay_silent_as_device(port, d, 3000)); });
+  std::thread silent([&] { CHECK(stay_silent_as_device(port, p, 3000)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::thread device([&] {
-    auto link = open_device_link(fmt::format(
-        "tls-connect://127.0.0.1:{}?cert={}&key={}&ca={}&name=server", port,
-        (d / "device.pem").string(), (d / "device.key").string(), (d / "ward.pem").string()));
+    auto link =
+        open_device_link(fmt::format("tls-connect://127.0.0.1:{}?cert={}&key={}&ca={}&name=server",
+                                     port, p("device.pem"), p("device.key"), p("ward.pem")));
     if (!link->wait_for_receiver(std::chrono::seconds(5))) {
       FAIL_CHECK("the device behind the silent one never got through its handshake");
       return;
@@ -140,91 +161,53 @@ TEST_CASE("tls-listen: a silent device is cut after idle= so the device behind i
   silent.join();
   CHECK(frames == 20);
   CHECK(source->stats().last_error.find("idle timeout") != std::string::npos);
-  fs::remove_all(d);
 }
 
 TEST_CASE(
     "tls-listen: a peer that never starts its handshake does not hold a read past its deadline") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  const TlsFiles files{(d / "server.pem").string(), (d / "server.key").string(),
-                       (d / "ward.pem").string(), "", ""};
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
+  const TlsFiles files{p("server.pem"), p("server.key"), p("ward.pem"), "", ""};
   auto server = make_tls_server_transport("127.0.0.1", 0, files, TcpLiveness{},
                                           std::chrono::milliseconds(1500));
-  const auto port = static_cast<uint16_t>(
-      std::stoi(server->endpoint().substr(server->endpoint().rfind(':') + 1)));
+  const uint16_t port = port_of(server->endpoint());
   asio::io_context io;
   asio::ip::tcp::socket silent(io);
   silent.connect({asio::ip::make_address("127.0.0.1"), port});  // TCP only: no ClientHello
-  uint8_t buf[256];
   // Old transport: the first read waited out the whole handshake timeout (1.5 s here, 5 s by
-  // default) before it returned.
-  double longest_ms = 0;
-  for (int i = 0; i < 25; ++i) {  // 25 reads of 100 ms: past the handshake timeout
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = server->read(buf, t0 + std::chrono::milliseconds(100));
-    longest_ms = std::max(
-        longest_ms,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    CHECK(r.status == TransportStatus::kTimeout);
-  }
-  INFO("longest read: " << longest_ms << " ms");
-  CHECK(longest_ms < 1000);
+  // default) before it returned. 2.5 s of reads: past the handshake timeout.
+  CHECK(longest_timed_out_read_ms(*server) < 1000);
   // The handshake timeout still applies across the reads: the peer was cut and counted.
   CHECK(server->refused() == 1);
-  fs::remove_all(d);
 }
 
 TEST_CASE(
     "tls-connect: a device that accepts and never answers the handshake does not hold a read") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
   // A "device" that accepts TCP connections and then says nothing (no ServerHello).
   asio::io_context io;
   asio::ip::tcp::acceptor device(io, {asio::ip::make_address("127.0.0.1"), 0});
   const uint16_t port = device.local_endpoint().port();
-  const TlsFiles files{(d / "device.pem").string(), (d / "device.key").string(),
-                       (d / "ward.pem").string(), "server", ""};
+  const TlsFiles files{p("device.pem"), p("device.key"), p("ward.pem"), "server", ""};
   auto client = make_tls_client_transport("127.0.0.1", port, files, ReconnectPolicy{},
                                           TcpLiveness{}, std::chrono::milliseconds(1500));
-  uint8_t buf[256];
-  // Old transport: the read that connected waited out the whole handshake timeout.
-  double longest_ms = 0;
-  for (int i = 0; i < 25; ++i) {  // 2.5 s: past the handshake timeout
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = client->read(buf, t0 + std::chrono::milliseconds(100));
-    longest_ms = std::max(
-        longest_ms,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    CHECK(r.status == TransportStatus::kTimeout);
-  }
-  INFO("longest read: " << longest_ms << " ms");
-  CHECK(longest_ms < 1000);
+  // Old transport: the read that connected waited out the whole handshake timeout. 2.5 s of
+  // reads: past the handshake timeout.
+  CHECK(longest_timed_out_read_ms(*client) < 1000);
   CHECK(client->refused() >= 1);  // the handshake timeout still cut it
-  fs::remove_all(d);
 }
 
 TEST_CASE("tls-listen: a device with a certificate from the CA streams, others are refused") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  const TlsFiles files{(d / "server.pem").string(), (d / "server.key").string(),
-                       (d / "ward.pem").string(), "", ""};
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
+  const TlsFiles files{p("server.pem"), p("server.key"), p("ward.pem"), "", ""};
   auto server = make_tls_server_transport("127.0.0.1", 0, files, TcpLiveness{},
                                           std::chrono::milliseconds(2000));
-  const auto port = static_cast<uint16_t>(
-      std::stoi(server->endpoint().substr(server->endpoint().rfind(':') + 1)));
+  const uint16_t port = port_of(server->endpoint());
 
   SUBCASE("a valid client certificate") {
-    std::thread device([&] { CHECK(send_as_device(port, d, "device", "frame-bytes-1234")); });
+    std::thread device([&] { CHECK(send_as_device(port, p, "device", "frame-bytes-1234")); });
     const std::string got = drain(*server, 1500);
     device.join();
     CHECK(got == "frame-bytes-1234");
@@ -232,8 +215,8 @@ TEST_CASE("tls-listen: a device with a certificate from the CA streams, others a
   }
   SUBCASE("no client certificate, then a certificate from another CA") {
     std::thread devices([&] {
-      CHECK_FALSE(send_as_device(port, d, nullptr, "forged-1"));
-      CHECK_FALSE(send_as_device(port, d, "rogue", "forged-2"));
+      CHECK_FALSE(send_as_device(port, p, nullptr, "forged-1"));
+      CHECK_FALSE(send_as_device(port, p, "rogue", "forged-2"));
     });
     const std::string got = drain(*server, 2500);
     devices.join();
@@ -241,7 +224,6 @@ TEST_CASE("tls-listen: a device with a certificate from the CA streams, others a
     CHECK(server->refused() == 2);
     CHECK(server->stats().last_error.find("refused") != std::string::npos);
   }
-  fs::remove_all(d);
 }
 
 TEST_CASE("tls-listen:// URIs: cert, key and ca are required and checked at set-up") {
@@ -268,22 +250,13 @@ void listening_device(DeviceLink& link, const std::string& payload, const std::a
   }
 }
 
-uint16_t port_of(const std::string& endpoint) {
-  return static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
-}
-
 }  // namespace
 
 TEST_CASE("tls-connect://: the client checks the device's CA and name, presents its own certificate") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  auto p = [&](const char* f) { return (d / f).string(); };
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
   // The device demands a client certificate from "ward" (ca=).
-  auto device = open_device_link(fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
-                                             p("server.pem"), p("server.key"), p("ward.pem")));
+  auto device = open_device_link(p.server_listen_uri() + "&ca=" + p("ward.pem"));
   CHECK(device->receiver_uri().starts_with("tls-connect://127.0.0.1:"));
   const uint16_t port = port_of(device->endpoint());
   std::atomic<bool> done{false};
@@ -317,16 +290,11 @@ TEST_CASE("tls-connect://: the client checks the device's CA and name, presents 
   }
   done = true;
   device_thread.join();
-  fs::remove_all(d);
 }
 
 TEST_CASE("emulate --to tls-connect://: a device connects to tls-listen:// with its client certificate") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  auto p = [&](const char* f) { return (d / f).string(); };
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
   auto server = make_tls_server_transport("127.0.0.1", 0,
                                           {p("server.pem"), p("server.key"), p("ward.pem"), "", ""},
                                           TcpLiveness{}, std::chrono::milliseconds(2000));
@@ -360,7 +328,6 @@ TEST_CASE("emulate --to tls-connect://: a device connects to tls-listen:// with 
     t.join();
     CHECK(server->refused() >= 1);
   }
-  fs::remove_all(d);
 }
 
 TEST_CASE("tls-connect:// URIs: ca= is required, cert= and key= come together") {
@@ -375,19 +342,19 @@ TEST_CASE("tls-connect:// URIs: ca= is required, cert= and key= come together") 
 }
 
 TEST_CASE("tls-listen:// with crl=: a device whose certificate the CA revoked is refused") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty() || !eit::test::revoke_tls_certificate(d, "rogue_ward")) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
+  if (!eit::test::revoke_tls_certificate(p.dir(), "rogue_ward")) {
+    MESSAGE("SKIPPED: openssl ca could not revoke a test certificate");
     return;
   }
-  auto p = [&](const char* f) { return (d / f).string(); };
   auto with_crl = make_tls_server_transport(
       "127.0.0.1", 0, {p("server.pem"), p("server.key"), p("ward.pem"), "", p("ward-crl.pem")},
       TcpLiveness{}, std::chrono::milliseconds(2000));
   const uint16_t port = port_of(with_crl->endpoint());
   std::thread devices([&] {
-    CHECK(send_as_device(port, d, "device", "still-valid"));
-    CHECK_FALSE(send_as_device(port, d, "rogue_ward", "revoked"));
+    CHECK(send_as_device(port, p, "device", "still-valid"));
+    CHECK_FALSE(send_as_device(port, p, "rogue_ward", "revoked"));
   });
   const std::string got = drain(*with_crl, 2500);
   devices.join();
@@ -395,9 +362,7 @@ TEST_CASE("tls-listen:// with crl=: a device whose certificate the CA revoked is
   CHECK(with_crl->refused() == 1);
   CHECK(with_crl->stats().last_error.find("revoked") != std::string::npos);
   CHECK_THROWS_WITH_AS(
-      make_tls_server_transport("127.0.0.1", 0,
-                                {p("server.pem"), p("server.key"), p("ward.pem"), "",
-                                 p("ward.pem")}),
+      make_tls_server_transport(
+          "127.0.0.1", 0, {p("server.pem"), p("server.key"), p("ward.pem"), "", p("ward.pem")}),
       doctest::Contains("holds no certificate revocation list"), std::runtime_error);
-  fs::remove_all(d);
 }

@@ -2,13 +2,16 @@
 // Test certificates made by the openssl command: two CAs, "ward" and "other"; a server
 // certificate (CN=server), a device certificate and a second one ("rogue_ward", to revoke) from
 // "ward", a rogue device from "other".
-// Returns the folder (NAME.pem, NAME.key), or an empty path when openssl is not available.
+// Returns the folder (NAME.pem, NAME.key), or an empty path when openssl is not available;
+// TlsTestCertificates holds them for one test.
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
 
+#include <doctest/doctest.h>
 #include <fmt/format.h>
 
 namespace eit::test {
@@ -55,5 +58,39 @@ inline bool revoke_tls_certificate(const std::filesystem::path& d, const char* n
          tls_sh(in + "openssl ca -config ca.cnf -keyfile ward.key -cert ward.pem -gencrl -out "
                      "ward-crl.pem");
 }
+
+// make_tls_certificates()' folder for one test, removed with the object; none without openssl,
+// and then missing() says what the test skips.
+class TlsTestCertificates {
+ public:
+  TlsTestCertificates() = default;
+  TlsTestCertificates(const TlsTestCertificates&) = delete;
+  TlsTestCertificates& operator=(const TlsTestCertificates&) = delete;
+  ~TlsTestCertificates() {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+
+  // True when there are none; says so, and that the test (or `part` of it) is skipped.
+  bool missing(const char* part = nullptr) const {
+    if (dir_.empty())
+      MESSAGE(
+          fmt::format("SKIPPED{}: the openssl command is not available to make test "
+                      "certificates",
+                      part ? fmt::format(" ({})", part) : ""));
+    return dir_.empty();
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+  // The path of file `name` ("server.pem", "ward.pem", …).
+  std::string operator()(const char* name) const { return (dir_ / name).string(); }
+  // A tls-listen:// URI on an ephemeral loopback port that presents the server's certificate.
+  std::string server_listen_uri() const {
+    return fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}", (*this)("server.pem"),
+                       (*this)("server.key"));
+  }
+
+ private:
+  const std::filesystem::path dir_ = make_tls_certificates();
+};
 
 }  // namespace eit::test

@@ -25,8 +25,8 @@ class NatsCluster {
     dir_ =
         std::filesystem::temp_directory_path() / ("eit-nats-cluster-" + std::to_string(getpid()));
     for (int i = 0; i < kNodes; ++i) {
-      client_port_[i] = free_loopback_port();
-      cluster_port_[i] = free_loopback_port();
+      client_port_[i] = unused_loopback_port();
+      cluster_port_[i] = unused_loopback_port();
     }
     if (!nats_server_installed()) return;
     for (int i = 0; i < kNodes; ++i) start(i);

@@ -16,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include "loopback_port.hpp"
+
 namespace eit::test {
 
 // Where nats-server is installed, or "" when it is not.
@@ -38,22 +40,9 @@ bool skipped_without_nats(const Servers& servers) {
   return true;
 }
 
-// A port nobody listens on right now (bind to 0, read it back, close).
-inline int free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 class NatsServer {
  public:
-  NatsServer() : port_(free_loopback_port()) {
+  NatsServer() : port_(unused_loopback_port()) {
     dir_ = std::filesystem::temp_directory_path() /
            ("eit-nats-" + std::to_string(getpid()) + "-" + std::to_string(port_));
     std::filesystem::create_directories(dir_);

@@ -1,17 +1,41 @@
 #pragma once
 // Reading what eitstream put into JetStream, for NATS tests: an ordered, acknowledged pull of
-// every message on a subject, straight through libnats (independent of the code under test).
+// every message on a subject, straight through libnats (independent of the code under test), and
+// the image messages' sequence numbers.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <nats/nats.h>
 
+#include <doctest/doctest.h>
+
+#include "eit/sinks/image_header.hpp"
+
 namespace eit::test {
+
+// A connection to `url` and its JetStream context, for setting up or looking at what eitstream
+// finds on the server.
+struct JetStreamConnection {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  explicit JetStreamConnection(const std::string& url) {
+    REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
+    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+  }
+  ~JetStreamConnection() {
+    if (js) jsCtx_Destroy(js);
+    if (nc) natsConnection_Destroy(nc);
+  }
+  JetStreamConnection(const JetStreamConnection&) = delete;
+  JetStreamConnection& operator=(const JetStreamConnection&) = delete;
+};
 
 struct NatsMessage {
   std::string subject;
@@ -62,6 +86,29 @@ inline std::vector<NatsMessage> fetch_all(const std::string& url, const char* st
   jsCtx_Destroy(js);
   natsConnection_Destroy(nc);
   return out;
+}
+
+// The image header an image message starts with; nullopt when it has none.
+inline std::optional<sinks::ImageHeader> image_header_of(const NatsMessage& image) {
+  return sinks::decode_image_header(std::as_bytes(std::span(image.data.data(), image.data.size())));
+}
+
+// The seq of each image message, in the order given (each must have an image header).
+inline std::vector<uint64_t> image_seqs(const std::vector<NatsMessage>& images) {
+  std::vector<uint64_t> seqs;
+  for (const auto& m : images) {
+    const auto h = image_header_of(m);
+    REQUIRE(h.has_value());
+    seqs.push_back(h->seq);
+  }
+  return seqs;
+}
+
+// first, first + 1, …, end - 1.
+inline std::vector<uint64_t> seq_range(uint64_t first, uint64_t end) {
+  std::vector<uint64_t> v;
+  for (uint64_t s = first; s < end; ++s) v.push_back(s);
+  return v;
 }
 
 // The stream sequence the EIT_RAW consumer `durable` was made to start at (0: none given), or

@@ -59,6 +59,16 @@ std::string create_replicated_raw_stream(const std::string& url) {
   return leader;
 }
 
+// Creates EIT_RAW with three replicas on `cluster`; the index of the node leading it.
+int replicated_raw_stream_leader(const eit::test::NatsCluster& cluster) {
+  const std::string leader = create_replicated_raw_stream(cluster.url(0));
+  REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
+  int node = 0;
+  for (int i = 0; i < eit::test::NatsCluster::kNodes; ++i)
+    if (cluster.name(i) == leader) node = i;
+  return node;
+}
+
 // Follows `subject` through a durable, replicated pull consumer on `url` while frames are being
 // published, retrying through errors (a node dies, the consumer's leader moves), until `count`
 // frames arrived or `limit` passed. Independent of the code under test (libnats directly).
@@ -111,14 +121,10 @@ std::vector<std::string> follow_durable(const std::string& url, const std::strin
 TEST_CASE("3-node cluster, stream with 3 replicas: one node killed mid-stream, no frame lost") {
   eit::test::NatsCluster cluster;
   if (eit::test::skipped_without_nats(cluster)) return;
-  const std::string leader = create_replicated_raw_stream(cluster.url(0));
-  REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
   // The gateway talks to the stream's leader; a follower dies under it (its replica is lost,
   // two of three remain: the stream keeps its quorum and takes every frame).
-  int gateway_node = 0, victim = 0;
-  for (int i = 0; i < eit::test::NatsCluster::kNodes; ++i)
-    if (cluster.name(i) == leader) gateway_node = i;
-  victim = (gateway_node + 1) % eit::test::NatsCluster::kNodes;
+  const int gateway_node = replicated_raw_stream_leader(cluster);
+  const int victim = (gateway_node + 1) % eit::test::NatsCluster::kNodes;
   const int reader_node = (gateway_node + 2) % eit::test::NatsCluster::kNodes;
 
   constexpr int kFrames = 600;
@@ -145,11 +151,7 @@ TEST_CASE("3-node cluster: the stream's leader killed mid-stream, the gateway re
           "election lost, a live reader gets every frame once, in order") {
   eit::test::NatsCluster cluster;
   if (eit::test::skipped_without_nats(cluster)) return;
-  const std::string leader = create_replicated_raw_stream(cluster.url(0));
-  REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
-  int leader_node = 0;
-  for (int i = 0; i < eit::test::NatsCluster::kNodes; ++i)
-    if (cluster.name(i) == leader) leader_node = i;
+  const int leader_node = replicated_raw_stream_leader(cluster);
   const int reader_node = (leader_node + 1) % eit::test::NatsCluster::kNodes;
 
   // 1,500 frames at ~500 frames/s (3 s); the leader dies after 300. The election takes seconds:
@@ -197,11 +199,8 @@ TEST_CASE("3-node cluster: the stream's leader killed mid-stream, the gateway re
 TEST_CASE("3-node cluster: EIT_RAW's creation time stays the same when its leader changes") {
   eit::test::NatsCluster cluster;
   if (eit::test::skipped_without_nats(cluster)) return;
-  const std::string leader = create_replicated_raw_stream(cluster.url(0));
-  REQUIRE_MESSAGE(!leader.empty(), "the cluster elected no stream leader within 20 s");
-  int leader_node = 0;
-  for (int i = 0; i < eit::test::NatsCluster::kNodes; ++i)
-    if (cluster.name(i) == leader) leader_node = i;
+  const int leader_node = replicated_raw_stream_leader(cluster);
+  const std::string leader = cluster.name(leader_node);
   const int other = (leader_node + 1) % eit::test::NatsCluster::kNodes;
   // The stream's creation time and leader as a node reports them; {0, ""} while it cannot.
   auto created_and_leader = [&](int node) {

@@ -160,13 +160,24 @@ TEST_CASE("a frame with NaN gets a zero image and is counted, its neighbours are
   }
 }
 
-TEST_CASE("reference first:N is the mean of the first N frames, those frames carry the flag") {
-  const auto m = random_model(256);
-  const auto frames = random_frames(m, 60);
-  Eigen::VectorXd mean = Eigen::VectorXd::Zero(m.v_ref.size());
-  for (size_t i = 0; i < 10; ++i)
+namespace {
+
+// The mean of frames first … first + 9: the reference a capture of 10 frames takes from them.
+Eigen::VectorXd mean_of_ten(const std::vector<std::vector<float>>& frames, size_t first) {
+  Eigen::VectorXd mean = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(frames[first].size()));
+  for (size_t i = first; i < first + 10; ++i)
     for (Eigen::Index k = 0; k < mean.size(); ++k)
       mean[k] += frames[i][static_cast<size_t>(k)] / 10.0;
+  return mean;
+}
+
+// `frames` through the CPU pipeline with reference first:10 and normalised images.
+struct CaptureRun {
+  std::vector<eit::test::ReceivedFrame> images;
+  PipelineStats stats;
+};
+CaptureRun run_capturing_ten(const eit::recon::Model& m,
+                             const std::vector<std::vector<float>>& frames) {
   VectorSource source(frames);
   CollectingSink sink(m.n_out());
   PipelineOptions o;
@@ -175,7 +186,17 @@ TEST_CASE("reference first:N is the mean of the first N frames, those frames car
   Pipeline p(m, source, cpu_backend(m), {&sink}, o);
   p.start();
   REQUIRE(wait_finished(p));
-  const auto got = sink.frames();
+  return {sink.frames(), p.stats()};
+}
+
+}  // namespace
+
+TEST_CASE("reference first:N is the mean of the first N frames, those frames carry the flag") {
+  const auto m = random_model(256);
+  const auto frames = random_frames(m, 60);
+  const Eigen::VectorXd mean = mean_of_ten(frames, 0);
+  const CaptureRun run = run_capturing_ten(m, frames);
+  const auto& got = run.images;
   REQUIRE(got.size() == 60);
   for (size_t i = 0; i < 10; ++i) CHECK((got[i].flags & kFlagReference) != 0);
   double worst = 0;
@@ -185,7 +206,7 @@ TEST_CASE("reference first:N is the mean of the first N frames, those frames car
         worst, eit::test::relative_error(got[i].image, expected_image(m, frames[i], mean, true)));
   }
   CHECK(worst < 1e-4);
-  CHECK(p.stats().reference_captures == 1);
+  CHECK(run.stats.reference_captures == 1);
 }
 
 TEST_CASE("a captured reference the backend refuses is captured again, and the fault is told") {
@@ -194,19 +215,9 @@ TEST_CASE("a captured reference the backend refuses is captured again, and the f
   // Channel 3 reads 0 in the first 10 frames (electrodes settling): a reference taken from them
   // cannot normalise (|v_ref| = 0). The next 10 frames give one that can.
   for (size_t i = 0; i < 10; ++i) frames[i][3] = 0.0f;
-  Eigen::VectorXd mean = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m.n_meas()));
-  for (size_t i = 10; i < 20; ++i)
-    for (Eigen::Index k = 0; k < mean.size(); ++k)
-      mean[k] += frames[i][static_cast<size_t>(k)] / 10.0;
-  VectorSource source(frames);
-  CollectingSink sink(m.n_out());
-  PipelineOptions o;
-  o.reference = {ReferenceMode::kCapture, 10, {}};
-  o.normalize = 1;
-  Pipeline p(m, source, cpu_backend(m), {&sink}, o);
-  p.start();
-  REQUIRE(wait_finished(p));
-  const auto got = sink.frames();
+  const Eigen::VectorXd mean = mean_of_ten(frames, 10);
+  const CaptureRun run = run_capturing_ten(m, frames);
+  const auto& got = run.images;
   REQUIRE(got.size() == 60);
   for (size_t i = 0; i < 20; ++i) CHECK((got[i].flags & kFlagReference) != 0);
   double worst = 0;
@@ -214,9 +225,9 @@ TEST_CASE("a captured reference the backend refuses is captured again, and the f
     worst = std::max(
         worst, eit::test::relative_error(got[i].image, expected_image(m, frames[i], mean, true)));
   CHECK(worst < 1e-4);
-  CHECK(p.stats().reference_captures == 2);
-  CHECK(p.stats().error.find("captured reference rejected") == 0);
-  CHECK(p.stats().error.find("capturing again") != std::string::npos);
+  CHECK(run.stats.reference_captures == 2);
+  CHECK(run.stats.error.find("captured reference rejected") == 0);
+  CHECK(run.stats.error.find("capturing again") != std::string::npos);
 }
 
 TEST_CASE("a backend fault falls back to the CPU without losing or reordering frames") {

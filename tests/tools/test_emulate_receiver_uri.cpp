@@ -14,6 +14,7 @@
 
 #include "../nats/nats_server.hpp"
 #include "emulate_process.hpp"
+#include "loopback_port.hpp"
 #include "subprocess.hpp"
 
 using eit::test::EmulateProcess;
@@ -21,19 +22,6 @@ using eit::test::Subprocess;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A loopback port nothing uses (bound, read back, released).
-int unused_port(int type) {
-  const int fd = socket(AF_INET, type, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 // `run --source receiver` for 5 frames: its exit status, with what it printed for the report.
 int run_source(const std::string& receiver, std::string& said) {
@@ -60,8 +48,8 @@ TEST_CASE(
                                   .string();
   const std::vector<std::vector<std::string>> targets = {
       {"--to", "tcp-listen://127.0.0.1:0"},
-      {"--to", "tcp://127.0.0.1:" + std::to_string(unused_port(SOCK_STREAM))},
-      {"--to", "udp://127.0.0.1:" + std::to_string(unused_port(SOCK_DGRAM))},
+      {"--to", "tcp://127.0.0.1:" + std::to_string(eit::test::unused_loopback_port(SOCK_STREAM))},
+      {"--to", "udp://127.0.0.1:" + std::to_string(eit::test::unused_loopback_port(SOCK_DGRAM))},
       {"--to", "pty"},
       {"--to", "file://" + capture, "--count", "10"},
       {"--to", "tcp-listen://127.0.0.1:0", "--sample-type", "i16"},

@@ -4,8 +4,6 @@
 // visibly without it).
 #include <doctest/doctest.h>
 
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "../acquisition/live_test_support.hpp"
@@ -17,7 +15,6 @@
 using namespace eit::acquisition;
 using eit::test::EmulateProcess;
 using eit::test::read_frames;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -31,16 +28,11 @@ void check_in_order(const std::vector<eit::test::ReceivedFrame>& got) {
 }  // namespace
 
 TEST_CASE("emulate --to tls-listen://: a tls-connect:// source verifies the device and reads every frame") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  auto p = [&](const char* f) { return (d / f).string(); };
-  EmulateProcess emulate({"--from", "synthetic", "--count", std::to_string(kFrames), "--fps",
-                          "400", "--wait-s", "30", "--to",
-                          fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
-                                      p("server.pem"), p("server.key"), p("ward.pem"))});
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
+  EmulateProcess emulate({"--from", "synthetic", "--count", std::to_string(kFrames), "--fps", "400",
+                          "--wait-s", "30", "--to",
+                          p.server_listen_uri() + "&ca=" + p("ward.pem")});
   const std::string receiver = emulate.line_after("receiver: ");
   REQUIRE(receiver.rfind("tls-connect://127.0.0.1:", 0) == 0);
   auto source = open_live_source(
@@ -49,19 +41,13 @@ TEST_CASE("emulate --to tls-listen://: a tls-connect:// source verifies the devi
       {}, eit::test::adjacent16());
   check_in_order(read_frames(*source, kFrames, std::chrono::seconds(60)));
   CHECK(emulate.wait() == 0);
-  fs::remove_all(d);
 }
 
 TEST_CASE("emulate --to tls-connect://: the device's client certificate admits it to tls-listen://") {
-  const fs::path d = eit::test::make_tls_certificates();
-  if (d.empty()) {
-    MESSAGE("SKIPPED: the openssl command is not available to make test certificates");
-    return;
-  }
-  auto p = [&](const char* f) { return (d / f).string(); };
-  auto source = open_live_source(fmt::format("tls-listen://127.0.0.1:0?cert={}&key={}&ca={}",
-                                             p("server.pem"), p("server.key"), p("ward.pem")),
-                                 {}, eit::test::adjacent16());
+  const eit::test::TlsTestCertificates p;
+  if (p.missing()) return;
+  auto source =
+      open_live_source(p.server_listen_uri() + "&ca=" + p("ward.pem"), {}, eit::test::adjacent16());
   EmulateProcess emulate({"--from", "synthetic", "--count", std::to_string(kFrames), "--fps",
                           "400", "--wait-s", "30", "--to",
                           fmt::format("tls-connect://{}?cert={}&key={}&ca={}&name=server",
@@ -69,7 +55,6 @@ TEST_CASE("emulate --to tls-connect://: the device's client certificate admits i
                                       p("ward.pem"))});
   check_in_order(read_frames(*source, kFrames, std::chrono::seconds(60)));
   CHECK(emulate.wait() == 0);
-  fs::remove_all(d);
 }
 
 TEST_CASE("emulate checks the --to TLS files before it builds the phantom naming the file") {

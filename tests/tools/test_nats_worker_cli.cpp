@@ -6,7 +6,6 @@
 
 #if __has_include(<nats/nats.h>)
 
-#include <filesystem>
 #include <map>
 #include <regex>
 #include <thread>
@@ -15,49 +14,14 @@
 #include "../nats/nats_test_support.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
+#include "worker_command.hpp"
 
+using eit::test::leased_worker_command;
 using eit::test::Subprocess;
+using eit::test::worker_frames;
 using namespace std::chrono_literals;
 
 namespace {
-
-uint64_t worker_frames(const std::string& out) {
-  std::smatch m;
-  return std::regex_search(out, m, std::regex(R"(frames (\d+), bad)")) ? std::stoull(m[1]) : 0;
-}
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    path = std::filesystem::temp_directory_path() / ("eit-worker-" + std::to_string(getpid()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// `eitstream model build` of the default model into `models` (the workers' --model-dir).
-void build_default_model(const TempDir& models) {
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models.path / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
-}
-
-std::vector<std::string> worker_command(const eit::test::NatsServer& server, const TempDir& models,
-                                        const char* id) {
-  return {EITSTREAM_BIN,
-          "worker",
-          server.url() + "?site=icu",
-          "--model-dir",
-          models.path.string(),
-          "--id",
-          id,
-          "--lease",
-          "1",
-          "--status-interval",
-          "0.2"};
-}
 
 // A device gateway sending `frames` synthetic frames of bed `bed` at 100 frames/s.
 std::vector<std::string> device_command(const eit::test::NatsServer& server, int bed, int frames) {
@@ -84,13 +48,13 @@ TEST_CASE(
     "reconstructed exactly once and in order") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  TempDir models;
-  build_default_model(models);
+  eit::test::WorkerModelDir models("eit-worker-cli-");
 
   constexpr int kBeds = 3, kFrames = 400;
   std::vector<std::unique_ptr<Subprocess>> workers;
   for (const char* id : {"wA", "wB", "wC"})
-    workers.push_back(std::make_unique<Subprocess>(worker_command(server, models, id)));
+    workers.push_back(
+        std::make_unique<Subprocess>(leased_worker_command(server.url(), models, id)));
   std::vector<std::unique_ptr<Subprocess>> devices;
   for (int b = 0; b < kBeds; ++b)
     devices.push_back(std::make_unique<Subprocess>(device_command(server, b, kFrames)));
@@ -114,8 +78,7 @@ TEST_CASE(
   for (size_t i = 1; i < workers.size(); ++i) CHECK(workers[i]->wait(30s) == 0);
   std::map<std::string, std::vector<uint64_t>> seqs;
   for (const auto& m : images) {
-    const auto h =
-        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
+    const auto h = eit::test::image_header_of(m);
     REQUIRE(h.has_value());
     CHECK(m.data.size() == sizeof(eit::sinks::ImageHeader) + h->count * sizeof(float));
     seqs[m.subject].push_back(h->seq);
@@ -130,7 +93,8 @@ TEST_CASE(
     CHECK(consecutive);  // once each, in order
   }
   // The survivors reconstructed more than their own beds: the dead worker's bed moved.
-  const uint64_t survivors = worker_frames(workers[1]->out()) + worker_frames(workers[2]->out());
+  const uint64_t survivors =
+      worker_frames(workers[1]->out()).value_or(0) + worker_frames(workers[2]->out()).value_or(0);
   INFO("worker B: " << workers[1]->out() << "worker C: " << workers[2]->out());
   CHECK(survivors > uint64_t{2 * kFrames});
   CHECK(workers[1]->out().find("publish failures 0") != std::string::npos);
@@ -151,7 +115,7 @@ TEST_CASE(
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
   }
-  Subprocess again(worker_command(server, models, "wD"));
+  Subprocess again(leased_worker_command(server.url(), models, "wD"));
   CHECK(again.wait_for_stderr("frames " + std::to_string(kFrames), 60s));
   again.signal(SIGINT);
   CHECK(again.wait(30s) == 0);
@@ -164,11 +128,10 @@ TEST_CASE(
     "a worker through a server restart: every frame of its bed comes out as one image, in order") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  TempDir models;
-  build_default_model(models);
+  eit::test::WorkerModelDir models("eit-worker-cli-");
 
   constexpr int kFrames = 600;
-  Subprocess worker(worker_command(server, models, "wR"));
+  Subprocess worker(leased_worker_command(server.url(), models, "wR"));
   REQUIRE(worker.wait_for_stderr("beds held", 60s));
   Subprocess device(device_command(server, 7, kFrames));
   REQUIRE(wait_until_flowing(worker));
@@ -186,13 +149,7 @@ TEST_CASE(
   worker.signal(SIGINT);
   CHECK(worker.wait(30s) == 0);
   INFO("worker: " << worker.out() << worker.err());
-  std::vector<uint64_t> seqs;
-  for (const auto& m : images) {
-    const auto h =
-        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
-    REQUIRE(h.has_value());
-    seqs.push_back(h->seq);
-  }
+  const std::vector<uint64_t> seqs = eit::test::image_seqs(images);
   REQUIRE(seqs.size() == size_t{kFrames});
   size_t first_wrong = 0;
   for (size_t i = 1; i < seqs.size() && first_wrong == 0; ++i)

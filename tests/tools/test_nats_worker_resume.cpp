@@ -12,18 +12,18 @@
 
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "../nats/nats_server.hpp"
 #include "../nats/nats_test_support.hpp"
-#include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
-#include "worker_model_dir.hpp"
+#include "worker_command.hpp"
 
+using eit::test::seq_range;
 using eit::test::Subprocess;
+using eit::test::worker_frames;
 using namespace std::chrono_literals;
 
 namespace {
@@ -33,17 +33,8 @@ struct ModelDir : eit::test::WorkerModelDir {
 };
 
 // A JetStream connection for looking at what the workers left on the server.
-struct Js {
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  explicit Js(const std::string& url) {
-    REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
-    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
-  }
-  ~Js() {
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-  }
+struct Js : eit::test::JetStreamConnection {
+  using JetStreamConnection::JetStreamConnection;
   // EIT_IMAGES as workers make it, but with a duplicate window of `window`.
   void add_image_stream(std::chrono::milliseconds window) {
     const char* subjects[] = {"eit.*.*.img", "eit.*.*.series", "eit.*.*.global", "eit.*.*.breath"};
@@ -87,43 +78,25 @@ struct Js {
   }
 };
 
-uint64_t frames_of(const std::string& summary) {
-  std::smatch m;
-  return std::regex_search(summary, m, std::regex(R"(frames (\d+), bad)")) ? std::stoull(m[1])
-                                                                           : ~uint64_t{0};
-}
-
+// A worker of site icu named `id` that reads a bed it is the first to read from `since`.
 std::vector<std::string> worker(const eit::test::NatsServer& server, const ModelDir& models,
                                 const char* id, const char* since) {
-  return {EITSTREAM_BIN,
-          "worker",
-          server.url() + "?site=icu",
-          "--model-dir",
-          models.path.string(),
-          "--id",
-          id,
-          "--since",
-          since,
-          "--status-interval",
-          "0.2"};
+  return eit::test::worker_command(server.url() + "?site=icu", models,
+                                   {"--id", id, "--since", since});
 }
 
+// Bed icu.1's images, from the start of EIT_IMAGES.
 std::vector<uint64_t> image_seqs(const eit::test::NatsServer& server, size_t at_most) {
-  std::vector<uint64_t> seqs;
-  for (const auto& m :
-       eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.1.img", at_most, 3s)) {
-    const auto h =
-        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
-    REQUIRE(h.has_value());
-    seqs.push_back(h->seq);
-  }
-  return seqs;
+  return eit::test::image_seqs(
+      eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.1.img", at_most, 3s));
 }
 
-std::vector<uint64_t> range(uint64_t first, uint64_t end) {
-  std::vector<uint64_t> v;
-  for (uint64_t s = first; s < end; ++s) v.push_back(s);
-  return v;
+// EIT_IMAGES with a duplicate window of 1 s, and bed icu.1's first 300 raw frames stored.
+void store_300_frames(const eit::test::NatsServer& server, Js& js) {
+  js.add_image_stream(1000ms);
+  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
+                     server.url() + "?site=icu&bed=1", "--count", "300", "--unpaced"});
+  REQUIRE(device.wait(120s) == 0);
 }
 
 }  // namespace
@@ -135,10 +108,7 @@ TEST_CASE(
   if (eit::test::skipped_without_nats(server)) return;
   ModelDir models;
   Js js(server.url());
-  js.add_image_stream(1000ms);
-  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
-                     server.url() + "?site=icu&bed=1", "--count", "300", "--unpaced"});
-  REQUIRE(device.wait(120s) == 0);
+  store_300_frames(server, js);
 
   Subprocess first(worker(server, models, "w1", "all"));
   REQUIRE(first.wait_for_stderr("frames 300,", 60s));
@@ -153,10 +123,10 @@ TEST_CASE(
     next.signal(SIGINT);
     REQUIRE(next.wait(30s) == 0);
     INFO(id << ": " << next.out());
-    CHECK(frames_of(next.out()) == 0);
+    CHECK(worker_frames(next.out()) == uint64_t{0});
     CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
   }
-  CHECK(image_seqs(server, 601) == range(0, 300));
+  CHECK(image_seqs(server, 601) == seq_range(0, 300));
 }
 
 TEST_CASE(
@@ -166,10 +136,7 @@ TEST_CASE(
   if (eit::test::skipped_without_nats(server)) return;
   ModelDir models;
   Js js(server.url());
-  js.add_image_stream(1000ms);
-  Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
-                     server.url() + "?site=icu&bed=1", "--count", "300", "--unpaced"});
-  REQUIRE(device.wait(120s) == 0);
+  store_300_frames(server, js);
 
   // The first holder reconstructs everything and is killed (no give-back); its stored resume
   // point is removed, as if it had died before storing it: only its consumer knows where it was.
@@ -197,9 +164,9 @@ TEST_CASE(
   third.signal(SIGINT);
   REQUIRE(third.wait(30s) == 0);
   INFO("w3: " << third.out() << third.err());
-  CHECK(frames_of(third.out()) == 0);
+  CHECK(worker_frames(third.out()) == uint64_t{0});
   CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
-  CHECK(image_seqs(server, 601) == range(0, 300));
+  CHECK(image_seqs(server, 601) == seq_range(0, 300));
 }
 
 TEST_CASE(
@@ -233,7 +200,7 @@ TEST_CASE(
   w.signal(SIGINT);
   CHECK(w.wait(30s) == 0);
   INFO("worker: " << w.out() << w.err());
-  CHECK(seqs == range(50, 70));
+  CHECK(seqs == seq_range(50, 70));
 }
 
 #endif  // libnats

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "eit/recon/protocol.hpp"
 #include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
+#include "worker_command.hpp"
 
 using eit::acquisition::IngestSampleType;
 using eit::test::Subprocess;
@@ -34,10 +34,7 @@ constexpr double kScale = 1e-7;
 // with `scale_header`, each states Eit-Scale.
 void publish(const std::string& url, const char* subject, IngestSampleType type, int count,
              bool scale_header) {
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
-  REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+  const eit::test::JetStreamConnection c(url);
   const size_t n = eit::recon::make_protocol({}).n_meas();
   std::vector<float> values(n);
   std::vector<uint8_t> frame(eit::acquisition::ingest_frame_size(type, n));
@@ -51,11 +48,9 @@ void publish(const std::string& url, const char* subject, IngestSampleType type,
     REQUIRE(natsMsg_Create(&msg, subject, nullptr, reinterpret_cast<const char*>(frame.data()),
                            static_cast<int>(len)) == NATS_OK);
     if (scale_header) REQUIRE(natsMsgHeader_Set(msg, "Eit-Scale", scale_text.c_str()) == NATS_OK);
-    REQUIRE(js_PublishMsg(nullptr, js, msg, nullptr, nullptr) == NATS_OK);
+    REQUIRE(js_PublishMsg(nullptr, c.js, msg, nullptr, nullptr) == NATS_OK);
     natsMsg_Destroy(msg);
   }
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
 }
 
 // The images' values, one image after the other.
@@ -78,15 +73,10 @@ TEST_CASE(
     "same values as floats") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  const auto models =
-      std::filesystem::temp_directory_path() / ("eit-worker-scale-" + std::to_string(getpid()));
-  std::filesystem::create_directories(models);
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
+  const eit::test::WorkerModelDir models("eit-worker-scale-");
 
   // The worker makes the streams; the frames wait in EIT_RAW until it reads them.
-  Subprocess worker({EITSTREAM_BIN, "worker", server.url(), "--model-dir", models.string(),
-                     "--status-interval", "0.2"});
+  Subprocess worker(eit::test::worker_command(server.url(), models));
   REQUIRE(worker.wait_for_stderr("frames 0,", 60s));
   publish(server.url(), "eit.icu.30.raw", IngestSampleType::kF32, 10, false);
   publish(server.url(), "eit.icu.31.raw", IngestSampleType::kI16, 10, true);
@@ -108,8 +98,6 @@ TEST_CASE(
   }
   CHECK(largest > 0);
   CHECK(difference <= 1e-5 * largest);
-  std::error_code ec;
-  std::filesystem::remove_all(models, ec);
 }
 
 #endif  // libnats

@@ -7,8 +7,6 @@
 
 #if __has_include(<nats/nats.h>)
 
-#include <filesystem>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,8 +16,8 @@
 #include "../nats/nats_test_support.hpp"
 #include "eit/acquisition/ingest_frame.hpp"
 #include "eit/recon/protocol.hpp"
-#include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
+#include "worker_command.hpp"
 
 using eit::test::Subprocess;
 using namespace std::chrono_literals;
@@ -29,18 +27,13 @@ TEST_CASE(
     "them with it") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  const auto models =
-      std::filesystem::temp_directory_path() / ("eit-worker-series-" + std::to_string(getpid()));
-  std::filesystem::create_directories(models);
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
+  const eit::test::WorkerModelDir models("eit-worker-series-");
 
   Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
                      server.url() + "?site=icu&bed=7&model=default", "--count", "100",
                      "--unpaced"});
   REQUIRE(device.wait(120s) == 0);
-  Subprocess worker({EITSTREAM_BIN, "worker", server.url(), "--model-dir", models.string(),
-                     "--status-interval", "0.2"});
+  Subprocess worker(eit::test::worker_command(server.url(), models));
   REQUIRE(worker.wait_for_stderr("frames 100,", 60s));
 
   // In the stream: a series message first, naming the images' series and shape.
@@ -48,8 +41,7 @@ TEST_CASE(
   const auto images = eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.7.img", 100, 10s);
   REQUIRE(!series.empty());
   REQUIRE(images.size() == 100);
-  const auto h = eit::sinks::decode_image_header(
-      std::as_bytes(std::span(images[0].data.data(), images[0].data.size())));
+  const auto h = eit::test::image_header_of(images[0]);
   REQUIRE(h.has_value());
   const auto json = nlohmann::json::parse(series[0].data);
   CHECK(json["type"] == "series");
@@ -76,8 +68,6 @@ TEST_CASE(
 
   worker.signal(SIGINT);
   CHECK(worker.wait(30s) == 0);
-  std::error_code ec;
-  std::filesystem::remove_all(models, ec);
 }
 
 TEST_CASE(
@@ -85,11 +75,7 @@ TEST_CASE(
     "frames that state none") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  const auto models =
-      std::filesystem::temp_directory_path() / ("eit-worker-rate-" + std::to_string(getpid()));
-  std::filesystem::create_directories(models);
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
+  const eit::test::WorkerModelDir models("eit-worker-rate-");
 
   // Bed 3: a gateway at 12.5 frames/s (unpaced: the rate is the measurement's, not the sending's).
   Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
@@ -98,10 +84,7 @@ TEST_CASE(
   REQUIRE(device.wait(120s) == 0);
   // Bed 4: raw frames as a gateway before Eit-Rate published them: no header at all.
   {
-    natsConnection* nc = nullptr;
-    jsCtx* js = nullptr;
-    REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
-    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+    const eit::test::JetStreamConnection c(server.url());
     const size_t n = eit::recon::make_protocol({}).n_meas();
     const std::vector<float> values(n, 1.0f);
     std::vector<uint8_t> frame(
@@ -109,14 +92,11 @@ TEST_CASE(
     for (uint64_t seq = 0; seq < 30; ++seq) {
       const size_t len = eit::acquisition::encode_ingest_frame(
           frame, eit::acquisition::IngestSampleType::kF32, seq, -1, values);
-      REQUIRE(js_Publish(nullptr, js, "eit.icu.4.raw", frame.data(), static_cast<int>(len), nullptr,
-                         nullptr) == NATS_OK);
+      REQUIRE(js_Publish(nullptr, c.js, "eit.icu.4.raw", frame.data(), static_cast<int>(len),
+                         nullptr, nullptr) == NATS_OK);
     }
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
   }
-  Subprocess worker({EITSTREAM_BIN, "worker", server.url(), "--model-dir", models.string(),
-                     "--status-interval", "0.2"});
+  Subprocess worker(eit::test::worker_command(server.url(), models));
   REQUIRE(worker.wait_for_stderr("frames 60,", 60s));
   worker.signal(SIGINT);
   CHECK(worker.wait(30s) == 0);
@@ -129,8 +109,6 @@ TEST_CASE(
   CHECK(rate_of("eit.icu.3.series") == 12.5);
   CHECK(rate_of("eit.icu.4.series") == 0);
   CHECK(eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.4.img", 30, 10s).size() == 30);
-  std::error_code ec;
-  std::filesystem::remove_all(models, ec);
 }
 
 #endif  // libnats

@@ -8,7 +8,6 @@
 #if __has_include(<nats/nats.h>)
 
 #include <cmath>
-#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,8 +15,8 @@
 #include "../nats/nats_server.hpp"
 #include "../nats/nats_test_support.hpp"
 #include "../nats/wall_clock.hpp"
-#include "eit/sinks/image_header.hpp"
 #include "subprocess.hpp"
+#include "worker_command.hpp"
 
 using eit::test::Subprocess;
 using namespace std::chrono_literals;
@@ -27,11 +26,7 @@ TEST_CASE(
     "after is, once and in order") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  const auto models =
-      std::filesystem::temp_directory_path() / ("eit-worker-since-" + std::to_string(getpid()));
-  std::filesystem::create_directories(models);
-  Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (models / "default.h5").string()});
-  REQUIRE(build.wait(120s) == 0);
+  const eit::test::WorkerModelDir models("eit-worker-since-");
 
   const std::string bed = server.url() + "?site=icu&bed=1";
   const auto emulate = [&](int frames, int seq_start) {
@@ -47,24 +42,13 @@ TEST_CASE(
   if (std::floor(stored) != std::floor(t))
     MESSAGE("T is in the next second after the first frames: this run does not drop any");
 
-  Subprocess worker({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
-                     models.string(), "--since", fmt::format("{:.3f}", t), "--status-interval",
-                     "0.2"});
+  Subprocess worker(eit::test::worker_command(server.url() + "?site=icu", models,
+                                              {"--since", fmt::format("{:.3f}", t)}));
   CHECK(worker.wait_for_stderr("frames 70,", 60s));
   const auto images = eit::test::fetch_all(server.url(), "EIT_IMAGES", "eit.icu.1.img", 71, 3s);
   worker.signal(SIGINT);
   CHECK(worker.wait(30s) == 0);
-  std::vector<uint64_t> seqs, expected;
-  for (const auto& m : images) {
-    const auto h =
-        eit::sinks::decode_image_header(std::as_bytes(std::span(m.data.data(), m.data.size())));
-    REQUIRE(h.has_value());
-    seqs.push_back(h->seq);
-  }
-  for (uint64_t s = 50; s < 120; ++s) expected.push_back(s);
-  CHECK(seqs == expected);
-  std::error_code ec;
-  std::filesystem::remove_all(models, ec);
+  CHECK(eit::test::image_seqs(images) == eit::test::seq_range(50, 120));
 }
 
 #endif  // libnats

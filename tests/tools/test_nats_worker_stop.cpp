@@ -7,42 +7,21 @@
 
 #include <chrono>
 #include <csignal>
-#include <filesystem>
 #include <regex>
 #include <string>
-#include <vector>
 
 #include "../nats/nats_server.hpp"
 #include "../nats/nats_test_support.hpp"
 #include "cli_run.hpp"
 #include "subprocess.hpp"
+#include "worker_command.hpp"
 
 using eit::test::contains;
+using eit::test::leased_worker_command;
 using eit::test::Subprocess;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct ModelDir {
-  std::filesystem::path path;
-  ModelDir() {
-    path = std::filesystem::temp_directory_path() / ("eit-worker-stop-" + std::to_string(getpid()));
-    std::filesystem::create_directories(path);
-    Subprocess build({EITSTREAM_BIN, "model", "build", "-o", (path / "default.h5").string()});
-    REQUIRE(build.wait(120s) == 0);
-  }
-  ~ModelDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// A worker of site icu, with status lines every 0.2 s.
-Subprocess start_worker(const eit::test::NatsServer& server, const ModelDir& models,
-                        const char* id) {
-  return Subprocess({EITSTREAM_BIN, "worker", server.url() + "?site=icu", "--model-dir",
-                     models.path.string(), "--id", id, "--lease", "1", "--status-interval", "0.2"});
-}
 
 // Sends 50 frames of bed `bed` through JetStream and waits until the worker has reconstructed
 // them all: it then holds the bed.
@@ -59,11 +38,11 @@ void feed_bed(const eit::test::NatsServer& server, Subprocess& worker, int bed) 
 TEST_CASE("SIGINT and SIGTERM end worker with its bed given back and its summary and status 0") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  ModelDir models;
+  eit::test::WorkerModelDir models("eit-worker-stop-");
   int bed = 1;
   for (const int sig : {SIGINT, SIGTERM}) {
     CAPTURE(sig);
-    Subprocess worker = start_worker(server, models, sig == SIGINT ? "wI" : "wT");
+    Subprocess worker(leased_worker_command(server.url(), models, sig == SIGINT ? "wI" : "wT"));
     feed_bed(server, worker, bed++);
     worker.signal(sig);
     CHECK(worker.wait(30s) == 0);
@@ -78,8 +57,8 @@ TEST_CASE("SIGINT and SIGTERM end worker with its bed given back and its summary
 TEST_CASE("a signal while a worker waits on a stalled server leaves at once with its summary") {
   eit::test::NatsServer server;
   if (eit::test::skipped_without_nats(server)) return;
-  ModelDir models;
-  Subprocess worker = start_worker(server, models, "wS");
+  eit::test::WorkerModelDir models("eit-worker-stop-");
+  Subprocess worker(leased_worker_command(server.url(), models, "wS"));
   feed_bed(server, worker, 5);
   server.pause();
   worker.signal(SIGINT);

@@ -4,38 +4,18 @@
 // the old run exited 0 with "frames: in 0", or printed "0.0 frames/s" forever).
 #include <doctest/doctest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 
 #include "emulate_process.hpp"
+#include "loopback_port.hpp"
 #include "subprocess.hpp"
 
 using eit::test::EmulateProcess;
 using eit::test::Subprocess;
 using namespace std::chrono_literals;
 
-namespace {
-
-// A loopback port nothing listens on (bound, read back, released).
-int unused_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-}  // namespace
-
 TEST_CASE("run: a refused connection is not exit status 0, and the reason is printed") {
-  const std::string uri = "tcp://127.0.0.1:" + std::to_string(unused_port());
+  const std::string uri = "tcp://127.0.0.1:" + std::to_string(eit::test::unused_loopback_port());
   Subprocess run({EITSTREAM_BIN, "run", "--source", uri, "--duration", "1.5", "--endpoint",
                   "tcp://127.0.0.1:*", "--backend", "cpu", "--quiet"});
   const int rc = run.wait(60s);
@@ -47,7 +27,7 @@ TEST_CASE("run: a refused connection is not exit status 0, and the reason is pri
 }
 
 TEST_CASE("run --source-timeout: a source that never yields a frame ends the run by itself") {
-  const std::string uri = "tcp://127.0.0.1:" + std::to_string(unused_port());
+  const std::string uri = "tcp://127.0.0.1:" + std::to_string(eit::test::unused_loopback_port());
   Subprocess run({EITSTREAM_BIN, "run", "--source", uri, "--source-timeout", "1", "--endpoint",
                   "tcp://127.0.0.1:*", "--backend", "cpu", "--quiet"});
   const int rc = run.wait(60s);  // no --duration: only the timeout can end it

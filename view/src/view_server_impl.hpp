@@ -64,6 +64,7 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   boost::asio::steady_timer status_timer{io};
   // After a failed accept (out of descriptors, say) the listen socket stays readable: without a
   // pause before the next try the server thread would spin a core until a descriptor frees up.
+  // (The tcp/tls-listen sources pause as long: acquisition/src/reconnect_wait.hpp.)
   static constexpr std::chrono::milliseconds kAcceptRetryPause{100};
   boost::asio::steady_timer accept_pause{io};
   std::string last_accept_error;  // server thread
