@@ -187,6 +187,7 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
   // wrote in between makes it fail, and the caller tries again.
   s = store_resume_point(js, resume_key, start, &stored_revision, error);
   if (s != NATS_OK) return s;  // the former consumers stay: nothing is deleted without the point
+  *revision = stored_revision;  // the caller's from now on, whatever fails next
   for (const std::string& former : existing) {
     // Its holder, if it wakes, fetches from a consumer that is gone: nothing of this opener's
     // can be handed to it, and nothing it acknowledges covers a frame of this opener's.
@@ -207,7 +208,6 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
     return s;
   }
   *resume = std::move(start);
-  *revision = stored_revision;
   return NATS_OK;
 }
 

@@ -57,7 +57,8 @@ std::string shared_consumer_name(const std::string& site, const std::string& bed
 // --since for a bed never read: 0 all, < 0 new, > 0 from that time (the second it falls in; the
 // caller drops what was stored before it). On success `*resume` is the point delivery starts
 // after (its `consumer` the one `*sub` reads) and `*revision` the point's; on failure `error`
-// says what and the status is returned.
+// says what and the status is returned, and `*revision` is the point's new one if it was stored
+// before the failure (a next try then compares with that write).
 natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::string& bed,
                              int64_t since_ns, ResumePoint* resume, uint64_t* revision,
                              natsSubscription** sub, std::string* error);

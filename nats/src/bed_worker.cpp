@@ -181,15 +181,17 @@ void BedWorker::loop() noexcept {
     st.resume.settle(st.js);  // its revision is then the last this worker wrote
     std::string error;
     ResumePoint point = st.resume.point();
-    const uint64_t mine = st.resume.revision();  // 0: the first open, taking the bed
-    uint64_t revision = mine;
+    // 0: the first open, taking the bed. A try that stored the point and failed after that
+    // leaves it at that write: the next try compares with it (before, it compared with the
+    // revision before it, found its own write and gave the bed up as taken over).
+    uint64_t revision = st.resume.revision();
     while (!stop_.load(std::memory_order_relaxed)) {
       if (!holding(pipeline::now_ns())) return false;
-      revision = mine;
+      const uint64_t before = revision;
       const natsStatus s = open_bed_consumer(st.js, site_, bed_, context_.since_ns, &point,
                                              &revision, &st.sub, &error);
       if (s == NATS_OK) break;
-      if (s == NATS_MISMATCH && mine != 0) {
+      if (s == NATS_MISMATCH && before != 0) {
         taken_over(error);
         return false;
       }

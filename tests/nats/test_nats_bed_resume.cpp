@@ -406,3 +406,61 @@ TEST_CASE(
   CHECK(second.acked_through == 20);
   CHECK(eit::test::raw_consumers(bed.js) == std::vector<std::string>{second.consumer});
 }
+
+TEST_CASE(
+    "a holder whose new consumer cannot be made after its point was stored tries again against "
+    "its own write and is not taken over") {
+  Bed bed;
+  if (bed.skipped()) return;
+  bed.connect();
+  bed.store(5);
+  ResumePoint point;
+  uint64_t revision = 0;
+  natsSubscription* sub = nullptr;
+  std::string error;
+  REQUIRE_MESSAGE(eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &point, &revision, &sub,
+                                               &error) == NATS_OK,
+                  error);
+  natsSubscription_Destroy(sub);
+  sub = nullptr;
+  // Its rewind's consumer will be named after the revision it replaces; one of that name on
+  // another subject makes the subscription fail after the point is stored.
+  const std::string next = fmt::format("eitworker-icu-1-{}", revision);
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = next.c_str();
+  cc.FilterSubject = "eit.icu.9.raw";
+  cc.AckPolicy = js_AckAll;
+  jsErrCode err;
+  REQUIRE(js_AddConsumer(nullptr, bed.js, "EIT_RAW", &cc, nullptr, &err) == NATS_OK);
+  const uint64_t before = revision;
+  const natsStatus failed =
+      eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &point, &revision, &sub, &error);
+  CHECK(failed != NATS_OK);
+  CHECK(failed != NATS_MISMATCH);
+  CHECK(sub == nullptr);
+  uint64_t stored_at = 0;
+  REQUIRE(bed.stored(&stored_at).has_value());
+  CHECK(revision == stored_at);  // its own write
+  CHECK(revision != before);
+  // The next try compares with that write: it succeeds (before: refused as taken over).
+  REQUIRE_MESSAGE(eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &point, &revision, &sub,
+                                               &error) == NATS_OK,
+                  error);
+  CHECK(bed.stored(&stored_at).has_value());
+  CHECK(revision == stored_at);
+  CHECK(eit::test::raw_consumers(bed.js) == std::vector<std::string>{point.consumer});
+  std::vector<uint64_t> seqs;
+  natsMsgList list{};
+  if (natsSubscription_Fetch(&list, sub, 10, 1000, &err) == NATS_OK) {
+    for (int i = 0; i < list.Count; ++i) {
+      jsMsgMetaData* meta = nullptr;
+      REQUIRE(natsMsg_GetMetaData(&meta, list.Msgs[i]) == NATS_OK);
+      seqs.push_back(meta->Sequence.Stream);
+      jsMsgMetaData_Destroy(meta);
+    }
+  }
+  natsMsgList_Destroy(&list);
+  natsSubscription_Destroy(sub);
+  CHECK(seqs == range(1, 6));
+}
