@@ -132,7 +132,7 @@ TEST_CASE(
   w1.signal(SIGINT);
   w2.signal(SIGINT);
   // One of the helper's 20 runs saw w1 (the woken one) not exit within 30 s of its first
-  // SIGINT; 17 later runs here did, and 80 more (40 with one consumer per holder, 40 without).
+  // SIGINT; 17 later runs here did, and 124 more (84 with one consumer per holder, 40 without).
   // Until that is explained, a second signal (which gives up every wait at once) must end it, and
   // the slow first stop is reported, not hidden.
   int w1_status = w1.wait(30s);
@@ -177,7 +177,7 @@ TEST_CASE(
   // Every frame has its image. With one consumer name shared by every holder, a frame the woken
   // worker fetched from the taker's consumer just before it noticed was covered by the taker's
   // ack-all without an image: 1 of 800 missing in 2 of 20 runs, and in 1 of 40 with the fix
-  // reverted (0 of 40 with it). Each holder now reads through a consumer of its own, and the
+  // reverted (0 of 84 with it). Each holder now reads through a consumer of its own, and the
   // taker deleted w1's.
   CHECK(seqs.size() == size_t{kFrames});
   // No consumer left behind: the one the resume point names (w2's, kept for the next holder).
