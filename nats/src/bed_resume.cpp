@@ -53,6 +53,9 @@ natsStatus load_resume_point(jsCtx* js, const std::string& subject,
     // Not deleted. A value this code did not write counts as none: the consumer decides alone.
     *point = parse_resume_point(
         std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+    const char* consumer = nullptr;
+    if (*point && natsMsgHeader_Get(msg, kConsumerHeader, &consumer) == NATS_OK && consumer)
+      (*point)->consumer = consumer;
   }
   natsMsg_Destroy(msg);
   return NATS_OK;
@@ -71,6 +74,20 @@ jsPubOptions compare_and_set(uint64_t revision) noexcept {
   return po;
 }
 
+// The message a write of the point publishes: the value, and the consumer's name as a header.
+natsStatus point_message(natsMsg** msg, const std::string& subject, std::string_view text,
+                         const std::string& consumer) noexcept {
+  natsStatus s =
+      natsMsg_Create(msg, subject.c_str(), nullptr, text.data(), static_cast<int>(text.size()));
+  if (s == NATS_OK && !consumer.empty())
+    s = natsMsgHeader_Set(*msg, kConsumerHeader, consumer.c_str());
+  if (s != NATS_OK && *msg) {
+    natsMsg_Destroy(*msg);
+    *msg = nullptr;
+  }
+  return s;
+}
+
 }  // namespace
 
 natsStatus store_resume_point(jsCtx* js, const std::string& subject, ResumePoint point,
@@ -79,8 +96,12 @@ natsStatus store_resume_point(jsCtx* js, const std::string& subject, ResumePoint
   jsPubOptions po = compare_and_set(*revision);
   jsPubAck* ack = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
-  natsStatus s =
-      js_Publish(&ack, js, subject.c_str(), text.data(), static_cast<int>(text.size()), &po, &err);
+  natsMsg* msg = nullptr;
+  natsStatus s = point_message(&msg, subject, text, point.consumer);
+  if (s == NATS_OK) {
+    s = js_PublishMsg(&ack, js, msg, &po, &err);
+    natsMsg_Destroy(msg);
+  }
   if (s == NATS_OK) {
     *revision = ack->Sequence;
     jsPubAck_Destroy(ack);
@@ -96,9 +117,16 @@ natsStatus store_resume_point(jsCtx* js, const std::string& subject, ResumePoint
   return s;
 }
 
-void ResumeWriter::opened(ResumePoint point, uint64_t revision) noexcept {
-  acked_ = written_ = point;
+void ResumeWriter::opened(ResumePoint point, uint64_t revision) {
+  acked_ = std::move(point);
+  written_through_ = acked_.acked_through;
+  written_created_ns_ = acked_.raw_created_ns;
   revision_.store(revision, std::memory_order_release);
+}
+
+void ResumeWriter::written() noexcept {
+  written_through_ = acked_.acked_through;
+  written_created_ns_ = acked_.raw_created_ns;
 }
 
 bool ResumeWriter::moved() noexcept {
@@ -106,10 +134,10 @@ bool ResumeWriter::moved() noexcept {
   const uint64_t failures = failures_.load(std::memory_order_relaxed);
   if (failures != failures_seen_) {
     failures_seen_ = failures;
-    written_ = {};
+    written_through_ = 0;
+    written_created_ns_ = 0;
   }
-  return acked_.acked_through != written_.acked_through ||
-         acked_.raw_created_ns != written_.raw_created_ns;
+  return acked_.acked_through != written_through_ || acked_.raw_created_ns != written_created_ns_;
 }
 
 void ResumeWriter::maybe_write(jsCtx* js, int64_t now_ns) noexcept {
@@ -122,11 +150,17 @@ void ResumeWriter::maybe_write(jsCtx* js, int64_t now_ns) noexcept {
                                   acked_.raw_created_ns);
   jsPubOptions po = compare_and_set(revision());
   po.MaxWait = kWriteWaitMs;  // a lost answer comes back as a failure, not never
+  natsMsg* msg = nullptr;
+  if (point_message(&msg, subject_, std::string_view(text_.data(), r.size), acked_.consumer) !=
+      NATS_OK)
+    return;  // tried again at the next write
   in_flight_.store(true, std::memory_order_release);
-  if (js_PublishAsync(js, subject_.c_str(), text_.data(), static_cast<int>(r.size), &po) == NATS_OK)
-    written_ = acked_;
-  else
+  if (js_PublishMsgAsync(js, &msg, &po) == NATS_OK) {
+    written();  // libnats owns the message now
+  } else {
+    natsMsg_Destroy(msg);
     in_flight_.store(false, std::memory_order_release);
+  }
 }
 
 void ResumeWriter::on_ack(const jsPubAck* ack, const jsPubAckErr* error) noexcept {
@@ -155,7 +189,7 @@ natsStatus ResumeWriter::flush(jsCtx* js, std::string* error) {
   uint64_t revision = this->revision();
   const natsStatus s = store_resume_point(js, subject_, acked_, &revision, error);
   if (s == NATS_OK) {
-    written_ = acked_;
+    written();
     revision_.store(revision, std::memory_order_release);
   } else if (s == NATS_MISMATCH) {
     superseded_.store(true, std::memory_order_release);

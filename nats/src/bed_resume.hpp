@@ -1,13 +1,18 @@
 #pragma once
 // A bed's resume point: the last raw stream sequence through which every frame of the bed was
 // reconstructed, its image stored and the frame acknowledged. Kept beside the bed's lease, in the
-// key-value bucket EIT_BEDS as `r.<site>.<bed>` = "<sequence> <EIT_RAW's creation time, ns>".
+// key-value bucket EIT_BEDS as `r.<site>.<bed>` = "<sequence> <EIT_RAW's creation time, ns>", with
+// the header `Eit-Consumer: <name>`, the bed's consumer its holder reads (bed_consumer.hpp). The
+// name is a header, not a third field, so that an eitstream from before per-holder consumers still
+// parses the value (it ignores the header, and reads the shared eitworker-<site>-<bed>); a point
+// without the header (written by one) names that shared consumer.
 //
-// Why: a worker taking a bed deletes the bed's consumer and makes it anew (bed_consumer.hpp). One
-// that dies in between leaves no consumer, and the next taker would start from --since (by
-// default the bed's whole history). With the point stored before the consumer is deleted, the
-// next taker starts after it instead. The stream's creation time tells a point of an EIT_RAW that
-// was deleted and made again (its sequences start at 1 again) from one of the stream as it is.
+// Why: a worker taking a bed deletes the former holder's consumer and makes its own
+// (bed_consumer.hpp). One that dies in between leaves no consumer, and the next taker would start
+// from --since (by default the bed's whole history). With the point stored before the consumer is
+// deleted, the next taker starts after it instead. The stream's creation time tells a point of an
+// EIT_RAW that was deleted and made again (its sequences start at 1 again) from one of the stream
+// as it is.
 //
 // Fencing: every write is a compare-and-set on the key's revision (the publish kvStore_Update
 // makes: Nats-Expected-Last-Subject-Sequence; no message at all for the first), against the
@@ -18,7 +23,8 @@
 //
 // ResumeWriter: the bed thread's writes while it runs, at most one a second and one at a time, as
 // asynchronous publishes on the bed's JetStream context; libnats' ack thread reports each outcome
-// (on_ack). load_resume_point/store_resume_point: set-up path, blocking requests.
+// (on_ack). Each names the consumer the point was opened with. load_resume_point and
+// store_resume_point: set-up path, blocking requests.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -34,11 +40,16 @@ namespace eit::nats {
 struct ResumePoint {
   uint64_t acked_through = 0;  // raw stream sequence; 0: nothing yet
   int64_t raw_created_ns = 0;  // EIT_RAW's creation time when the point was stored
+  std::string consumer;        // the holder's consumer on EIT_RAW; empty: none named
 };
+
+// The header of a stored point that names its consumer.
+inline constexpr const char* kConsumerHeader = "Eit-Consumer";
 
 // $KV.EIT_BEDS.r.<site>.<bed>: the subject a put of the bed's key publishes on.
 std::string resume_subject(const std::string& site, const std::string& bed);
 
+// The value's two numbers (the consumer, a header, is not in it).
 std::optional<ResumePoint> parse_resume_point(std::string_view text) noexcept;
 
 // The stored point, or nullopt when there is none, and the key's revision (the stream sequence of
@@ -55,8 +66,9 @@ class ResumeWriter {
  public:
   explicit ResumeWriter(std::string subject) : subject_(std::move(subject)) {}
 
-  // The point as the bed's consumer was (re)made: already stored, at `revision`.
-  void opened(ResumePoint point, uint64_t revision) noexcept;
+  // The point as the bed's consumer was (re)made: already stored, at `revision`, naming the
+  // consumer every later write names too. Allocates (set-up path).
+  void opened(ResumePoint point, uint64_t revision);
   // After an acknowledgement through `sequence`.
   void acked(uint64_t sequence) noexcept { acked_.acked_through = sequence; }
   const ResumePoint& point() const noexcept { return acked_; }
@@ -80,9 +92,12 @@ class ResumeWriter {
 
  private:
   bool moved() noexcept;
+  void written() noexcept;  // what acked_ says is stored (or on its way)
 
   std::string subject_;
-  ResumePoint acked_, written_;
+  ResumePoint acked_;  // its consumer: the one every write names
+  uint64_t written_through_ = 0;
+  int64_t written_created_ns_ = 0;
   std::atomic<uint64_t> revision_{0};
   std::atomic<bool> in_flight_{false}, superseded_{false};
   std::atomic<uint64_t> failures_{0};  // publishes not stored (sent again), superseded excluded

@@ -181,15 +181,17 @@ void BedWorker::loop() noexcept {
     st.resume.settle(st.js);  // its revision is then the last this worker wrote
     std::string error;
     ResumePoint point = st.resume.point();
-    const uint64_t mine = st.resume.revision();  // 0: the first open, taking the bed
-    uint64_t revision = mine;
+    // 0: the first open, taking the bed. A try that stored the point and failed after that
+    // leaves it at that write: the next try compares with it (before, it compared with the
+    // revision before it, found its own write and gave the bed up as taken over).
+    uint64_t revision = st.resume.revision();
     while (!stop_.load(std::memory_order_relaxed)) {
       if (!holding(pipeline::now_ns())) return false;
-      revision = mine;
+      const uint64_t before = revision;
       const natsStatus s = open_bed_consumer(st.js, site_, bed_, context_.since_ns, &point,
                                              &revision, &st.sub, &error);
       if (s == NATS_OK) break;
-      if (s == NATS_MISMATCH && mine != 0) {
+      if (s == NATS_MISMATCH && before != 0) {
         taken_over(error);
         return false;
       }
@@ -247,9 +249,9 @@ void BedWorker::loop() noexcept {
   bool open = reopen();
   std::array<char, 96> msg_id{};
   while (open && !stop_.load(std::memory_order_relaxed)) {
-    // Not even a fetch once the lease is not surely ours: woken after a takeover, this worker's
-    // pull request would be served by the taker's consumer (same name), and a frame delivered to
-    // a thread that then ends is lost (the taker's ack-all covers it): 1 of 800 in 2 of 4 runs.
+    // Not even a fetch once the lease is not surely ours: woken after a takeover, this worker
+    // would reconstruct frames the taker does too. (Its consumer is its own, deleted by the
+    // taker: nothing of the taker's can be handed to it.)
     if (refused() || !holding(pipeline::now_ns())) break;
     natsMsgList list{};
     jsErrCode err = static_cast<jsErrCode>(0);
@@ -388,6 +390,13 @@ void BedWorker::loop() noexcept {
     counters.bad_frames.fetch_add(bad, std::memory_order_relaxed);
     counters.gaps.fetch_add(gaps, std::memory_order_relaxed);
     natsMsgList_Destroy(&list);
+  }
+  if (superseded() && !st.resume.point().consumer.empty()) {
+    // The taker deleted this thread's consumer, unless this thread made it after that (it stored
+    // its point just before the taker read it): nobody else reads a consumer of this name.
+    if (st.sub) natsSubscription_Destroy(st.sub);
+    st.sub = nullptr;
+    js_DeleteConsumer(st.js, kRawStream, st.resume.point().consumer.c_str(), nullptr, nullptr);
   }
   if (stop_.load(std::memory_order_relaxed) && !superseded() && holding(pipeline::now_ns())) {
     // Given back: the bed's next holder starts from the exact point even if its consumer is lost.

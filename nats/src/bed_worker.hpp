@@ -1,14 +1,15 @@
 #pragma once
 // BedWorker: the thread that reconstructs one bed for a NatsWorker while it holds the bed's lease
-// (see eit/nats/nats_worker.hpp for the whole scheme). It reads eit.<site>.<bed>.raw through the
-// durable pull consumer eitworker-<site>-<bed> (made anew after the last frame acknowledged,
-// bed_consumer.hpp, when the thread starts and after any failure), decodes each frame, reconstructs
+// (see eit/nats/nats_worker.hpp for the whole scheme). It reads eit.<site>.<bed>.raw through a
+// durable pull consumer of its own (made after the last frame acknowledged, bed_consumer.hpp, when
+// the thread starts and anew after any failure), decodes each frame, reconstructs
 // it on the CPU with the bed's model, publishes the image on eit.<site>.<bed>.img with Nats-Msg-Id
 // `<site>.<bed>.<raw stream sequence>`, waits until JetStream acknowledged every image of the
 // batch and then acknowledges the batch's last raw frame (ack-all). The bed's resume point
 // (bed_resume.hpp) follows the acknowledgements, stored at most once a second and when stopped,
 // each time compare-and-set on the revision this thread last wrote: one refused means another
-// worker took the bed over, and the thread ends without acknowledging anything more.
+// worker took the bed over, and the thread ends without acknowledging anything more (and deletes
+// its consumer, if the taker has not).
 //
 // ModelShelf: the models of a --model-dir, loaded once each on first use (a mutex; set-up only).
 //

@@ -113,14 +113,39 @@ inline std::vector<uint64_t> seq_range(uint64_t first, uint64_t end) {
 
 // The stream sequence the EIT_RAW consumer `durable` was made to start at (0: none given), or
 // nullopt when there is no such consumer.
-inline std::optional<uint64_t> consumer_start(jsCtx* js, const char* durable) {
+inline std::optional<uint64_t> consumer_start(jsCtx* js, const std::string& durable) {
   jsConsumerInfo* ci = nullptr;
   jsErrCode err;
-  if (js_GetConsumerInfo(&ci, js, "EIT_RAW", durable, nullptr, &err) != NATS_OK)
+  if (js_GetConsumerInfo(&ci, js, "EIT_RAW", durable.c_str(), nullptr, &err) != NATS_OK)
     return std::nullopt;
   const uint64_t start = ci->Config->OptStartSeq;
   jsConsumerInfo_Destroy(ci);
   return start;
+}
+
+// The consumer a bed's resume point (EIT_BEDS r.<site>.<bed>) names in its header Eit-Consumer:
+// the one its holder reads; "" when there is no point or it names none.
+inline std::string bed_consumer(jsCtx* js, const std::string& site, const std::string& bed) {
+  const std::string subject = "$KV.EIT_BEDS.r." + site + "." + bed;
+  natsMsg* msg = nullptr;
+  jsErrCode err;
+  if (js_GetLastMsg(&msg, js, "KV_EIT_BEDS", subject.c_str(), nullptr, &err) != NATS_OK) return "";
+  const char* name = nullptr;
+  std::string out;
+  if (natsMsgHeader_Get(msg, "Eit-Consumer", &name) == NATS_OK && name) out = name;
+  natsMsg_Destroy(msg);
+  return out;
+}
+
+// The names of EIT_RAW's consumers.
+inline std::vector<std::string> raw_consumers(jsCtx* js) {
+  std::vector<std::string> out;
+  jsConsumerNamesList* names = nullptr;
+  jsErrCode err;
+  if (js_ConsumerNames(&names, js, "EIT_RAW", nullptr, &err) != NATS_OK) return out;
+  for (int i = 0; i < names->Count; ++i) out.emplace_back(names->List[i]);
+  jsConsumerNamesList_Destroy(names);
+  return out;
 }
 
 }  // namespace eit::test

@@ -107,7 +107,8 @@ TEST_CASE(
     jsCtx* js = nullptr;
     natsConnection_JetStream(&js, nc, nullptr);
     jsErrCode err;
-    CHECK(js_DeleteConsumer(js, "EIT_RAW", "eitworker-icu-0", nullptr, &err) == NATS_OK);
+    CHECK(js_DeleteConsumer(js, "EIT_RAW", eit::test::bed_consumer(js, "icu", "0").c_str(), nullptr,
+                            &err) == NATS_OK);
     kvStore* beds = nullptr;
     REQUIRE(js_KeyValue(&beds, js, "EIT_BEDS") == NATS_OK);
     CHECK(kvStore_Delete(beds, "r.icu.0") == NATS_OK);

@@ -4,8 +4,9 @@
 // floor reconstructed the bed's whole history again, and once EIT_IMAGES' duplicate window had
 // passed stored every image twice. Here the window is 1 s (the test makes EIT_IMAGES itself;
 // workers keep an existing stream's settings), so a repeat would be stored. A taker deletes the
-// bed's consumer before making it anew; one that dies in between leaves none, and the next taker
-// must resume after the point stored beside the bed (EIT_BEDS r.<site>.<bed>), not from --since.
+// former holder's consumer before making its own; one that dies in between leaves none, and the
+// next taker must resume after the point stored beside the bed (EIT_BEDS r.<site>.<bed>, which
+// names the holder's consumer), not from --since.
 #include <doctest/doctest.h>
 
 #if __has_include(<nats/nats.h>)
@@ -48,14 +49,14 @@ struct Js : eit::test::JetStreamConnection {
     jsErrCode err;
     REQUIRE(js_AddStream(nullptr, js, &cfg, nullptr, &err) == NATS_OK);
   }
-  // The stream sequence the bed's worker consumer was made to start at (0: none given), or
-  // nullopt when there is no such consumer.
-  std::optional<uint64_t> consumer_start(const char* durable) {
-    return eit::test::consumer_start(js, durable);
-  }
-  void delete_consumer(const char* durable) {
+  // Bed icu.1's consumer, the one its resume point names (its holder's), or "".
+  std::string consumer() { return eit::test::bed_consumer(js, "icu", "1"); }
+  // The stream sequence bed icu.1's consumer was made to start at (0: none given), or nullopt
+  // when there is no such consumer.
+  std::optional<uint64_t> consumer_start() { return eit::test::consumer_start(js, consumer()); }
+  void delete_consumer(const std::string& durable) {
     jsErrCode err;
-    REQUIRE(js_DeleteConsumer(js, "EIT_RAW", durable, nullptr, &err) == NATS_OK);
+    REQUIRE(js_DeleteConsumer(js, "EIT_RAW", durable.c_str(), nullptr, &err) == NATS_OK);
   }
   // A key of the bucket EIT_BEDS: its value ("" when none or deleted), or deleted.
   std::string bed_key(const char* key) {
@@ -124,7 +125,7 @@ TEST_CASE(
     REQUIRE(next.wait(30s) == 0);
     INFO(id << ": " << next.out());
     CHECK(worker_frames(next.out()) == uint64_t{0});
-    CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
+    CHECK(js.consumer_start() == uint64_t{301});
   }
   CHECK(image_seqs(server, 601) == seq_range(0, 300));
 }
@@ -139,22 +140,24 @@ TEST_CASE(
   store_300_frames(server, js);
 
   // The first holder reconstructs everything and is killed (no give-back); its stored resume
-  // point is removed, as if it had died before storing it: only its consumer knows where it was.
+  // point is removed, as if it had died before storing it: only its consumer (found by its
+  // subject) knows where it was.
   Subprocess first(worker(server, models, "w1", "all"));
   REQUIRE(first.wait_for_stderr("frames 300,", 60s));
   first.signal(SIGKILL);
   first.wait(10s);
   js.delete_bed_key("r.icu.1");
-  // The second takes the bed once w1's lease ran out, and dies right after deleting the consumer:
-  // the test deletes the consumer it made, which leaves the state of a death before making it.
+  // The second takes the bed once w1's lease ran out, and dies right after deleting w1's
+  // consumer: the test deletes the one it made, which leaves the state of a death before making
+  // it.
   Subprocess second(worker(server, models, "w2", "all"));
   REQUIRE(second.wait_for_stderr("beds held 1 of 1", 60s));
-  for (int i = 0; i < 200 && js.consumer_start("eitworker-icu-1") != uint64_t{301}; ++i)
+  for (int i = 0; i < 200 && js.consumer_start() != uint64_t{301}; ++i)
     std::this_thread::sleep_for(50ms);
   second.signal(SIGKILL);
   second.wait(10s);
-  REQUIRE(js.consumer_start("eitworker-icu-1") == uint64_t{301});
-  js.delete_consumer("eitworker-icu-1");
+  REQUIRE(js.consumer_start() == uint64_t{301});
+  js.delete_consumer(js.consumer());
   CHECK(js.bed_key("r.icu.1").starts_with("300 "));  // stored before the consumer was deleted
 
   // The third finds no consumer; with --since all it went back to the bed's first frame.
@@ -165,7 +168,7 @@ TEST_CASE(
   REQUIRE(third.wait(30s) == 0);
   INFO("w3: " << third.out() << third.err());
   CHECK(worker_frames(third.out()) == uint64_t{0});
-  CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{301});
+  CHECK(js.consumer_start() == uint64_t{301});
   CHECK(image_seqs(server, 601) == seq_range(0, 300));
 }
 
@@ -185,10 +188,9 @@ TEST_CASE(
   Subprocess w(worker(server, models, "wN", "new"));
   REQUIRE(w.wait_for_stderr("beds held 1 of 1", 60s));
   Js js(server.url());
-  for (int i = 0; i < 100 && !js.consumer_start("eitworker-icu-1"); ++i)
-    std::this_thread::sleep_for(50ms);
-  REQUIRE(js.consumer_start("eitworker-icu-1").has_value());
-  CHECK(js.consumer_start("eitworker-icu-1") == uint64_t{51});  // after the 50 old frames
+  for (int i = 0; i < 100 && !js.consumer_start(); ++i) std::this_thread::sleep_for(50ms);
+  REQUIRE(js.consumer_start().has_value());
+  CHECK(js.consumer_start() == uint64_t{51});  // after the 50 old frames
   // Frames whose model is not there yet: fetched, nothing acknowledged, the consumer made anew
   // (every 2 s) until the model appears.
   emulate("later", 20, 50);

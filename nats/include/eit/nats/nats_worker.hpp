@@ -12,15 +12,16 @@
 //    beds, so a worker holds hundreds at the cost of one request per tick.
 //  - Fair share. Each worker holds at most ceil(beds / live workers): a worker that starts makes
 //    the others give back beds above their new share, which it then takes.
-//  - Order and no loss. A bed is read through one durable pull consumer, `eitworker-<site>-<bed>`,
-//    with ack-all: after a batch's images are stored (JetStream acknowledged every publish) the
-//    batch's last raw frame is acknowledged. A worker that takes a bed recreates the consumer
-//    after the last frame acknowledged (nats/src/bed_consumer.hpp), so the frames its previous
-//    holder fetched but did not finish come first, in order, and nothing after them can
-//    overtake them. That point is also kept in EIT_BEDS as `r.<site>.<bed>` (stored before the
-//    consumer is deleted, and at most once a second as frames are acknowledged), so a worker
-//    dying between deleting and re-creating the consumer does not send the next one back to
-//    --since (nats/src/bed_resume.hpp).
+//  - Order and no loss. A bed is read through a durable pull consumer of its holder's own,
+//    `eitworker-<site>-<bed>-<revision>`, with ack-all: after a batch's images are stored
+//    (JetStream acknowledged every publish) the batch's last raw frame is acknowledged. A worker
+//    that takes a bed makes its consumer after the last frame acknowledged and deletes its
+//    previous holder's (nats/src/bed_consumer.hpp), so the frames that holder fetched but did not
+//    finish come first, in order, nothing after them can overtake them, and a holder woken after
+//    the takeover cannot be handed the taker's frames. That point is also kept in EIT_BEDS as
+//    `r.<site>.<bed>`, naming the consumer (stored before the former consumer is deleted, and at
+//    most once a second as frames are acknowledged), so a worker dying between deleting one and
+//    making the other does not send the next one back to --since (nats/src/bed_resume.hpp).
 //  - Geometry. The bed's series message (…series, as `run --publish` sends it) goes out before
 //    a taker's first image, at a model change and every 2 s while images flow; its rate_hz is
 //    the raw frames' Eit-Rate header (0 without one).
