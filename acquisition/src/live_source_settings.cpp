@@ -87,10 +87,8 @@ void refuse_ingest_only_options(const LiveUri& uri, bool format_given) {
 
 LiveSourceSettings read_live_source_settings(const LiveUri& uri, const LiveSourceOptions& options) {
   LiveSourceSettings s;
-  s.format = options.format;
-  const bool format_given = !s.format.empty() || uri.query.contains("format");
-  if (s.format.empty())
-    s.format = text_option(uri, "format", uri.scheme == "serial" ? "openeit" : "ingest");
+  const bool format_given = uri.query.contains("format");
+  s.format = text_option(uri, "format", uri.scheme == "serial" ? "openeit" : "ingest");
   if (s.format != "ingest" && s.format != "openeit") {
     throw std::invalid_argument(
         fmt::format("source '{}': format='{}'; expected ingest or openeit", uri.text, s.format));

@@ -129,11 +129,16 @@ class LosslessStallWatch {
 // source ended), every interval in which no image reached the sinks is time spent waiting for
 // them to finish (a lossless consumer, NATS, a recording), not streaming. Frames still moving
 // after the stop (a backlog being reconstructed) count as streaming.
+// While streaming it reads no stats (a copy of every stage's histograms: not 50 times a second).
 class StopWait {
  public:
-  void sample(const pipeline::Pipeline& pipe, uint64_t frames_out, bool stopping, int64_t now) {
-    if ((stopping || pipe.source_finished()) && frames_out == last_out_ && last_ns_ != 0)
-      waited_ns_ += now - last_ns_;
+  void sample(const pipeline::Pipeline& pipe, bool stopping, int64_t now) {
+    if (!stopping && !pipe.source_finished()) {
+      last_ns_ = 0;
+      return;
+    }
+    const uint64_t frames_out = pipe.stats().frames_out;
+    if (frames_out == last_out_ && last_ns_ != 0) waited_ns_ += now - last_ns_;
     last_out_ = frames_out;
     last_ns_ = now;
   }
@@ -167,7 +172,7 @@ RunEnd run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const Ru
   while (!pipe.finished()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const int64_t now = pipeline::now_ns();
-    stop_wait.sample(pipe, pipe.stats().frames_out, stopping, now);
+    stop_wait.sample(pipe, stopping, now);
     const bool timed_out = c.duration > 0 && now - t0 >= static_cast<int64_t>(c.duration * 1e9);
     if (!stopping && (interrupts.count() > 0 || timed_out)) {
       stopping = true;

@@ -64,7 +64,6 @@ void check_live_source_options(const LiveUri& uri);
 void check_device_link_options(const LiveUri& uri);
 
 struct LiveSourceOptions {
-  std::string format;  // overrides the URI's format= when not empty
   IngestDecoderOptions ingest;
   ReconnectPolicy reconnect;
   double nominal_rate_hz = 0.0;
