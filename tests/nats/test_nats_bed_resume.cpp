@@ -33,6 +33,15 @@ using eit::nats::ResumePoint;
 
 namespace {
 
+// The stream sequence of a message a consumer delivered.
+uint64_t stream_seq(natsMsg* m) {
+  jsMsgMetaData* meta = nullptr;
+  REQUIRE(natsMsg_GetMetaData(&meta, m) == NATS_OK);
+  const uint64_t seq = meta->Sequence.Stream;
+  jsMsgMetaData_Destroy(meta);
+  return seq;
+}
+
 // A server with the bucket EIT_BEDS and a connection; bed icu.1's raw frames.
 struct Bed {
   eit::test::NatsServer server;
@@ -65,27 +74,28 @@ struct Bed {
     REQUIRE(link->drain(5s));
   }
 
-  // Opens the bed as a worker does, from `point`, and returns the stream sequences delivered;
-  // acknowledges the last (ack-all) when `ack`. `revision`: the caller's (0 or none: a taker).
-  std::vector<uint64_t> open_and_read(ResumePoint* point, bool ack, uint64_t* revision = nullptr) {
+  // Opens the bed as a worker does, from `point` at the caller's `revision` (0: a taker); the
+  // subscription, which must open.
+  natsSubscription* open(ResumePoint* point, uint64_t* revision) {
     natsSubscription* sub = nullptr;
     std::string error;
-    uint64_t taker = 0;
     REQUIRE_MESSAGE(
-        eit::nats::open_bed_consumer(js, "icu", "1", 0, point, revision ? revision : &taker, &sub,
-                                     &error) == NATS_OK,
+        eit::nats::open_bed_consumer(js, "icu", "1", 0, point, revision, &sub, &error) == NATS_OK,
         error);
+    return sub;
+  }
+
+  // Opens the bed (open()) and returns the stream sequences delivered; acknowledges the last
+  // (ack-all) when `ack`. `revision`: the caller's (none: a taker).
+  std::vector<uint64_t> open_and_read(ResumePoint* point, bool ack, uint64_t* revision = nullptr) {
+    uint64_t taker = 0;
+    natsSubscription* sub = open(point, revision ? revision : &taker);
     std::vector<uint64_t> seqs;
     for (;;) {
       natsMsgList list{};
       jsErrCode err;
       if (natsSubscription_Fetch(&list, sub, 100, 500, &err) != NATS_OK) break;
-      for (int i = 0; i < list.Count; ++i) {
-        jsMsgMetaData* meta = nullptr;
-        REQUIRE(natsMsg_GetMetaData(&meta, list.Msgs[i]) == NATS_OK);
-        seqs.push_back(meta->Sequence.Stream);
-        jsMsgMetaData_Destroy(meta);
-      }
+      for (int i = 0; i < list.Count; ++i) seqs.push_back(stream_seq(list.Msgs[i]));
       if (ack && list.Count > 0)
         REQUIRE(natsMsg_AckSync(list.Msgs[list.Count - 1], nullptr, nullptr) == NATS_OK);
       natsMsgList_Destroy(&list);
@@ -280,10 +290,7 @@ TEST_CASE(
   // w1 reads the bed, acknowledges 1-10 and is frozen with 11-20 fetched and not acknowledged.
   ResumePoint p1;
   uint64_t r1 = 0;
-  natsSubscription* w1 = nullptr;
-  std::string error;
-  REQUIRE_MESSAGE(
-      eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &p1, &r1, &w1, &error) == NATS_OK, error);
+  natsSubscription* w1 = bed.open(&p1, &r1);
   const auto fetch = [](natsSubscription* sub, int batch) {
     std::vector<natsMsg*> msgs;
     natsMsgList list{};
@@ -294,13 +301,6 @@ TEST_CASE(
     natsMsgList_Destroy(&list);
     return msgs;
   };
-  const auto sequence = [](natsMsg* m) {
-    jsMsgMetaData* meta = nullptr;
-    REQUIRE(natsMsg_GetMetaData(&meta, m) == NATS_OK);
-    const uint64_t seq = meta->Sequence.Stream;
-    jsMsgMetaData_Destroy(meta);
-    return seq;
-  };
   auto first = fetch(w1, 10);
   REQUIRE(first.size() == 10);
   REQUIRE(natsMsg_AckSync(first.back(), nullptr, nullptr) == NATS_OK);
@@ -310,9 +310,7 @@ TEST_CASE(
   // w2 takes the bed over: it starts after 10, through a consumer of its own; w1's is gone.
   ResumePoint p2;
   uint64_t r2 = 0;
-  natsSubscription* w2 = nullptr;
-  REQUIRE_MESSAGE(
-      eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &p2, &r2, &w2, &error) == NATS_OK, error);
+  natsSubscription* w2 = bed.open(&p2, &r2);
   CHECK(p2.acked_through == 10);
   CHECK(p2.consumer != p1.consumer);
   CHECK(bed.consumer() == p2.consumer);
@@ -329,7 +327,7 @@ TEST_CASE(
   std::vector<uint64_t> taker;
   for (int round = 0; round < 3; ++round)
     for (natsMsg* m : fetch(w2, 64)) {
-      taker.push_back(sequence(m));
+      taker.push_back(stream_seq(m));
       natsMsg_Destroy(m);
     }
   CHECK(taker == range(11, 26));
@@ -416,13 +414,9 @@ TEST_CASE(
   bed.store(5);
   ResumePoint point;
   uint64_t revision = 0;
+  natsSubscription_Destroy(bed.open(&point, &revision));
   natsSubscription* sub = nullptr;
   std::string error;
-  REQUIRE_MESSAGE(eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &point, &revision, &sub,
-                                               &error) == NATS_OK,
-                  error);
-  natsSubscription_Destroy(sub);
-  sub = nullptr;
   // Its rewind's consumer will be named after the revision it replaces; one of that name on
   // another subject makes the subscription fail after the point is stored.
   const std::string next = fmt::format("eitworker-icu-1-{}", revision);
@@ -444,22 +438,14 @@ TEST_CASE(
   CHECK(revision == stored_at);  // its own write
   CHECK(revision != before);
   // The next try compares with that write: it succeeds (before: refused as taken over).
-  REQUIRE_MESSAGE(eit::nats::open_bed_consumer(bed.js, "icu", "1", 0, &point, &revision, &sub,
-                                               &error) == NATS_OK,
-                  error);
+  sub = bed.open(&point, &revision);
   CHECK(bed.stored(&stored_at).has_value());
   CHECK(revision == stored_at);
   CHECK(eit::test::raw_consumers(bed.js) == std::vector<std::string>{point.consumer});
   std::vector<uint64_t> seqs;
   natsMsgList list{};
-  if (natsSubscription_Fetch(&list, sub, 10, 1000, &err) == NATS_OK) {
-    for (int i = 0; i < list.Count; ++i) {
-      jsMsgMetaData* meta = nullptr;
-      REQUIRE(natsMsg_GetMetaData(&meta, list.Msgs[i]) == NATS_OK);
-      seqs.push_back(meta->Sequence.Stream);
-      jsMsgMetaData_Destroy(meta);
-    }
-  }
+  if (natsSubscription_Fetch(&list, sub, 10, 1000, &err) == NATS_OK)
+    for (int i = 0; i < list.Count; ++i) seqs.push_back(stream_seq(list.Msgs[i]));
   natsMsgList_Destroy(&list);
   natsSubscription_Destroy(sub);
   CHECK(seqs == range(1, 6));

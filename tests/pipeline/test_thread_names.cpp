@@ -78,35 +78,32 @@ class NamingSink final : public ImageSink {
   std::atomic<uint64_t> published_{0};
 };
 
-}  // namespace
-
-TEST_CASE("the pipelined stage threads are named after their stage and the sink") {
+// Streams 20 frames through `layout`; the names each side ran under.
+void stream_and_note_names(StageLayout layout, SeenNames& seen) {
   const auto m = random_model(64);
   eit::test::VectorSource frames(random_frames(m, 20));
-  SeenNames seen;
   NamingSource source(frames, seen);
   NamingSink sink(seen);
   PipelineOptions o;
-  o.stages = StageLayout::kPipelined;
+  o.stages = layout;
   Pipeline p(m, source, std::make_unique<NamingBackend>(m, seen), {&sink}, o);
   p.start();
   REQUIRE(eit::test::wait_finished(p));
+}
+
+}  // namespace
+
+TEST_CASE("the pipelined stage threads are named after their stage and the sink") {
+  SeenNames seen;
+  stream_and_note_names(StageLayout::kPipelined, seen);
   CHECK(seen.source == "eit-source");
   CHECK(seen.backend == "eit-reconstruct");
   CHECK(seen.sink == "eit-sink-zmq");
 }
 
 TEST_CASE("the run-to-completion thread is named eit-stream") {
-  const auto m = random_model(64);
-  eit::test::VectorSource frames(random_frames(m, 20));
   SeenNames seen;
-  NamingSource source(frames, seen);
-  NamingSink sink(seen);
-  PipelineOptions o;
-  o.stages = StageLayout::kRunToCompletion;
-  Pipeline p(m, source, std::make_unique<NamingBackend>(m, seen), {&sink}, o);
-  p.start();
-  REQUIRE(eit::test::wait_finished(p));
+  stream_and_note_names(StageLayout::kRunToCompletion, seen);
   CHECK(seen.source == "eit-stream");
   CHECK(seen.backend == "eit-stream");
 }
