@@ -16,7 +16,6 @@
 #include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame_pool.hpp"
-#include "eit/recon/model_file.hpp"
 #include "eit/sinks/image_header_fill.hpp"
 #include "eit/sinks/series_message.hpp"
 #include "nats_link.hpp"
@@ -24,32 +23,6 @@
 #include "start_time.hpp"
 
 namespace eit::nats {
-
-ModelShelf::ModelShelf(std::filesystem::path dir) : dir_(std::move(dir)) {
-  if (!std::filesystem::is_directory(dir_))
-    throw std::invalid_argument(fmt::format("--model-dir {}: not a directory", dir_.string()));
-}
-
-std::shared_ptr<const recon::Model> ModelShelf::get(const std::string& name) {
-  std::lock_guard lock(mutex_);
-  const std::string key = name.empty() ? "default" : name;
-  if (auto it = models_.find(key); it != models_.end()) return it->second;
-  const auto path = dir_ / (key + ".h5");
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error(
-        fmt::format("model {}: no such file (Eit-Model header '{}')", path.string(), name));
-  auto model = std::make_shared<recon::Model>(recon::load_model(path));
-  if (model->gn)
-    throw std::runtime_error(
-        fmt::format("model {}: a gn model; workers run linear models", path.string()));
-  if (model->v_ref.size() == 0)
-    throw std::runtime_error(fmt::format(
-        "model {}: has no v_ref; a worker needs one so that every worker computes the same "
-        "image of a bed",
-        path.string()));
-  models_.emplace(key, model);
-  return model;
-}
 
 void WorkerCounters::note(std::string message) {
   std::lock_guard lock(error_mutex);

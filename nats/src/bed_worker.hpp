@@ -11,14 +11,10 @@
 // worker took the bed over, and the thread ends without acknowledging anything more (and deletes
 // its consumer, if the taker has not).
 //
-// ModelShelf: the models of a --model-dir, loaded once each on first use (a mutex; set-up only).
-//
 // Threads: the constructor starts the bed's thread; stop()/finished() from the manager's
 // thread. The destructor stops and joins. Counters are shared atomics (WorkerCounters).
 #include <atomic>
 #include <cstdint>
-#include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,21 +24,9 @@
 
 #include "eit/nats/nats_worker.hpp"
 #include "eit/recon/model.hpp"
+#include "model_shelf.hpp"
 
 namespace eit::nats {
-
-class ModelShelf {
- public:
-  explicit ModelShelf(std::filesystem::path dir);
-  // DIR/NAME.h5 (NAME empty: default.h5). Throws naming the file when it is missing, is a gn
-  // model or has no v_ref.
-  std::shared_ptr<const recon::Model> get(const std::string& name);
-
- private:
-  std::filesystem::path dir_;
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const recon::Model>> models_;
-};
 
 struct WorkerCounters {
   std::atomic<uint64_t> frames{0}, bad_frames{0}, gaps{0}, publish_failures{0}, rewinds{0},
