@@ -176,8 +176,8 @@ void ReconstructStage::note_work(int64_t now) noexcept {
 int64_t ReconstructStage::idle(int64_t now) noexcept {
   if (warm_ns_ <= 0 || failed_ || !active_->warms()) return now + 100'000'000;
   // Frames far apart (50 Hz: 20 ms): warm twice before the next one is due, kWarmLead warm
-  // intervals before it and one interval before it, not all the way through the gap (a 0.85 MB H
-  // re-read every 1 ms cost ~6 % of a core at 50 Hz on the 2-core machine; every interval from
+  // intervals before it and a quarter interval before it, not all the way through the gap (a 0.85
+  // MB H re-read every 1 ms cost ~6 % of a core at 50 Hz on the 2-core machine; every interval from
   // the lead on, 4-5 passes a frame, was still 40 % of this thread's time there). The lead covers
   // a late timed wake-up on a loaded machine (with a lead of 1 the frame often came first: compute
   // p50 +20-45 µs); the last pass, whatever evicted H since the first. A frame later than due
