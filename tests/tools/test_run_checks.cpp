@@ -3,8 +3,10 @@
 // the chosen source ignores is named in a warning instead of running silently.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -108,6 +110,30 @@ TEST_CASE("run refuses a reference capture as long as the recording it replays o
   CHECK(run_eitstream(common + " --reference first:220").code == 1);
   CHECK(run_eitstream(common + " --reference first:219").code == 0);
   CHECK(run_eitstream(common + " --reference first:500 --loop --frames 600").code == 0);
+}
+
+TEST_CASE("run takes a reference capture from a raw stream recording it cannot count ahead") {
+  // A stream decoder's file has no frame count and is no recording a reader opens: the check
+  // above used to reopen it as one and failed the run ("format 'f32-stream' unknown").
+  const auto dir = std::filesystem::temp_directory_path() / "eit-run-stream-reference";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "frames.f32";
+  {
+    std::vector<float> values(30 * 208);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = 1.0f + 0.001f * static_cast<float>(i % 97);
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(values.data()),
+              static_cast<std::streamsize>(values.size() * sizeof(float)));
+  }
+  const auto r = run_eitstream(
+      fmt::format("run --source {} --recording-format f32-stream --values-per-frame 208 --fps 0 "
+                  "--reference first:5 --endpoint 'tcp://127.0.0.1:*' --quiet",
+                  path.string()));
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK_FALSE(contains(r.output, "unknown"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("run warns when --fps overrides the frame rate a recording states") {

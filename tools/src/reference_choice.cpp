@@ -125,10 +125,10 @@ ReferenceChoice choose_reference(const std::string& spec_in, const recon::Model&
     if (ctx.capture_first || ctx.recording.empty()) {
       // A capture the user asked for that takes every frame of a recording played once leaves
       // none to image. (The default, first:10 or fewer, may take a short file whole: the end
-      // warns then; a gn model uses no reference.)
+      // warns then; a gn model uses no reference.) The count is the open replay's: a stream
+      // decoder's file, which has none, is not opened again as a recording (it is not one).
       if (!spec_in.empty() && !model.gn && !ctx.recording.empty() && !ctx.loops) {
-        const size_t frames =
-            open_reader(ctx.recording, ctx.recording_options, model, spec)->info().n_frames;
+        const uint64_t frames = ctx.recording_frames;
         if (frames > 0 && n >= frames)
           throw CommandError(fmt::format(
               "--reference '{}': {} has {} frames, so a capture of {} would take them all and "

@@ -14,6 +14,7 @@
 // synthetic source, the file's stored reference when it has one (eitstream raw files), else
 // first:10. The description (e.g. "first:10 (mean of frames 0–9)") is printed and recorded.
 // Set-up only: reads files, allocates, throws CommandError naming the option.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct ReferenceContext {
   const std::vector<double>* phantom = nullptr;  // the synthetic source's homogeneous frame
   bool capture_first = true;  // first:N as a stream capture (run) or computed here (reconstruct)
   bool loops = false;         // the recording is replayed again and again (run --loop)
+  // run: the frames of the recording it has open (0: not known ahead, a stream decoder's file).
+  uint64_t recording_frames = 0;
 };
 
 struct ReferenceChoice {

@@ -59,8 +59,8 @@ RunInputs::RunInputs(const RunConfig& c) {
   check_complex_frames(model, interleaved);
   source = open_source(c, model, builtin_mesh.get());
   const auto* phantom = dynamic_cast<const acquisition::SyntheticPhantomSource*>(source.get());
-  if (const auto* replay = dynamic_cast<const acquisition::ReplaySource*>(source.get()))
-    warnings = replay->warnings();
+  const auto* replay = dynamic_cast<const acquisition::ReplaySource*>(source.get());
+  if (replay) warnings = replay->warnings();
   for (const auto& w : warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
   ReferenceContext rc;
   std::vector<double> homogeneous;
@@ -73,6 +73,7 @@ RunInputs::RunInputs(const RunConfig& c) {
     rc.recording = c.source;
     rc.recording_options = to_recording_options(c.recording);
     rc.loops = c.loop;
+    if (replay) rc.recording_frames = replay->progress().frames_in_file;
   }
   reference = choose_reference(c.reference, model, rc);
   device_source = dynamic_cast<const acquisition::StreamSource*>(source.get()) != nullptr;
