@@ -72,6 +72,10 @@ TEST_CASE(
   CHECK(j["sinks"][1]["dropped"] == 5);
   CHECK(j["source"].contains("bytes_skipped"));
   CHECK(j["source"].contains("reordered"));
+  CHECK(j["warnings"].empty());
+  const auto w = nlohmann::json::parse(eit::cli::pipeline_status_json(
+      two_sinks_missing_the_same_frames(), {"a.csv: first row is a header, skipped"}));
+  CHECK(w["warnings"] == nlohmann::json::array({"a.csv: first row is a header, skipped"}));
 }
 
 TEST_CASE("the status line shows source damage as it happens: missing by seq and bytes skipped") {

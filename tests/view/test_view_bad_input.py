@@ -1,11 +1,14 @@
 """Bad input in a real headless Chromium: `eitstream view` fed through a relay (pyzmq) that can hold
 back the series message or stop the stream. The page waits and says so while images come without
 their series message, shows the stream once the series arrives late, says "no frames since …"
-when the stream stops, and goes live again when it resumes. (A publisher restart is covered by
-test_live_view.py and test_view_command.py.)"""
+when the stream stops, and goes live again when it resumes. A replay with a set-up warning
+shows it in the source panel. (A publisher restart is covered by test_live_view.py and
+test_view_command.py.)"""
+import json
 import socket
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -105,4 +108,29 @@ def test_page_waits_for_a_late_series_and_says_when_frames_stop(chromium):
     finally:
         relay.close()
         view.stop()
+        run.stop()
+
+
+def test_page_lists_a_replays_set_up_warning_in_its_source_panel(chromium, tmp_path):
+    """A replayed CSV with a header row: run says so once on stderr, and the page's source panel
+    keeps saying it for as long as the run lasts (it is no 'last problem' of the source)."""
+    csv = tmp_path / "headed.csv"
+    rows = [",".join(f"{1.0 + 0.001 * (row + i):.4f}" for i in range(208)) for row in range(50)]
+    csv.write_text("electrode pairs\n" + "\n".join(rows) + "\n")
+    warning = "headed.csv: first row is a header, skipped"
+    run = Process([eitstream_bin(), "run", "--source", str(csv), "--loop", "--fps", "50",
+                   "--duration", "60", "--backend", "cpu", "--endpoint", "tcp://127.0.0.1:*",
+                   "--http", "127.0.0.1:0", "--quiet"])
+    try:
+        port = view_port(run)
+        assert run.wait_for(r"eitstream: warning: (.*)").group(1) == warning
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+            source = json.load(r)["source"]
+        assert source["kind"] == "pipeline" and source["warnings"] == [warning]
+        assert source["source"]["last_error"] == ""
+        driver = chromium(f"http://127.0.0.1:{port}/")
+        wait_for(driver, "source-state", lambda t: f"warning: {warning}" in t,
+                 "the replay's warning in the source panel")
+        assert driver.find_element("id", "last-error").text == "none"
+    finally:
         run.stop()

@@ -95,7 +95,7 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   if (sinks.recorders.frames)
     fmt::print(stderr, "eitstream: recording raw frames to {}\n", c.record_raw);
 
-  const RunViewStopper view_stopper = start_run_view(sinks.view, pipe);
+  const RunViewStopper view_stopper = start_run_view(sinks.view, pipe, in.warnings);
   const RunEnd end = run_until_finished(c, pipe, sinks, in.device_source, interrupts);
   const int rc = finish_run(c, pipe.stats(), sinks, in.warnings, end);
   print_gn_summary(stdout, reconstructor);  // gn models: divergences and how the frames fit

@@ -4,7 +4,8 @@
 
 namespace eit::cli {
 
-std::string pipeline_status_json(const pipeline::PipelineStats& s) {
+std::string pipeline_status_json(const pipeline::PipelineStats& s,
+                                 const std::vector<std::string>& warnings) {
   nlohmann::json sinks = nlohmann::json::array();
   for (size_t i = 0; i < s.sink_queues.size(); ++i) {
     const auto& q = s.sink_queues[i];
@@ -28,6 +29,7 @@ std::string pipeline_status_json(const pipeline::PipelineStats& s) {
                               {"bytes_skipped", s.source.bytes_skipped},
                               {"reconnects", s.source.reconnects},
                               {"last_error", s.source.last_error}}},
+                            {"warnings", warnings},
                             {"error", s.error}};
   return j.dump();
 }

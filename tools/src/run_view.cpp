@@ -47,13 +47,16 @@ RunViewStopper::~RunViewStopper() {
   server_->stop();
 }
 
-RunViewStopper start_run_view(RunView& v, pipeline::Pipeline& pipe) {
+RunViewStopper start_run_view(RunView& v, pipeline::Pipeline& pipe,
+                              std::vector<std::string> source_warnings) {
   if (!v.server) return RunViewStopper(nullptr);
   v.server->set_recapture([&pipe](size_t frames) {
     pipe.recapture_reference(frames);
     return std::string();
   });
-  v.server->set_status_provider([&pipe] { return pipeline_status_json(pipe.stats()); });
+  v.server->set_status_provider([&pipe, warnings = std::move(source_warnings)] {
+    return pipeline_status_json(pipe.stats(), warnings);
+  });
   v.server->start();
   if (v.indices) v.indices->start();
   print_view_banner(*v.server, "this run's images");

@@ -7,6 +7,7 @@
 // forwards its global / breath messages into the view's stream.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/recon/model.hpp"
@@ -44,7 +45,9 @@ class RunViewStopper {
   view::ViewServer* server_;
 };
 
-// Wires recapture and status to `pipe`, starts the server and prints its address.
-[[nodiscard]] RunViewStopper start_run_view(RunView& view, pipeline::Pipeline& pipe);
+// Wires recapture and status to `pipe`, starts the server and prints its address. The status
+// carries `source_warnings` (RunInputs::warnings) for as long as the page is open.
+[[nodiscard]] RunViewStopper start_run_view(RunView& view, pipeline::Pipeline& pipe,
+                                            std::vector<std::string> source_warnings);
 
 }  // namespace eit::cli

@@ -190,6 +190,8 @@
       if (dev && (dev.reconnects || dev.seq_gaps || dev.bad_frames || dev.reordered || dev.bytes_skipped))
         text += `\ndevice: reconnects ${dev.reconnects} · gaps ${dev.seq_gaps} · bad ${dev.bad_frames}` +
                 ` · out of order ${dev.reordered ?? 0} · bytes skipped ${dev.bytes_skipped ?? 0}`;
+      // What opening the source found (a replay's truncated file, …): said once by run, kept here.
+      for (const w of src.warnings || []) text += `\nwarning: ${w}`;
       err = src.error || (src.source && src.source.last_error) || "";
     } else if (Array.isArray(src.endpoints)) {  // eitstream view: ZeroMQ and NATS subscriptions
       text = (src.endpoints || []).map((e) => `${e.endpoint}  ${e.state.toUpperCase()}  images ${e.images}` +
