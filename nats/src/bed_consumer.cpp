@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -103,6 +104,18 @@ natsStatus former_consumers(jsCtx* js, const std::string& site, const std::strin
   return NATS_OK;
 }
 
+// This opener's own consumer: named after the point's revision its store must replace, which only
+// one writer can, so no other holder, former or later, ever reads or acknowledges through it (a
+// revision is the bucket's sequence: unique across beds too). A bed never opened has no point to
+// replace: a random tag stands in, since "-0" would give site icu-1 bed 2 and site icu bed 1-2
+// one name. (A point deleted by hand leaves a delete marker, whose revision serves.)
+std::string own_consumer_name(const std::string& site, const std::string& bed, uint64_t revision) {
+  if (revision > 0) return fmt::format("eitworker-{}-{}-{}", site, bed, revision);
+  std::random_device random;
+  const uint64_t tag = (uint64_t{random()} << 32) | random();
+  return fmt::format("eitworker-{}-{}-new{:016x}", site, bed, tag);
+}
+
 }  // namespace
 
 std::string shared_consumer_name(const std::string& site, const std::string& bed) {
@@ -134,9 +147,7 @@ natsStatus open_bed_consumer(jsCtx* js, const std::string& site, const std::stri
   s = former_consumers(js, site, bed, stored, stored_revision,
                        mine_counts ? resume->consumer : std::string(), &formers, error);
   if (s != NATS_OK) return s;
-  // This opener's own: named after the revision its store below must replace, which only one
-  // writer can, so no other holder, former or later, ever reads or acknowledges through it.
-  const std::string own = fmt::format("eitworker-{}-{}-{}", site, bed, stored_revision);
+  const std::string own = own_consumer_name(site, bed, stored_revision);
 
   jsSubOptions so;
   jsSubOptions_Init(&so);

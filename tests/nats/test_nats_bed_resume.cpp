@@ -10,6 +10,7 @@
 // former holder's fetches and acknowledgements cannot reach the taker's frames.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -403,6 +404,51 @@ TEST_CASE(
   CHECK(bed.open_and_read(&second, true) == range(21, 24));
   CHECK(second.acked_through == 20);
   CHECK(eit::test::raw_consumers(bed.js) == std::vector<std::string>{second.consumer});
+  // Named after the delete marker's revision, not the first holder's name: that holder, if it
+  // still reads, reads through the consumer deleted.
+  CHECK(second.consumer != first.consumer);
+}
+
+TEST_CASE(
+    "two beds whose site and bed join into the same name each get a consumer of their own when "
+    "first opened") {
+  Bed bed;
+  if (bed.skipped()) return;
+  bed.connect();
+  // eitworker-icu-1-2-…: site icu-1 bed 2, and site icu bed 1-2; three frames each.
+  const std::array<std::pair<std::string, std::string>, 2> beds{{{"icu-1", "2"}, {"icu", "1-2"}}};
+  const std::array<uint8_t, 3> bytes{1, 2, 3};
+  for (const auto& [site, name] : beds) {
+    auto link = eit::nats::open_nats_device_link(
+        fmt::format("{}?site={}&bed={}", bed.server.url(), site, name));
+    for (int i = 0; i < 3; ++i) REQUIRE(link->send(bytes));
+    REQUIRE(link->drain(5s));
+  }
+  std::vector<std::string> consumers;
+  for (const auto& [site, name] : beds) {
+    ResumePoint point;
+    uint64_t revision = 0;
+    natsSubscription* sub = nullptr;
+    std::string error;
+    REQUIRE_MESSAGE(eit::nats::open_bed_consumer(bed.js, site, name, 0, &point, &revision, &sub,
+                                                 &error) == NATS_OK,
+                    error);
+    std::vector<uint64_t> seqs;
+    natsMsgList list{};
+    jsErrCode err;
+    if (natsSubscription_Fetch(&list, sub, 10, 1000, &err) == NATS_OK)
+      for (int i = 0; i < list.Count; ++i) seqs.push_back(stream_seq(list.Msgs[i]));
+    natsMsgList_Destroy(&list);
+    natsSubscription_Destroy(sub);
+    CHECK(seqs.size() == 3);  // its own bed's frames, not the other's
+    CHECK(eit::test::bed_consumer(bed.js, site, name) == point.consumer);
+    consumers.push_back(point.consumer);
+  }
+  CHECK(consumers[0] != consumers[1]);
+  auto listed = eit::test::raw_consumers(bed.js);
+  std::sort(listed.begin(), listed.end());
+  std::sort(consumers.begin(), consumers.end());
+  CHECK(listed == consumers);
 }
 
 TEST_CASE(
