@@ -67,21 +67,24 @@ struct Bed {
     if (nc) natsConnection_Destroy(nc);
   }
 
-  // Stores `count` raw messages (the gateway makes EIT_RAW when it is missing).
-  void store(int count) {
-    auto link = eit::nats::open_nats_device_link(server.url() + "?site=icu&bed=1");
+  // Stores `count` raw messages of bed `site`.`name` (the gateway makes EIT_RAW when it is
+  // missing).
+  void store(int count, const std::string& site = "icu", const std::string& name = "1") {
+    auto link = eit::nats::open_nats_device_link(
+        fmt::format("{}?site={}&bed={}", server.url(), site, name));
     const std::array<uint8_t, 3> bytes{1, 2, 3};
     for (int i = 0; i < count; ++i) REQUIRE(link->send(bytes));
     REQUIRE(link->drain(5s));
   }
 
-  // Opens the bed as a worker does, from `point` at the caller's `revision` (0: a taker); the
-  // subscription, which must open.
-  natsSubscription* open(ResumePoint* point, uint64_t* revision) {
+  // Opens bed `site`.`name` as a worker does, from `point` at the caller's `revision` (0: a
+  // taker); the subscription, which must open.
+  natsSubscription* open(ResumePoint* point, uint64_t* revision, const std::string& site = "icu",
+                         const std::string& name = "1") {
     natsSubscription* sub = nullptr;
     std::string error;
     REQUIRE_MESSAGE(
-        eit::nats::open_bed_consumer(js, "icu", "1", 0, point, revision, &sub, &error) == NATS_OK,
+        eit::nats::open_bed_consumer(js, site, name, 0, point, revision, &sub, &error) == NATS_OK,
         error);
     return sub;
   }
@@ -417,22 +420,12 @@ TEST_CASE(
   bed.connect();
   // eitworker-icu-1-2-…: site icu-1 bed 2, and site icu bed 1-2; three frames each.
   const std::array<std::pair<std::string, std::string>, 2> beds{{{"icu-1", "2"}, {"icu", "1-2"}}};
-  const std::array<uint8_t, 3> bytes{1, 2, 3};
-  for (const auto& [site, name] : beds) {
-    auto link = eit::nats::open_nats_device_link(
-        fmt::format("{}?site={}&bed={}", bed.server.url(), site, name));
-    for (int i = 0; i < 3; ++i) REQUIRE(link->send(bytes));
-    REQUIRE(link->drain(5s));
-  }
+  for (const auto& [site, name] : beds) bed.store(3, site, name);
   std::vector<std::string> consumers;
   for (const auto& [site, name] : beds) {
     ResumePoint point;
     uint64_t revision = 0;
-    natsSubscription* sub = nullptr;
-    std::string error;
-    REQUIRE_MESSAGE(eit::nats::open_bed_consumer(bed.js, site, name, 0, &point, &revision, &sub,
-                                                 &error) == NATS_OK,
-                    error);
+    natsSubscription* sub = bed.open(&point, &revision, site, name);
     std::vector<uint64_t> seqs;
     natsMsgList list{};
     jsErrCode err;
