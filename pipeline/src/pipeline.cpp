@@ -319,6 +319,10 @@ bool Pipeline::source_finished() const noexcept {
   return state_->started.load() && state_->source_done.load(std::memory_order_acquire);
 }
 
+uint64_t Pipeline::frames_out() const noexcept {
+  return state_->frames_out.load(std::memory_order_relaxed);
+}
+
 StageLayout Pipeline::layout() const noexcept { return state_->layout; }
 
 void Pipeline::recapture_reference(size_t n_frames) noexcept {

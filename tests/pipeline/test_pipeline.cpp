@@ -71,6 +71,7 @@ TEST_CASE("lossless pipeline delivers every frame once, in order, equal to H·(v
   const auto st = p.stats();
   CHECK(st.frames_in == frames.size());
   CHECK(st.frames_out == frames.size());
+  CHECK(p.frames_out() == frames.size());  // the count alone, as run's stop-wait reads it
   CHECK(st.dropped() == 0);
   CHECK(st.latency[kSpanTotal].count == frames.size());
   CHECK(st.latency[kSpanReconstruct].p50_ns > 0);

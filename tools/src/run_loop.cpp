@@ -129,7 +129,6 @@ class LosslessStallWatch {
 // source ended), every interval in which no image reached the sinks is time spent waiting for
 // them to finish (a lossless consumer, NATS, a recording), not streaming. Frames still moving
 // after the stop (a backlog being reconstructed) count as streaming.
-// While streaming it reads no stats (a copy of every stage's histograms: not 50 times a second).
 class StopWait {
  public:
   void sample(const pipeline::Pipeline& pipe, bool stopping, int64_t now) {
@@ -137,7 +136,7 @@ class StopWait {
       last_ns_ = 0;
       return;
     }
-    const uint64_t frames_out = pipe.stats().frames_out;
+    const uint64_t frames_out = pipe.frames_out();
     if (frames_out == last_out_ && last_ns_ != 0) waited_ns_ += now - last_ns_;
     last_out_ = frames_out;
     last_ns_ = now;

@@ -158,6 +158,8 @@ class Pipeline {
   void recapture_reference(size_t n_frames) noexcept;
 
   PipelineStats stats() const;  // any thread
+  // Any thread: stats().frames_out alone, without copying the stages' histograms.
+  uint64_t frames_out() const noexcept;
   // Any thread: the full histogram of one span of kLatencySpans, or of the sink call, as seen by
   // sink `sink` (default the first; empty without sinks). "published" is when that sink's thread
   // handed the frame to the sink.
