@@ -12,8 +12,8 @@
 // tests/tools/test_nats_worker_fence.cpp). Its own consumer is gone by then, and its
 // acknowledgements cannot reach the taker's. `<revision>` is the point's revision the opener's
 // compare-and-set replaces: only one writer can, so two openers never share a name (with no point
-// yet, `new<random 64-bit hex>` stands in for it). A point an
-// older eitstream stored names no consumer: then it is the shared eitworker-<site>-<bed>. Each
+// yet, `new<random 64-bit hex>` stands in for it). A point an older eitstream stored names no
+// consumer: then it is the shared eitworker-<site>-<bed>. Each
 // consumer is deleted by the server after an hour without a fetch, the backstop for one whose
 // opener died between storing the point and deleting the former one.
 //

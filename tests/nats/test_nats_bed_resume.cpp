@@ -91,9 +91,11 @@ struct Bed {
 
   // Opens the bed (open()) and returns the stream sequences delivered; acknowledges the last
   // (ack-all) when `ack`. `revision`: the caller's (none: a taker).
-  std::vector<uint64_t> open_and_read(ResumePoint* point, bool ack, uint64_t* revision = nullptr) {
+  std::vector<uint64_t> open_and_read(ResumePoint* point, bool ack, uint64_t* revision = nullptr,
+                                      const std::string& site = "icu",
+                                      const std::string& name = "1") {
     uint64_t taker = 0;
-    natsSubscription* sub = open(point, revision ? revision : &taker);
+    natsSubscription* sub = open(point, revision ? revision : &taker, site, name);
     std::vector<uint64_t> seqs;
     for (;;) {
       natsMsgList list{};
@@ -424,16 +426,8 @@ TEST_CASE(
   std::vector<std::string> consumers;
   for (const auto& [site, name] : beds) {
     ResumePoint point;
-    uint64_t revision = 0;
-    natsSubscription* sub = bed.open(&point, &revision, site, name);
-    std::vector<uint64_t> seqs;
-    natsMsgList list{};
-    jsErrCode err;
-    if (natsSubscription_Fetch(&list, sub, 10, 1000, &err) == NATS_OK)
-      for (int i = 0; i < list.Count; ++i) seqs.push_back(stream_seq(list.Msgs[i]));
-    natsMsgList_Destroy(&list);
-    natsSubscription_Destroy(sub);
-    CHECK(seqs.size() == 3);  // its own bed's frames, not the other's
+    // Its own bed's three frames, not the other's.
+    CHECK(bed.open_and_read(&point, false, nullptr, site, name).size() == 3);
     CHECK(eit::test::bed_consumer(bed.js, site, name) == point.consumer);
     consumers.push_back(point.consumer);
   }
