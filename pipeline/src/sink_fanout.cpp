@@ -2,6 +2,8 @@
 // reference per queue that took it; each sink thread publishes from its queue and the thread that
 // drops a slot's last reference hands the slot back to the source stage. Inline sinks
 // (ImageSink::inline_safe()) are called by the fan-out itself, before the queues are fed.
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 
@@ -41,6 +43,7 @@ void hand_to_sink(SinkLane& lane, const SinkItem& item) noexcept {
   local.stamp(Stage::kPublished, t0);
   lane.sink.publish(local);
   const int64_t t1 = now_ns();
+  if (lane.sink.take_handoff()) sched_yield();  // its I/O thread sends now, not after the below
   for (size_t i = 0; i < kSpanCount; ++i) {
     const int64_t from = local.stamp(kLatencySpans[i].from), to = local.stamp(kLatencySpans[i].to);
     if (from && to) lane.latency[i].record(to - from);

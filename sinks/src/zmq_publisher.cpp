@@ -150,6 +150,7 @@ bool ZmqPublisher::send_message(zmq::message_t* parts, size_t n, uint64_t images
       backoff.pause();
     }
   }
+  handed_off_ = io_defers();
   return true;
 }
 

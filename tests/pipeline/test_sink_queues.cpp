@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "eit/pipeline/cpu_reconstructor.hpp"
@@ -32,7 +34,51 @@ void check_drop_accounting(const std::vector<eit::test::ReceivedFrame>& got) {
   }
 }
 
+// Notes 'p' for each publish() and 'h' for each take_handoff() (which says yes, as a publisher
+// whose deferring I/O threads wait for the sink thread to yield does).
+class HandoffNotingSink final : public ImageSink {
+ public:
+  std::string_view name() const noexcept override { return "handoff"; }
+  void publish(const FrameSlot&) noexcept override { note('p'); }
+  bool take_handoff() noexcept override {
+    note('h');
+    return true;
+  }
+  SinkStats stats() const noexcept override { return {}; }
+  std::string calls() const {
+    const std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  void note(char c) {
+    const std::lock_guard lock(mutex_);
+    calls_.push_back(c);
+  }
+  mutable std::mutex mutex_;
+  std::string calls_;
+};
+
 }  // namespace
+
+TEST_CASE("the sink thread asks its sink for a hand-over right after each publish") {
+  for (StageLayout layout : {StageLayout::kPipelined, StageLayout::kRunToCompletion}) {
+    CAPTURE(layout_name(layout));
+    const auto m = random_model(64);
+    const auto frames = random_frames(m, 300);
+    VectorSource source(frames);
+    HandoffNotingSink sink;
+    PipelineOptions o;
+    o.stages = layout;
+    o.policy = Policy::kLossless;
+    Pipeline p(m, source, cpu_backend(m), {&sink}, o);
+    p.start();
+    REQUIRE(wait_finished(p));
+    std::string expected;
+    for (size_t i = 0; i < frames.size(); ++i) expected += "ph";
+    CHECK(sink.calls() == expected);
+  }
+}
 
 TEST_CASE("a stalled live sink loses frames alone: the other sink and the source never wait") {
   for (StageLayout layout : {StageLayout::kPipelined, StageLayout::kRunToCompletion}) {

@@ -10,6 +10,7 @@
 #include <zmq.hpp>
 
 #include "../pipeline/pipeline_test_support.hpp"
+#include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/thread_pin.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
@@ -70,4 +71,39 @@ TEST_CASE(
   CHECK(sinks::io_thread_policy(0, deferring.io_tag()) == SCHED_BATCH);
   // A tag no thread carries is not found.
   CHECK(sinks::io_thread_policy(0, 9'999, -1, 0) == -1);
+}
+
+TEST_CASE(
+    "a deferring publisher reports each message it hands its I/O threads once and a "
+    "preempting one never") {
+  const int cpu = pipeline::allowed_cpus().front();
+  const recon::Model model = test::random_model(16);
+  std::vector<float> image(model.n_out(), 0.25f);
+  pipeline::FrameSlot frame;
+  frame.image = image.data();
+  frame.stamp(pipeline::Stage::kReceived, pipeline::now_ns());
+  frame.stamp(pipeline::Stage::kPublished, pipeline::now_ns());
+
+  auto options = test::loopback_publisher_options(sinks::ZmqPattern::kPub, false);
+  options.io_cpu = cpu;
+  options.io_wake = sinks::IoWake::kDefer;
+  sinks::ZmqPublisher deferring(model, options);
+  CHECK_FALSE(deferring.take_handoff());  // nothing sent yet
+  deferring.begin();                      // the series message
+  CHECK(deferring.take_handoff());
+  CHECK_FALSE(deferring.take_handoff());  // once per hand-over
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    frame.seq = seq;
+    deferring.publish(frame);  // publish batch 1: each image leaves in publish()
+    CHECK(deferring.take_handoff());
+    CHECK_FALSE(deferring.take_handoff());
+  }
+  CHECK(deferring.stats().sent == 3);
+
+  options.io_wake = sinks::IoWake::kPreempt;  // the I/O thread has already run when send returns
+  sinks::ZmqPublisher preempting(model, options);
+  preempting.begin();
+  preempting.publish(frame);
+  CHECK_FALSE(preempting.take_handoff());
+  CHECK(preempting.stats().sent == 1);
 }

@@ -121,8 +121,9 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
   cmd->add_option("--zmq-io-wake", cli.zmq_io_wake,
                   "Placed I/O threads (--cpus or --zmq-io-cpu N): preempt lets the kernel run "
                   "one inside the send call that wakes it; defer starts them at SCHED_BATCH, so "
-                  "it runs when the sink thread next yields (the send call only hands the image "
-                  "over; docs/benchmarks.md, \"I/O threads that wait for the sink to yield\")")
+                  "it runs when the sink thread yields, right after the send call (which then only "
+                  "hands the image over; docs/benchmarks.md, \"I/O threads that wait for the "
+                  "sink to yield\")")
       ->capture_default_str()
       ->check([](const std::string& v) {
         return parse_zmq_io_defer(v) ? std::string()

@@ -55,6 +55,12 @@ class ImageSink {
   virtual bool inline_safe() const noexcept { return false; }
   // Makes a publish() blocked on a consumer give up (counted as dropped) from now on.
   virtual void abort() noexcept {}
+  // True once after a publish() that handed work to helper threads waiting on this thread's CPU
+  // for it to yield (ZmqPublisher's I/O threads placed there with IoWake::kDefer). The sink
+  // thread then yields at once, before its own bookkeeping: the message leaves as soon as a
+  // preempting I/O thread would send it, and publish() itself holds none of the transport's work.
+  // Called on the sink's own thread right after each publish().
+  virtual bool take_handoff() noexcept { return false; }
 };
 
 }  // namespace eit::pipeline

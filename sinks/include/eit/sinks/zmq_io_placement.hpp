@@ -11,8 +11,9 @@
 // io_thread_cpus() can tell this context's threads from other contexts' in the same process.
 // IoWake::kDefer starts the threads at SCHED_BATCH, whose wake-ups never preempt the running
 // thread: the I/O thread that a send call wakes waits until the sending thread yields or sleeps,
-// instead of running inside the send (a sink lane yields as soon as it has nothing to do). The
-// send call then only hands the image over; the transport's work follows it on the same CPU.
+// instead of running inside the send (a sink lane yields right after the publish call that woke
+// it: ImageSink::take_handoff()). The send call then only hands the image over; the transport's
+// work follows it on the same CPU.
 // Batch threads still get their fair share of the CPU; they lose only wake-up preemption, so a
 // sending thread that spins without yielding would keep them waiting up to a scheduler tick.
 // io_thread_cpus(): the CPUs an I/O thread of process `pid` (0: this one) named with `tag`

@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <zmq.hpp>
@@ -126,6 +127,8 @@ class ZmqPublisher final : public pipeline::ImageSink {
     return options_.lossless ? pipeline::SinkPolicy::kBlock : pipeline::SinkPolicy::kDropNewest;
   }
   void abort() noexcept override { aborted_.store(true, std::memory_order_relaxed); }
+  // With IoWake::kDefer: whether a message went to the I/O threads since the last call.
+  bool take_handoff() noexcept override { return std::exchange(handed_off_, false); }
   // Lossless, when the run is asked to stop: wait for the consumer at most until
   // `deadline_ns` (pipeline clock), in publish() and in end()'s drain together; a frame the
   // socket has not taken by then is dropped and counted. Without it a lossless run with no
@@ -155,6 +158,7 @@ class ZmqPublisher final : public pipeline::ImageSink {
   ZmqPublisherOptions options_;
   std::shared_ptr<zmq::context_t> context_;
   int io_tag_ = -1;  // the I/O threads' name tag when placed
+  bool handed_off_ = false;  // take_handoff(): set by a send while the I/O threads defer
   zmq::socket_t socket_;
   std::string endpoint_;
   std::string image_topic_, batch_topic_, series_topic_, series_json_;

@@ -35,6 +35,7 @@ class StampSink final : public pipeline::ImageSink {
   // Recording a frame's stamps is a store into a pre-sized table: inline as the inner sink is.
   bool inline_safe() const noexcept override { return inner_.inline_safe(); }
   void abort() noexcept override { inner_.abort(); }
+  bool take_handoff() noexcept override { return inner_.take_handoff(); }
   // Frames whose stamps were recorded / did not fit the recorder (after the run has stopped).
   uint64_t recorded() const noexcept { return recorded_; }
   uint64_t not_recorded() const noexcept { return dropped_; }
