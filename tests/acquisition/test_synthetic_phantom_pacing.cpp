@@ -102,7 +102,7 @@ TEST_CASE(
   o.rate_hz = 1000;
   o.snr_db = 40;
   SyntheticPhantomSource sleeping(small_table(), o);
-  o.spin_ns = 100'000;  // what the bench used before: sleeps to 100 µs before each due time
+  o.spin_ns = 100'000;  // a partial poll (bench outside spin mode: --source-poll-us)
   SyntheticPhantomSource partly(small_table(), o);
   o.spin_ns = eit::acquisition::kSpinWholeWait;
   SyntheticPhantomSource spinning(small_table(), o);

@@ -622,3 +622,30 @@ TEST_CASE("--cpus is checked like run's, and auto refuses too few CPUs with a cl
   }
   fs::remove(out);
 }
+
+TEST_CASE(
+    "--source-poll-us is recorded per run, labels a run that is not at the default and is "
+    "checked") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_poll_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string base =
+      "--backend cpu --rate 1000 --size 64x208 --transport inproc --frames 50 --warmup 5 "
+      "--zmq-reference off";
+  const auto polled = bench_json(dir, base);
+  REQUIRE(polled["runs"].size() == 1);
+  CHECK(polled["runs"][0]["config"]["source_poll_us"] == 50);
+  CHECK(polled["runs"][0]["config"]["label"].get<std::string>().find("poll") == std::string::npos);
+
+  const auto slept = bench_json(dir, base + " --source-poll-us 0");
+  CHECK(slept["runs"][0]["config"]["source_poll_us"] == 0);
+  CHECK(slept["runs"][0]["config"]["label"].get<std::string>().ends_with(" poll0"));
+
+  // Spin mode polls the whole wait whatever the option says: no label.
+  const auto spun = bench_json(dir, base + " --source-poll-us 0 --latency-mode spin");
+  CHECK(spun["runs"][0]["config"]["label"].get<std::string>().find("poll") == std::string::npos);
+
+  const auto [status, message] = bench_status(dir / "bad.txt", base + " --source-poll-us 2000000");
+  CHECK(status != 0);
+  CHECK(message.find("--source-poll-us") != std::string::npos);
+  fs::remove_all(dir);
+}

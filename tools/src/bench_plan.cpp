@@ -118,6 +118,7 @@ eit::bench::RunConfig base_config(const BenchArgs& a, const NamedModel& m) {
   c.warmup = a.warmup;
   c.cpu_threads = a.cpu_threads;
   c.warm_us = a.warm_us;
+  c.source_poll_us = a.source_poll_us;
   c.zmq_io_cpu = a.zmq_io_cpu;
   return c;
 }

@@ -42,6 +42,7 @@ struct BenchArgs {
   size_t warmup = 100;
   size_t cpu_threads = 1;
   size_t warm_us = eit::pipeline::kDefaultWarmIntervalUs;  // --warm-us (0: never)
+  size_t source_poll_us = eit::bench::kDefaultSourcePollUs;  // --source-poll-us (0: sleep)
   std::string json, csv, svg, frames_csv;
   bool force = false;  // --force: replace existing output files
   bool quiet = false;

@@ -210,6 +210,14 @@ static const eit::cli::RegisterCommand kBench{
                       "Idle reconstructor re-reads H this often (µs) to keep it cached, as "
                       "`eitstream run --warm-us`; 0 = never (label 'warm0' where not the default)")
           ->capture_default_str();
+      cmd->add_option("--source-poll-us", args->source_poll_us,
+                      "Paced runs in balanced and idle modes: the source sleeps until this long "
+                      "before each frame is due, then polls the clock, so the host's late timer "
+                      "wake-up is not counted as latency (a device's frame is stamped when it "
+                      "arrives); 0 = sleep until due (label 'poll0' where not the default). "
+                      "Spin mode polls the whole wait")
+          ->capture_default_str()
+          ->check(CLI::Range(size_t{0}, size_t{1'000'000}));
       cmd->add_option("--cpu-threads", args->cpu_threads,
                       "Threads the CPU backend splits each batch over (rows of H)")
           ->capture_default_str();

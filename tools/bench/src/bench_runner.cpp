@@ -68,8 +68,11 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   src_options.frames = total;
   src_options.snr_db = std::numeric_limits<double>::infinity();
   // Spin mode: the source polls its due time for the whole period, as the stages poll their
-  // queues (a dedicated host): a sleep's late wake-up would land in the latency.
-  if (config.latency_mode == "spin") src_options.spin_ns = acquisition::kSpinWholeWait;
+  // queues (a dedicated host). Otherwise it polls the last source_poll_us only: either way the
+  // host's late timer wake-up does not land in the latency (run_result.hpp).
+  src_options.spin_ns = config.latency_mode == "spin"
+                            ? acquisition::kSpinWholeWait
+                            : static_cast<int64_t>(config.source_poll_us) * 1000;
   acquisition::SyntheticPhantomSource source(frames, src_options);
 
   pipeline::PipelineOptions options;

@@ -63,6 +63,7 @@ json run_json(const RunResult& r) {
               {"cpu_keeper", c.cpu_keeper},
               {"cpu_threads", c.cpu_threads},
               {"warm_us", c.warm_us},
+              {"source_poll_us", c.source_poll_us},
               {"cpus", std::move(cpus)}};
   json queues = json::object();
   for (const auto& [name, hw] : r.counters.queue_high_water)

@@ -39,6 +39,8 @@ std::string RunConfig::label() const {
   if (zmq_io_wake == "defer") label += " defer";
   if (static_cast<int64_t>(warm_us) != pipeline::kDefaultWarmIntervalUs)
     label += fmt::format(" warm{}", warm_us);
+  if (latency_mode != "spin" && rate_hz > 0 && source_poll_us != kDefaultSourcePollUs)
+    label += fmt::format(" poll{}", source_poll_us);
   if (publish_batch > 1) label += fmt::format(" pb{}", publish_batch);
   return label;
 }
