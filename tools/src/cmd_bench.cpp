@@ -211,7 +211,7 @@ static const eit::cli::RegisterCommand kBench{
                       "`eitstream run --warm-us`; 0 = never (label 'warm0' where not the default)")
           ->capture_default_str();
       cmd->add_option("--source-poll-us", args->source_poll_us,
-                      "Paced runs in balanced and idle modes: the source sleeps until this long "
+                      "Paced runs in balanced and idle modes: the source sleeps until this many µs "
                       "before each frame is due, then polls the clock, so the host's late timer "
                       "wake-up is not counted as latency (a device's frame is stamped when it "
                       "arrives); 0 = sleep until due (label 'poll0' where not the default). "
