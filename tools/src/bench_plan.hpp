@@ -36,6 +36,7 @@ struct BenchArgs {
   std::string zmq_io_wakes = "preempt";  // --zmq-io-wake: preempt, defer (comma-separated)
   std::string cuda_l2 = "on";  // --cuda-l2: on, off (comma-separated; CudaOptions::l2_persist)
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
+  std::string host_noise = "auto";     // --host-noise: auto, off, SECONDS (bench_host_noise.hpp)
   std::string zmq_io_cpu = "sink";     // --zmq-io-cpu: sink, own, own-idle, any
   std::string cpus;  // --cpus: LIST or auto (eit/bench/cpu_pinning.hpp); empty: nothing pinned
   size_t frames = 1000;

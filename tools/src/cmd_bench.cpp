@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "backend_factory.hpp"
+#include "bench_host_noise.hpp"
 #include "bench_outputs.hpp"
 #include "bench_plan.hpp"
 #include "bench_progress.hpp"
@@ -71,6 +72,7 @@ void run_bench(const BenchArgs& a) {
   PyeitPart pyeit;
   plan_pyeit(a, axes, pyeit, plan);
   const eit::cli::ReferencePlan references(a.zmq_reference, plan, report);
+  const eit::cli::HostNoisePlan host_noise(a.host_noise, axes.cpus);
 
   eit::bench::RunEnvironment env;
   env.make_backend = make_backend;
@@ -80,6 +82,7 @@ void run_bench(const BenchArgs& a) {
     progress.update(c, s);
   };
 
+  report.host_noise = host_noise.run(a.quiet);
   std::vector<std::unique_ptr<eit::bench::StampRecorder>> recorders;
   for (size_t i = 0; i < plan.size(); ++i) {
     progress.start(i, plan.size());
@@ -176,6 +179,18 @@ static const eit::cli::RegisterCommand kBench{
                          "off, or auto: on when these loops add at most {:g} s in all (each "
                          "lasts as long as its schedule, (warm-up + frames) / rate)",
                          eit::cli::kAutoBudgetSeconds))
+          ->capture_default_str();
+      cmd->add_option(
+             "--host-noise", args->host_noise,
+             fmt::format(
+                 "Before the first run, spin one pinned thread on each CPU the runs pin, all at "
+                 "once, and count the stalls (gaps of at least {} µs between two clock reads: "
+                 "interrupts, other tasks, a hypervisor taking the vCPU away), per second at "
+                 "≥10, ≥50 and ≥100 µs, the longest and the time lost: the floor under the "
+                 "runs' tail percentiles. auto: {:g} s on the CPUs of --cpus, nothing without "
+                 "it; SECONDS: that long (every CPU the process may use when --cpus is not "
+                 "given); off or 0: no probe",
+                 eit::bench::kLostFromNs / 1000, eit::bench::kDefaultHostNoiseSeconds))
           ->capture_default_str();
       cmd->add_option(
           "--cpus", args->cpus,

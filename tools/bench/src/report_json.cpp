@@ -149,6 +149,7 @@ json to_json(const BenchReport& report) {
          {"machine", machine_json(report.machine)},
          {"runs", std::move(runs)}};
   j["zmq_reference"] = zmq_reference_json(report);
+  j["host_noise"] = host_noise_json(report.host_noise);
   if (report.comparison) {
     const Comparison& c = *report.comparison;
     json ext = json::array();

@@ -82,6 +82,7 @@ std::string format_table(const BenchReport& report) {
         r.max_sum_error_ns, sum_means * 1e-3);
   }
   out += format_zmq_reference(report);
+  out += format_host_noise(report.host_noise);
   out += format_comparison(report);
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "eit/bench/host_noise.hpp"
 #include "eit/bench/latency_summary.hpp"
 #include "eit/bench/machine_info.hpp"
 #include "eit/bench/run_result.hpp"
@@ -69,6 +70,7 @@ struct BenchReport {
   std::optional<Comparison> comparison;
   std::vector<ZmqReference> zmq_references;
   std::string zmq_reference_skipped;  // non-empty: why there are none (--zmq-reference)
+  HostNoise host_noise;  // --host-noise: the probe before the first run, or why it was skipped
 };
 
 // The reference with the run's set-up (transport, pattern, latency mode, wake hold, rate, image
