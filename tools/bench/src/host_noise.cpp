@@ -62,8 +62,14 @@ HostNoise probe_host_noise(const std::vector<int>& cpus, double seconds) {
   std::atomic<int> ready{0};
   std::vector<std::thread> threads;
   threads.reserve(noise.cpus.size());
-  for (auto& c : noise.cpus)
-    threads.emplace_back([&c, span_ns, &go, &ready] { probe_one(c, span_ns, go, ready); });
+  try {
+    for (auto& c : noise.cpus)
+      threads.emplace_back([&c, span_ns, &go, &ready] { probe_one(c, span_ns, go, ready); });
+  } catch (...) {  // no thread to be had: release the ones waiting for the start, then report
+    go.store(true, std::memory_order_release);
+    for (auto& t : threads) t.join();
+    throw;
+  }
   // Start together once every thread sits on its CPU, so the CPUs are measured all busy at once.
   while (ready.load(std::memory_order_acquire) < static_cast<int>(threads.size()))
     std::this_thread::yield();

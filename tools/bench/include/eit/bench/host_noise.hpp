@@ -6,7 +6,8 @@
 // least kLostFromNs is time the thread did not have. A stall lands on whatever frame is in flight
 // on that CPU, so these stalls are the floor under a run's tail percentiles, as the bare ZeroMQ
 // reference is the floor under its hop. Runs before the first run, with nothing else running.
-// Set-up only: allocates, starts threads; never throws for a CPU it cannot pin (reported instead).
+// Set-up only: allocates and starts threads (std::system_error when it cannot); a CPU it cannot
+// pin is reported, never thrown.
 #include <cstdint>
 #include <string>
 #include <vector>
