@@ -245,3 +245,57 @@ def test_the_link_state_says_why_a_publisher_cannot_be_read_and_forgets_it_once_
             p.stop()
         if pub:
             pub.stop()
+
+
+def api(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        return json.load(r)
+
+
+def test_a_page_opened_after_the_last_image_gets_that_image_and_its_paint_is_no_latency():
+    # A paused device or a finished replay: a page opened now must show the last image, not
+    # nothing; that image may be minutes old, so its paint report must not count as a display
+    # latency (a report of an image sent live does).
+    pub_port = free_port()
+    view = Process([eitstream_bin(), "view", f"tcp://127.0.0.1:{pub_port}", "--http",
+                    "127.0.0.1:0", "--duration", "50"])
+    pub = None
+    try:
+        port = view_port(view)
+        early = RawWebSocket(port)  # open before the images: it shows them as they come
+        pub = Process([eitstream_bin(), "run", "--endpoint", f"tcp://127.0.0.1:{pub_port}",
+                       "--fps", "50", "--frames", "150", "--quiet", "--stream", "bed9"])
+        # (3 s: the series message, repeated every 2 s, reaches the view even if the first was
+        # sent before it connected.)
+        live = [m for k, m in collect(early, lambda k, m: k == "image" and m["seq"] == 149)
+                if k == "image"]
+        assert pub.proc.wait(30) == 0, pub.lines
+        assert live, "the open page got no image"
+
+        late = RawWebSocket(port)
+        msgs = collect(late, lambda k, m: k == "image")
+        texts = [m["type"] for k, m in msgs if k == "text"]
+        assert texts[:2] == ["hello", "series"], msgs
+        assert msgs[-1][1]["seq"] == 149  # the newest image, and only after its series
+        more, until = [], time.monotonic() + 1.5  # then only status texts: the publisher is gone
+        while time.monotonic() < until:
+            more.append(late.receive()[0])
+        assert more and 2 not in more, more
+
+        now_ms = time.time() * 1e3
+        late.send_text(json.dumps({"type": "painted", "seq": 149, "paint_wall_ms": now_ms}))
+        early.send_text(json.dumps({"type": "painted", "seq": 148, "paint_wall_ms": now_ms}))
+        deadline = time.monotonic() + 5
+        while (stats := api(port, "/api/stats"))["paint_reports"] < 1:
+            assert time.monotonic() < deadline, stats
+            time.sleep(0.05)
+        time.sleep(0.3)  # both reports are in by now (sent first on its own connection)
+        stats = api(port, "/api/stats")
+        assert stats["paint_reports"] == 1 and stats["display_latency_ms"]["count"] == 1, stats
+        assert sorted(b["painted"] for b in stats["browsers"]) == [1, 1], stats["browsers"]
+        early.close()
+        late.close()
+    finally:
+        if pub:
+            pub.stop()
+        view.stop()

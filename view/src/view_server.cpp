@@ -119,9 +119,11 @@ void ViewServer::Impl::drain_channels() {
           h->seq, h->t_published_wall_ns - (h->t_published_ns - h->t_acquired_ns),
           h->t_published_wall_ns};
       ++st.images;
+      st.latest_seq = h->seq;
       batch.push_back({std::move(buffer), h->t_acquired_ns});
     }
     if (batch.empty()) continue;
+    st.latest = batch.back();
     st.last_image_wall_ns = pipeline::wall_ns();
     for (const auto& s : sessions)
       if (s->stream() == name) s->send_images(batch);
@@ -181,8 +183,12 @@ void ViewServer::Impl::on_session_open(const std::shared_ptr<WsSession>& s) {
   counters.browsers.store(sessions.size(), std::memory_order_relaxed);
   if (s->stream().empty()) s->set_stream(first_stream);
   s->send_text(hello_json());
-  if (const StreamState* st = find_stream(s->stream()); st && !st->series.empty())
-    s->send_text(st->series);
+  if (const StreamState* st = find_stream(s->stream())) send_stream_start(*s, *st, true);
+}
+
+void ViewServer::Impl::send_stream_start(WsSession& s, const StreamState& st, bool with_latest) {
+  if (!st.series.empty()) s.send_text(st.series);
+  if (with_latest && st.latest.bytes) s.send_latest(st.latest, st.latest_seq);
 }
 
 void ViewServer::Impl::on_session_close(const std::shared_ptr<WsSession>& s) {
@@ -194,8 +200,9 @@ void ViewServer::Impl::on_session_select(const std::shared_ptr<WsSession>& s,
                                          const std::string& stream) {
   const StreamState* st = find_stream(stream);
   if (!st) return;
+  const bool switched = s->stream() != stream;  // the page already has this stream's images
   s->set_stream(stream);
-  if (!st->series.empty()) s->send_text(st->series);
+  send_stream_start(*s, *st, switched);
 }
 
 void ViewServer::Impl::on_paint_report(const std::string& stream, uint64_t seq,
@@ -369,6 +376,7 @@ void ViewServer::set_series(const std::string& stream, std::string text) {
     const bool changed = st->series != text;
     st->series = text;
     if (!changed) return;  // browsers already have it
+    st->latest = {};       // an image of the old series, which the new one may not fit
     for (const auto& s : impl->sessions)
       if (s->stream() == stream) s->send_text(text);
   });

@@ -39,6 +39,10 @@ struct StreamState {
   std::vector<std::shared_ptr<ImageBuffer>> pool;
   uint64_t images = 0;
   int64_t last_image_wall_ns = 0;
+  // The newest image taken from the channel, and its seq: a page that opens or selects this
+  // stream between images (a paused device, a finished replay) shows it instead of nothing.
+  QueuedImage latest;
+  uint64_t latest_seq = 0;
   // seq → acquisition and publication times (CLOCK_REALTIME ns) of recent images, to turn a
   // page's paint report into a display latency measured on this host's clock.
   struct WallTimes {
@@ -102,6 +106,8 @@ class ViewServer::Impl : public std::enable_shared_from_this<ViewServer::Impl> {
   void on_session_open(const std::shared_ptr<WsSession>& s);
   void on_session_close(const std::shared_ptr<WsSession>& s);
   void on_session_select(const std::shared_ptr<WsSession>& s, const std::string& stream);
+  // To a page that starts showing `st`: its latest series, and with `with_latest` its newest image.
+  void send_stream_start(WsSession& s, const StreamState& st, bool with_latest);
   // recv_wall_ms / raf_wall_ms: NaN when the page did not report them.
   void on_paint_report(const std::string& stream, uint64_t seq, double paint_wall_ms,
                        double recv_wall_ms, double raf_wall_ms);

@@ -67,10 +67,15 @@ void WsSession::on_message(const std::string& text) {
   if (type == "painted" && j.contains("seq") && j.contains("paint_wall_ms") &&
       j["seq"].is_number_unsigned() && j["paint_wall_ms"].is_number()) {
     ++painted;
+    const uint64_t seq = j["seq"].get<uint64_t>();
+    if (latest_seq_ == seq) {  // the catch-up image: its age is not the display's latency
+      latest_seq_.reset();
+      return;
+    }
     const auto optional_ms = [&j](const char* key) {
       return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
     };
-    server->on_paint_report(stream_, j["seq"].get<uint64_t>(), j["paint_wall_ms"].get<double>(),
+    server->on_paint_report(stream_, seq, j["paint_wall_ms"].get<double>(),
                             optional_ms("recv_wall_ms"), optional_ms("raf_wall_ms"));
   } else if (type == "ack") {
     if (in_flight > 0) --in_flight;
@@ -107,6 +112,11 @@ void WsSession::send_images(std::span<const QueuedImage> images) {
       server->counters.images_skipped.fetch_add(skipped, std::memory_order_relaxed);
   }
   if (!writing_) write_next();
+}
+
+void WsSession::send_latest(const QueuedImage& image, uint64_t seq) {
+  latest_seq_ = seq;
+  send_images({&image, 1});
 }
 
 void WsSession::send_text(std::string text) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>  // before Boost: 1.74's asio uses std::exchange
@@ -40,6 +41,10 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   // The images of one server wake-up, oldest first.
   void send_images(std::span<const QueuedImage> images);
+  // The stream's newest image (seq `seq`) for a page that has just started showing the stream.
+  // It may be minutes old (a paused device), so its paint report is not taken as a display
+  // latency.
+  void send_latest(const QueuedImage& image, uint64_t seq);
   static constexpr size_t kMaxWaitingImages = 16;
   static constexpr int64_t kMaxWaitingLagNs = 200'000'000;
   void send_text(std::string text);
@@ -72,6 +77,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   bool open_ = false, writing_ = false;
   std::deque<std::string> texts_;
   std::deque<QueuedImage> pending_images_;
+  std::optional<uint64_t> latest_seq_;  // send_latest's image, until the page reports its paint
   std::shared_ptr<const ImageBuffer> writing_image_;
   std::string writing_text_;
   ImagePacer pacer_;
