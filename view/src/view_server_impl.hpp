@@ -39,10 +39,9 @@ struct StreamState {
   std::vector<std::shared_ptr<ImageBuffer>> pool;
   uint64_t images = 0;
   int64_t last_image_wall_ns = 0;
-  // The newest image taken from the channel, and its seq: a page that opens or selects this
-  // stream between images (a paused device, a finished replay) shows it instead of nothing.
+  // The newest image taken from the channel: a page that opens or selects this stream between
+  // images (a paused device, a finished replay) shows it instead of nothing.
   QueuedImage latest;
-  uint64_t latest_seq = 0;
   // seq → acquisition and publication times (CLOCK_REALTIME ns) of recent images, to turn a
   // page's paint report into a display latency measured on this host's clock.
   struct WallTimes {

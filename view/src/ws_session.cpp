@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/sinks/image_header.hpp"
 
 namespace eit::view {
 namespace beast = boost::beast;
@@ -114,8 +115,9 @@ void WsSession::send_images(std::span<const QueuedImage> images) {
   if (!writing_) write_next();
 }
 
-void WsSession::send_latest(const QueuedImage& image, uint64_t seq) {
-  latest_seq_ = seq;
+void WsSession::send_latest(const QueuedImage& image) {
+  // The server took it from its own channel, which only validated images reach.
+  latest_seq_ = sinks::decode_image_header(*image.bytes)->seq;
   send_images({&image, 1});
 }
 

@@ -41,10 +41,9 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   // The images of one server wake-up, oldest first.
   void send_images(std::span<const QueuedImage> images);
-  // The stream's newest image (seq `seq`) for a page that has just started showing the stream.
-  // It may be minutes old (a paused device), so its paint report is not taken as a display
-  // latency.
-  void send_latest(const QueuedImage& image, uint64_t seq);
+  // The stream's newest image, for a page that has just started showing the stream. It may be
+  // minutes old (a paused device), so its paint report is not taken as a display latency.
+  void send_latest(const QueuedImage& image);
   static constexpr size_t kMaxWaitingImages = 16;
   static constexpr int64_t kMaxWaitingLagNs = 200'000'000;
   void send_text(std::string text);
