@@ -1,11 +1,13 @@
 #pragma once
-// A real `nats-server -js` for tests: started on a free loopback port with its own store folder,
-// killed (SIGKILL) and restarted on the same port on demand, removed at the end. available() is
-// false (and the test skips, saying so) when the binary is not installed.
+// A real `nats-server -js` for tests: started on a free loopback port (another one when a
+// concurrent test's server took it first) with its own store folder, killed (SIGKILL) and
+// restarted on the same port on demand, removed at the end. available() is false (and the test
+// skips, saying so) when the binary is not installed.
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -42,11 +44,22 @@ bool skipped_without_nats(const Servers& servers) {
 
 class NatsServer {
  public:
-  NatsServer() : port_(unused_loopback_port()) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("eit-nats-" + std::to_string(getpid()) + "-" + std::to_string(port_));
-    std::filesystem::create_directories(dir_);
-    if (nats_server_installed()) start();
+  NatsServer() {
+    if (!nats_server_installed()) return;
+    // A port found free may be taken by another test's server before ours binds it: then ours
+    // exits and the test would talk to the other one. Another port, a few times.
+    for (int attempt = 0; attempt < kStartAttempts && !available(); ++attempt) {
+      port_ = unused_loopback_port();
+      dir_ = std::filesystem::temp_directory_path() /
+             ("eit-nats-" + std::to_string(getpid()) + "-" + std::to_string(port_));
+      std::filesystem::create_directories(dir_);
+      launch();
+      if (!available()) {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+      }
+    }
+    if (!available()) FAIL_CHECK("nats-server did not start in " << kStartAttempts << " tries");
   }
   ~NatsServer() {
     kill_now();
@@ -57,17 +70,11 @@ class NatsServer {
   int port() const { return port_; }
   std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
 
+  // Starts the server again after kill_now(): same port, same store.
   void start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string port = std::to_string(port_), store = dir_.string();
-      const std::string log = (dir_ / "server.log").string();
-      execl(nats_server_path().c_str(), "nats-server", "-js", "-a", "127.0.0.1", "-p",
-            port.c_str(), "-sd", store.c_str(), "-l", log.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    wait_until_ready();
+    if (!launch()) FAIL_CHECK("nats-server did not start again on port " << port_);
   }
+
   // SIGSTOP and SIGCONT: a server that keeps its connections open and answers nothing, as on a
   // stalled host.
   void pause() {
@@ -84,25 +91,66 @@ class NatsServer {
   }
 
  private:
-  void wait_until_ready() {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  static constexpr int kStartAttempts = 5;
+  static constexpr std::chrono::seconds kReadyTimeout{30};
+
+  // Starts the server on port_; false (and not available()) when it exited or did not answer as
+  // itself within kReadyTimeout.
+  bool launch() {
+    name_ = "eit-test-" + std::to_string(getpid()) + "-" + std::to_string(port_);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string port = std::to_string(port_), store = dir_.string();
+      const std::string log = (dir_ / "server.log").string();
+      execl(nats_server_path().c_str(), "nats-server", "-js", "-a", "127.0.0.1", "-p", port.c_str(),
+            "-sd", store.c_str(), "-l", log.c_str(), "--server_name", name_.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    if (!wait_until_ready()) kill_now();
+    return available();
+  }
+
+  // Ready when the server started here greets a connection with an INFO line that carries its
+  // own name (not another test's server on the same port); false when it exited or timed out.
+  bool wait_until_ready() {
+    const auto end = std::chrono::steady_clock::now() + kReadyTimeout;
     while (std::chrono::steady_clock::now() < end) {
-      // Ready when it accepts a connection and greets with its INFO line.
-      const int fd = socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      a.sin_port = htons(static_cast<uint16_t>(port_));
-      char greeting[4] = {};
-      const bool ready = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                         ::read(fd, greeting, sizeof greeting) == 4 &&
-                         std::string(greeting, 4) == "INFO";
-      close(fd);
-      if (ready) return;
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {  // e.g. its port was taken meanwhile
+        pid_ = -1;
+        return false;
+      }
+      if (greets_as_itself()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    return false;
   }
-  int port_;
+
+  bool greets_as_itself() const {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    std::string info;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      const timeval limit{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+      char buf[512];
+      while (info.find('\n') == std::string::npos && info.size() < 16384) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        info.append(buf, static_cast<size_t>(n));
+      }
+    }
+    close(fd);
+    return info.rfind("INFO", 0) == 0 &&
+           info.find("\"server_name\":\"" + name_ + "\"") != std::string::npos;
+  }
+
+  int port_ = 0;
+  std::string name_;
   std::filesystem::path dir_;
   pid_t pid_ = -1;
 };

@@ -41,6 +41,12 @@ bool wait_until_flowing(Subprocess& worker) {
   return false;
 }
 
+// The end of `text`: its last few status lines, for a failure's message.
+std::string last_lines(const std::string& text) {
+  constexpr size_t kTail = 1500;
+  return text.size() > kTail ? text.substr(text.size() - kTail) : text;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -60,7 +66,13 @@ TEST_CASE(
     devices.push_back(std::make_unique<Subprocess>(device_command(server, b, kFrames)));
   // Once the three share the beds one each, and frames flow, freeze one of them (its pending
   // fetch still receives frames it will never acknowledge), let its lease run out, kill it.
-  for (auto& w : workers) REQUIRE(w->wait_for_stderr("beds held 1 of 3 (3 workers)", 60s));
+  for (auto& w : workers) {
+    const bool shared = w->wait_for_stderr("beds held 1 of 3 (3 workers)", 60s);
+    if (!shared)
+      for (const auto& x : workers)
+        MESSAGE("a worker's last status lines:\n" << last_lines(x->err()));
+    REQUIRE(shared);
+  }
   REQUIRE(wait_until_flowing(*workers[0]));
   workers[0]->signal(SIGSTOP);
   std::this_thread::sleep_for(2500ms);
