@@ -243,8 +243,16 @@ TEST_CASE("the bench measures bare ZeroMQ beside each set-up and prints eitstrea
     CHECK(ow["min_ns"].get<int64_t>() <= p50);
     CHECK(p50 <= p99);
     CHECK(p99 <= ow["max_ns"].get<int64_t>());
+    // The plain loop's send call, one per measured message, beside the run's.
+    const auto& call = ref["send_call"];
+    CHECK(call["n"] == 300);
+    const int64_t call_p50 = call["percentiles"]["p50"]["value_ns"];
+    CHECK(call["min_ns"].get<int64_t>() > 0);
+    CHECK(call_p50 <= call["percentiles"]["p99"]["value_ns"].get<int64_t>());
 
     const auto& pair = z["runs"][i];
+    CHECK(pair["bare_send_call_p50_ns"] == call_p50);
+    CHECK(pair["send_call_p50_ns"] == run["send_call"]["percentiles"]["p50"]["value_ns"]);
     CHECK(pair["run_index"] == i);
     CHECK(pair["reference_index"] == i);
     CHECK(pair["bare_p50_ns"] == p50);
@@ -269,6 +277,11 @@ TEST_CASE("the bench measures bare ZeroMQ beside each set-up and prints eitstrea
     CHECK(zrow[5] == std::to_string(ref["message_bytes"].get<int>()));
     CHECK(zrow[6] == "350");  // sent
     CHECK(zrow[7] == "350");  // received
+    const auto calls = fields_after(table, fmt::format("  run {} (Z{})", i + 1, i + 1));
+    INFO(table);
+    REQUIRE(calls.size() == 7);  // the run's p50 / p99, "bare", the loop's p50 / p99
+    CHECK(calls[3] == "bare");
+    CHECK(calls[4] == fmt::format("{:.2f}", static_cast<double>(call_p50) * 1e-3));
   }
 }
 

@@ -263,6 +263,9 @@ TEST_CASE(
   std::iota(one_way.begin(), one_way.end(), int64_t{3'000});
   ref.one_way = eit::bench::summarize(one_way);
   ref.measured = 1000;
+  std::vector<int64_t> calls(1000, 2'000);
+  calls.back() = 9'000;
+  ref.send_call = eit::bench::summarize(calls);
   auto other = ref;  // spin like run 2, but a smaller image: no run has its set-up
   other.latency_mode = "spin";
   other.n_out = 512;
@@ -297,6 +300,9 @@ TEST_CASE(
   REQUIRE(hop.name == "transport");
   CHECK(pair["bare_p50_ns"] == 3'499);  // nearest rank 500 of 3000…3999
   CHECK(pair["bare_p99_ns"] == 3'989);
+  CHECK(pair["bare_send_call_p50_ns"] == 2'000);
+  CHECK(j["references"][0]["send_call"]["max_ns"] == 9'000);
+  CHECK(pair["send_call_p50_ns"] == report.runs[0].send_call.summary.find("p50")->value_ns);
   CHECK(pair["end_to_end_p50_ns"] == e2e.find("p50")->value_ns);
   CHECK(pair["hop_p99_ns"] == hop.summary.find("p99")->value_ns);
   CHECK(pair["end_to_end_over_bare_p50"].get<double>() ==

@@ -66,4 +66,5 @@ TEST_CASE("bench --transport shm measures the ring: every image received, a bare
   CHECK(ref["received"] == 350);
   CHECK(ref["lost"] == 0);
   CHECK(ref["one_way"]["n"] == 300);
+  CHECK(ref["send_call"]["n"] == 300);  // the ring's publish call, per message
 }

@@ -175,7 +175,8 @@ static const eit::cli::RegisterCommand kBench{
              fmt::format("Bare ZeroMQ beside each run set-up: a plain send loop with the runs' "
                          "transport, socket and options, message size, pacing, frame count, "
                          "latency mode and subscriber, timed send → receive; the table and JSON "
-                         "then show end to end and published→subscribed as ratios to it. on, "
+                         "then show end to end and published→subscribed as ratios to it, and "
+                         "each run's send call beside the loop's. on, "
                          "off, or auto: on when these loops add at most {:g} s in all (each "
                          "lasts as long as its schedule, (warm-up + frames) / rate)",
                          eit::cli::kAutoBudgetSeconds))

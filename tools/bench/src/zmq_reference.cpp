@@ -82,8 +82,10 @@ void plan_cpus(ZmqReference& ref, const RunConfig& run) {
 int sender_cpu(const ZmqReference& ref) noexcept { return cpu_of(ref.cpus, "sender"); }
 int receiver_cpu(const ZmqReference& ref) noexcept { return cpu_of(ref.cpus, "receiver"); }
 
+// `call_ns[i]`: how long message i's send call took (0: none was made).
 void summarize_into(ZmqReference& ref, const std::vector<int64_t>& sent_ns,
-                    const SubscriberReport& received, int sender_pin_error) {
+                    const std::vector<int64_t>& call_ns, const SubscriberReport& received,
+                    int sender_pin_error) {
   for (ThreadCpu& t : ref.cpus) {
     if (t.thread == "sender") t.error = sender_pin_error;
     if (t.thread == "receiver") t.error = received.pin_error;
@@ -108,6 +110,11 @@ void summarize_into(ZmqReference& ref, const std::vector<int64_t>& sent_ns,
   }
   ref.measured = one_way.size();
   ref.one_way = summarize(one_way);
+  std::vector<int64_t> calls;
+  calls.reserve(total - std::min(total, ref.warmup));
+  for (size_t seq = ref.warmup; seq < total; ++seq)
+    if (sent_ns[seq] != 0 && call_ns[seq] > 0) calls.push_back(call_ns[seq]);
+  ref.send_call = summarize(calls);
   if (ref.measured > 0 && last_received > first_sent)
     ref.delivered_fps =
         static_cast<double>(ref.measured) * 1e9 / static_cast<double>(last_received - first_sent);
@@ -129,7 +136,7 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
   ref.endpoint = publisher.uri();
   ref.message_bytes = sizeof(sinks::ImageHeader) + run.n_out * sizeof(float);
   std::vector<float> image(run.n_out, 0.5f);
-  std::vector<int64_t> sent_ns(total, 0);
+  std::vector<int64_t> sent_ns(total, 0), call_ns(total, 0);
   std::optional<pipeline::CpuWakeHold> wake_hold;
   if (ref.wake_hold) {  // as the runs' pipeline takes it (system-wide: the receiver too)
     wake_hold.emplace();
@@ -149,11 +156,12 @@ ZmqReference run_shm_reference(ZmqReference ref, const RunConfig& run,
     const int64_t t = pipeline::now_ns();
     frame.stamp(pipeline::Stage::kPublished, t);
     publisher.publish(frame);
+    call_ns[i] = pipeline::now_ns() - t;
     sent_ns[i] = t;
     ++ref.sent;
   }
   publisher.end();
-  summarize_into(ref, sent_ns, subscriber.finish(), pin.error());
+  summarize_into(ref, sent_ns, call_ns, subscriber.finish(), pin.error());
   return ref;
 }
 
@@ -212,7 +220,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     h.series_id = 1;
   }
   const std::vector<float> payload(run.n_out * batch, 0.5f);
-  std::vector<int64_t> sent_ns(total, 0);
+  std::vector<int64_t> sent_ns(total, 0), call_ns(total, 0);
   std::optional<pipeline::CpuWakeHold> wake_hold;
   if (ref.wake_hold) {  // as the runs' pipeline takes it (system-wide: the receiver too)
     wake_hold.emplace();
@@ -279,7 +287,9 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
           zmq::message_t(&headers[i], n * sizeof(sinks::ImageHeader), nullptr, nullptr),
           zmq::message_t(const_cast<float*>(payload.data()), n * run.n_out * sizeof(float), nullptr,
                          nullptr)};
-      if (send_parts(socket, parts, push, t + give_up)) {
+      const bool sent = send_parts(socket, parts, push, t + give_up);
+      call_ns[i] = pipeline::now_ns() - t;  // a batch's call counts once, at its first image
+      if (sent) {
         std::fill_n(sent_ns.begin() + static_cast<std::ptrdiff_t>(i), n, t);
         ref.sent += n;
       } else {
@@ -292,7 +302,7 @@ ZmqReference run_zmq_reference(const RunConfig& run, const std::string& executab
     const std::string topic = "eit/bench/series";
     (void)socket.send(zmq::buffer(topic), zmq::send_flags::sndmore);
     (void)socket.send(zmq::buffer(end), zmq::send_flags::none);
-    summarize_into(ref, sent_ns, subscriber.finish(), pin.error());
+    summarize_into(ref, sent_ns, call_ns, subscriber.finish(), pin.error());
   }
   socket.close();
   if (!ipc_path.empty()) std::filesystem::remove(ipc_path);

@@ -33,6 +33,7 @@ json ratio_json(double r) { return r > 0 ? json(r) : json(nullptr); }
 struct Beside {
   size_t run = 0, ref = 0;
   int64_t e2e[2] = {}, hop[2] = {}, bare[2] = {};  // p50, p99 (ns; 0: not quoted)
+  int64_t call[2] = {}, bare_call[2] = {};  // the send call: the run's sinks', the plain loop's
   double e2e_ratio[2] = {}, hop_ratio[2] = {};
   // At max only (a paced run delivers its schedule): frames/s delivered to the subscriber.
   double fps = 0, bare_fps = 0, fps_ratio = 0;
@@ -56,6 +57,8 @@ std::vector<Beside> pair_runs(const BenchReport& report) {
       b.bare[k] = quoted(ref->one_way, labels[k]);
       b.e2e_ratio[k] = ratio(b.e2e[k], b.bare[k]);
       b.hop_ratio[k] = ratio(b.hop[k], b.bare[k]);
+      b.call[k] = quoted(run.send_call.summary, labels[k]);
+      b.bare_call[k] = quoted(ref->send_call, labels[k]);
     }
     if (run.config.rate_hz <= 0 && run.delivered_fps > 0 && ref->delivered_fps > 0) {
       b.fps = run.delivered_fps;
@@ -108,6 +111,10 @@ std::string format_zmq_reference(const BenchReport& report) {
     if (r.zmq_io_wake == "defer")
       out += "       zmq io threads: defer to the sender (SCHED_BATCH)\n";
     if (!r.cpus.empty()) out += fmt::format("       CPUs: {}\n", describe_cpus(r.cpus, ""));
+    if (r.send_call.n > 0)
+      out += fmt::format("       send call: p50 {}, p99 {}, max {} µs\n",
+                         us(quoted(r.send_call, "p50")), us(quoted(r.send_call, "p99")),
+                         us(r.send_call.max_ns));
   }
   out +=
       "  frames/s: measured messages over first send → last receive (at max: what the transport "
@@ -138,6 +145,10 @@ std::string format_zmq_reference(const BenchReport& report) {
       "  Ratios: eitstream ÷ bare ZeroMQ at the same percentile; 1.00 would be the transport "
       "alone.\n  frames/s (runs at max only): delivered to the subscriber; f/s÷bare 1.00: the "
       "publisher path delivers what the bare transport does.\n";
+  out += "  send call (µs, p50 / p99): the run's sink beside the plain loop's\n";
+  for (const Beside& b : pairs)
+    out += fmt::format("  run {} (Z{}) {:>9} / {:<9} bare {:>9} / {}\n", b.run + 1, b.ref + 1,
+                       us(b.call[0]), us(b.call[1]), us(b.bare_call[0]), us(b.bare_call[1]));
   if (any_lossy)
     out +=
         "  *: frames were lost by the run or its reference (a live ring overwritten, a PUB "
@@ -169,7 +180,8 @@ json zmq_reference_json(const BenchReport& report) {
                     {"cpu_keeper", r.cpu_keeper},
                     {"zmq_io_wake", r.zmq_io_wake},
                     {"cpus", thread_cpus_json(r.cpus)},
-                    {"one_way", latency_summary_json(r.one_way)}});
+                    {"one_way", latency_summary_json(r.one_way)},
+                    {"send_call", latency_summary_json(r.send_call)}});
   json runs = json::array();
   for (const Beside& b : pair_runs(report))
     runs.push_back({{"run_index", b.run},
@@ -184,13 +196,18 @@ json zmq_reference_json(const BenchReport& report) {
                     {"end_to_end_over_bare_p99", ratio_json(b.e2e_ratio[1])},
                     {"hop_over_bare_p50", ratio_json(b.hop_ratio[0])},
                     {"hop_over_bare_p99", ratio_json(b.hop_ratio[1])},
+                    {"send_call_p50_ns", b.call[0]},
+                    {"send_call_p99_ns", b.call[1]},
+                    {"bare_send_call_p50_ns", b.bare_call[0]},
+                    {"bare_send_call_p99_ns", b.bare_call[1]},
                     {"delivered_fps", ratio_json(b.fps)},
                     {"bare_delivered_fps", ratio_json(b.bare_fps)},
                     {"delivered_over_bare", ratio_json(b.fps_ratio)}});
   return {{"what",
            "one-way latency of a plain ZeroMQ send loop with each run set-up's socket, options, "
            "message size, pacing, latency mode and subscriber; ratios: eitstream / bare at the "
-           "same percentile (0 ns and null: not quoted, too few samples); delivered_fps, "
+           "same percentile (0 ns and null: not quoted, too few samples); send_call: the plain "
+           "loop's send call per message, beside the run's (send_call_p50_ns …); delivered_fps, "
            "bare_delivered_fps and delivered_over_bare (eitstream ÷ bare frames/s) for runs at "
            "max only, else null"},
           {"skipped", report.zmq_reference_skipped},

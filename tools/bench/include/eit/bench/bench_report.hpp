@@ -54,6 +54,9 @@ struct ZmqReference {
   size_t measured = 0;        // measured-window messages with a send and a receive time
   size_t lost = 0;            // measured-window messages sent but never received
   LatencySummary one_way;     // send → receive, ns
+  // The send call of the plain loop (ns; measured-window messages it sent): what the runs' own
+  // send call (the sink's publish call) costs without the pipeline.
+  LatencySummary send_call;
   double delivered_fps = 0;   // measured messages over first send → last receive
   bool wake_hold = false;     // the runs' RunConfig::wants_wake_hold(): the sender takes one too
   std::string zmq_io_cpu = "sink";  // the runs' RunConfig::zmq_io_cpu (own: spin mode only)

@@ -23,7 +23,9 @@
 // ShmPublisher fed the same schedule from the sending thread, read by the same subscriber child.
 // Each message is stamped just before its first part is sent (as the pipeline stamps
 // "published") and when the subscriber has its last part (as "subscribed"); CLOCK_MONOTONIC in
-// both processes. Nothing else runs: no queues, no reconstruction, no stamps of stages.
+// both processes; the send call is timed from that stamp until send() returns, as the runs'
+// "send call" times their sink's publish call. Nothing else runs: no queues, no
+// reconstruction, no stamps of stages.
 //
 // Set-up errors throw (std::invalid_argument / std::runtime_error naming what failed). Allocates
 // everything before the first message; the send loop allocates nothing itself.
