@@ -20,13 +20,16 @@ FrameBufferPool::FrameBufferPool(size_t slots, size_t slot_bytes)
   }
 }
 
+// From the slot lent last: at a paced rate it is back by the next image and still in this
+// thread's cache (the image is copied into it); when it is not, the slots after it, which went
+// out longest ago.
 int64_t FrameBufferPool::acquire() noexcept {
   for (size_t n = 0; n < slots_; ++n) {
     const size_t i = (cursor_ + n) % slots_;
     if (!busy_[i].load(std::memory_order_acquire)) {
       busy_[i].store(true, std::memory_order_relaxed);
       in_use_.fetch_add(1, std::memory_order_acq_rel);
-      cursor_ = i + 1;
+      cursor_ = i;
       return static_cast<int64_t>(i);
     }
   }

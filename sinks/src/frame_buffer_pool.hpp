@@ -28,7 +28,8 @@ class FrameBufferPool {
   FrameBufferPool(const FrameBufferPool&) = delete;
   FrameBufferPool& operator=(const FrameBufferPool&) = delete;
 
-  // A free slot's index, or -1 when every slot is lent out.
+  // A free slot's index, or -1 when every slot is lent out: the slot acquired last when it is
+  // back, else the first free one after it.
   int64_t acquire() noexcept;
   void release(uint32_t index) noexcept;
   std::byte* data(uint32_t index) noexcept { return storage_.get() + index * slot_bytes_; }
