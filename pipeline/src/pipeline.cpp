@@ -145,6 +145,7 @@ Pipeline::State::State(const recon::Model& m, Source& src, std::unique_ptr<Recon
       recycle_queue(pool_slots),
       refs(std::make_unique<std::atomic<uint32_t>[]>(pool_slots)),
       reference(m.n_meas()) {
+  freed_slots.reserve(pool_slots);
   const bool lossless = o.policy == Policy::kLossless;
   pin_results = std::make_unique<std::atomic<int>[]>(sink_thread(sinks.size()));
   for (size_t i = 0; i < sink_thread(sinks.size()); ++i) pin_results[i].store(kPinNotTried);

@@ -47,6 +47,9 @@ struct Pipeline::State {
   FramePool pool;
   SpscQueue<FrameSlot*> in_queue;                 // source → reconstructor
   SpscQueue<FrameSlot*> recycle_queue;            // reconstructor → source: slots no sink holds
+  // Source thread only: freed slots gathered from recycle_queue and the lanes' returns, the
+  // newest on top (capacity: the whole pool, reserved here).
+  std::vector<FrameSlot*> freed_slots;
   std::unique_ptr<std::atomic<uint32_t>[]> refs;  // per slot index: sinks still holding it
   std::vector<std::unique_ptr<SinkLane>> lanes;   // one per sink
   ReferenceCapture reference;

@@ -40,20 +40,23 @@ class SourceStage {
   bool push(FrameSlot* f) noexcept;
 
  private:
-  // A free slot: never used yet, freed by the reconstructor or the fan-out, or freed by a sink.
+  // A free slot: the one freed last (at a paced rate the previous frame's, whose values and
+  // image are still in cache), else one never used yet.
   FrameSlot* take_slot() noexcept {
-    if (FrameSlot* f = s_.pool.try_acquire()) return f;
+    gather_freed();
+    auto& freed = s_.freed_slots;
+    if (freed.empty()) return s_.pool.try_acquire();
+    FrameSlot* f = freed.back();
+    freed.pop_back();
+    return f;
+  }
+  // Moves the slots freed by the reconstructor and the sinks onto freed_slots, in the order each
+  // gave them back (it holds the whole pool: never reallocates).
+  void gather_freed() noexcept {
     FrameSlot* f = nullptr;
-    if (s_.recycle_queue.try_pop(f)) return f;
-    const size_t n = s_.lanes.size();
-    for (size_t k = 0; k < n; ++k) {
-      SinkLane& lane = *s_.lanes[(next_lane_ + k) % n];
-      if (lane.returns.try_pop(f)) {
-        next_lane_ = (next_lane_ + k + 1) % n;
-        return f;
-      }
-    }
-    return nullptr;
+    while (s_.recycle_queue.try_pop(f)) s_.freed_slots.push_back(f);
+    for (auto& lane : s_.lanes)
+      while (lane->returns.try_pop(f)) s_.freed_slots.push_back(f);
   }
   bool stopping() const noexcept {
     return s_.aborted.load(std::memory_order_relaxed) ||
@@ -63,7 +66,6 @@ class SourceStage {
   Pipeline::State& s_;
   const bool live_;
   const std::chrono::milliseconds timeout_;
-  size_t next_lane_ = 0;
   uint64_t pending_drops_ = 0;
 };
 
