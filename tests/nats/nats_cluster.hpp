@@ -1,6 +1,7 @@
 #pragma once
-// Three real `nats-server -js` processes clustered on loopback ports (server names n0, n1, n2,
-// cluster "eit"), each with its own store folder; any node can be killed (SIGKILL). Every process
+// Three real `nats-server -js` processes clustered on loopback ports (server names n0-PORT,
+// n1-PORT, n2-PORT, cluster "eit"), each with its own store folder, started on other ports when
+// a concurrent test took one first; any node can be killed (SIGKILL). Every process
 // is killed and every folder removed when the object goes, also when a test fails. available()
 // is false (the test skips, saying so) when the binary is not installed.
 #include <signal.h>
@@ -8,8 +9,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -24,12 +27,21 @@ class NatsCluster {
   NatsCluster() {
     dir_ =
         std::filesystem::temp_directory_path() / ("eit-nats-cluster-" + std::to_string(getpid()));
-    for (int i = 0; i < kNodes; ++i) {
-      client_port_[i] = unused_loopback_port();
-      cluster_port_[i] = unused_loopback_port();
-    }
     if (!nats_server_installed()) return;
-    for (int i = 0; i < kNodes; ++i) start(i);
+    // A port found free may be taken by another test's server before a node binds it: that node
+    // exits (or the test would talk to the other server). All nodes again on other ports.
+    for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
+      for (int i = 0; i < kNodes; ++i) {
+        client_port_[i] = unused_loopback_port();
+        cluster_port_[i] = unused_loopback_port();
+      }
+      for (int i = 0; i < kNodes; ++i) start(i);
+      if (all_ready()) return;
+      for (int i = 0; i < kNodes; ++i) kill_node(i);
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+    FAIL_CHECK("a 3-node nats-server cluster did not start in " << kStartAttempts << " tries");
   }
   ~NatsCluster() {
     for (int i = 0; i < kNodes; ++i) kill_node(i);
@@ -38,8 +50,9 @@ class NatsCluster {
   }
   bool available() const { return pid_[0] > 0; }
   std::string url(int i) const { return fmt::format("nats://127.0.0.1:{}", client_port_[i]); }
-  // fmt rather than "n" + to_string: GCC 12 warns (-Wrestrict, a false positive) on the latter.
-  std::string name(int i) const { return fmt::format("n{}", i); }
+  // n0, n1, n2 and the client port, unique on this host. fmt rather than "n" + to_string: GCC 12
+  // warns (-Wrestrict, a false positive) on the latter.
+  std::string name(int i) const { return fmt::format("n{}-{}", i, client_port_[i]); }
 
   void kill_node(int i) {
     if (pid_[i] <= 0) return;
@@ -49,6 +62,29 @@ class NatsCluster {
   }
 
  private:
+  static constexpr int kStartAttempts = 5;
+  static constexpr std::chrono::seconds kReadyTimeout{30};
+
+  // Every node alive and greeting as itself within kReadyTimeout.
+  bool all_ready() {
+    const auto end = std::chrono::steady_clock::now() + kReadyTimeout;
+    std::array<bool, kNodes> ready{};
+    while (std::chrono::steady_clock::now() < end) {
+      bool all = true;
+      for (int i = 0; i < kNodes; ++i) {
+        if (waitpid(pid_[i], nullptr, WNOHANG) == pid_[i]) {  // it exited
+          pid_[i] = -1;
+          return false;
+        }
+        ready[i] = ready[i] || nats_greets_as(client_port_[i], name(i));
+        all = all && ready[i];
+      }
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
   void start(int i) {
     const auto store = dir_ / name(i);
     std::filesystem::create_directories(store);

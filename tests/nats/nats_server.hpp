@@ -42,6 +42,30 @@ bool skipped_without_nats(const Servers& servers) {
   return true;
 }
 
+// Whether the server on loopback `port` greets a new connection with an INFO line carrying
+// `server_name` (so it is the one a test started, not another test's on a port taken first).
+inline bool nats_greets_as(int port, const std::string& server_name) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  std::string info;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const timeval limit{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    char buf[512];
+    while (info.find('\n') == std::string::npos && info.size() < 16384) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      info.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return info.rfind("INFO", 0) == 0 &&
+         info.find("\"server_name\":\"" + server_name + "\"") != std::string::npos;
+}
+
 class NatsServer {
  public:
   NatsServer() {
@@ -68,6 +92,7 @@ class NatsServer {
   }
   bool available() const { return pid_ > 0; }
   int port() const { return port_; }
+  const std::string& name() const { return name_; }  // --server_name, unique on this host
   std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
 
   // Starts the server again after kill_now(): same port, same store.
@@ -121,32 +146,10 @@ class NatsServer {
         pid_ = -1;
         return false;
       }
-      if (greets_as_itself()) return true;
+      if (nats_greets_as(port_, name_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
-  }
-
-  bool greets_as_itself() const {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port_));
-    std::string info;
-    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-      const timeval limit{1, 0};
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-      char buf[512];
-      while (info.find('\n') == std::string::npos && info.size() < 16384) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0) break;
-        info.append(buf, static_cast<size_t>(n));
-      }
-    }
-    close(fd);
-    return info.rfind("INFO", 0) == 0 &&
-           info.find("\"server_name\":\"" + name_ + "\"") != std::string::npos;
   }
 
   int port_ = 0;
