@@ -1,22 +1,15 @@
 #include "eit/bench/host_noise.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <thread>
 
+#include "eit/pipeline/clock.hpp"
 #include "eit/pipeline/thread_pin.hpp"
 
 namespace eit::bench {
 
 namespace {
-
-int64_t monotonic_ns() noexcept {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
 
 // The probing thread: pin, wait for the others, then read the clock until `span_ns` has passed.
 void probe_one(CpuNoise& out, int64_t span_ns, const std::atomic<bool>& go,
@@ -27,10 +20,10 @@ void probe_one(CpuNoise& out, int64_t span_ns, const std::atomic<bool>& go,
   }
   if (out.pin_error != 0) return;  // unpinned, the numbers would describe some other CPU
   StallCounts& s = out.stalls;
-  const int64_t first = monotonic_ns();
+  const int64_t first = pipeline::now_ns();
   int64_t previous = first;
   while (previous - first < span_ns) {
-    const int64_t now = monotonic_ns();
+    const int64_t now = pipeline::now_ns();
     s.add_gap(now - previous);
     previous = now;
   }
