@@ -9,10 +9,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <chrono>
 #include <filesystem>
 #include <string>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -30,7 +28,7 @@ class NatsCluster {
     if (!nats_server_installed()) return;
     // A port found free may be taken by another test's server before a node binds it: that node
     // exits (or the test would talk to the other server). All nodes again on other ports.
-    for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
+    for (int attempt = 0; attempt < kNatsStartAttempts; ++attempt) {
       for (int i = 0; i < kNodes; ++i) {
         client_port_[i] = unused_loopback_port();
         cluster_port_[i] = unused_loopback_port();
@@ -41,7 +39,7 @@ class NatsCluster {
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
     }
-    FAIL_CHECK("a 3-node nats-server cluster did not start in " << kStartAttempts << " tries");
+    FAIL_CHECK("a 3-node nats-server cluster did not start in " << kNatsStartAttempts << " tries");
   }
   ~NatsCluster() {
     for (int i = 0; i < kNodes; ++i) kill_node(i);
@@ -62,27 +60,11 @@ class NatsCluster {
   }
 
  private:
-  static constexpr int kStartAttempts = 5;
-  static constexpr std::chrono::seconds kReadyTimeout{30};
-
-  // Every node alive and greeting as itself within kReadyTimeout.
+  // Every node alive and greeting as itself within kNatsReadyTimeout.
   bool all_ready() {
-    const auto end = std::chrono::steady_clock::now() + kReadyTimeout;
-    std::array<bool, kNodes> ready{};
-    while (std::chrono::steady_clock::now() < end) {
-      bool all = true;
-      for (int i = 0; i < kNodes; ++i) {
-        if (waitpid(pid_[i], nullptr, WNOHANG) == pid_[i]) {  // it exited
-          pid_[i] = -1;
-          return false;
-        }
-        ready[i] = ready[i] || nats_greets_as(client_port_[i], name(i));
-        all = all && ready[i];
-      }
-      if (all) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    std::array<std::string, kNodes> names;
+    for (int i = 0; i < kNodes; ++i) names[i] = name(i);
+    return nats_servers_ready(pid_, client_port_, names);
   }
 
   void start(int i) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,13 +67,40 @@ inline bool nats_greets_as(int port, const std::string& server_name) {
          info.find("\"server_name\":\"" + server_name + "\"") != std::string::npos;
 }
 
+// How often a server (or cluster) is started on fresh ports, and how long each start may take.
+inline constexpr int kNatsStartAttempts = 5;
+inline constexpr std::chrono::seconds kNatsReadyTimeout{30};
+
+// Waits until every server `pids[i]` started here greets on `ports[i]` as `names[i]` (not another
+// test's server on the same port); false after kNatsReadyTimeout, or at once when one has exited
+// (its port was taken meanwhile; its pid is then set to -1, it is reaped).
+inline bool nats_servers_ready(std::span<pid_t> pids, std::span<const int> ports,
+                               std::span<const std::string> names) {
+  const auto end = std::chrono::steady_clock::now() + kNatsReadyTimeout;
+  std::vector<bool> ready(pids.size(), false);
+  while (std::chrono::steady_clock::now() < end) {
+    bool all = true;
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (waitpid(pids[i], nullptr, WNOHANG) == pids[i]) {
+        pids[i] = -1;
+        return false;
+      }
+      ready[i] = ready[i] || nats_greets_as(ports[i], names[i]);
+      all = all && ready[i];
+    }
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 class NatsServer {
  public:
   NatsServer() {
     if (!nats_server_installed()) return;
     // A port found free may be taken by another test's server before ours binds it: then ours
     // exits and the test would talk to the other one. Another port, a few times.
-    for (int attempt = 0; attempt < kStartAttempts && !available(); ++attempt) {
+    for (int attempt = 0; attempt < kNatsStartAttempts && !available(); ++attempt) {
       port_ = unused_loopback_port();
       dir_ = std::filesystem::temp_directory_path() /
              ("eit-nats-" + std::to_string(getpid()) + "-" + std::to_string(port_));
@@ -83,7 +111,7 @@ class NatsServer {
         std::filesystem::remove_all(dir_, ec);
       }
     }
-    if (!available()) FAIL_CHECK("nats-server did not start in " << kStartAttempts << " tries");
+    if (!available()) FAIL_CHECK("nats-server did not start in " << kNatsStartAttempts << " tries");
   }
   ~NatsServer() {
     kill_now();
@@ -116,11 +144,8 @@ class NatsServer {
   }
 
  private:
-  static constexpr int kStartAttempts = 5;
-  static constexpr std::chrono::seconds kReadyTimeout{30};
-
   // Starts the server on port_; false (and not available()) when it exited or did not answer as
-  // itself within kReadyTimeout.
+  // itself within kNatsReadyTimeout.
   bool launch() {
     name_ = "eit-test-" + std::to_string(getpid()) + "-" + std::to_string(port_);
     pid_ = fork();
@@ -132,24 +157,8 @@ class NatsServer {
             static_cast<char*>(nullptr));
       _exit(127);
     }
-    if (!wait_until_ready()) kill_now();
+    if (!nats_servers_ready({&pid_, 1}, {&port_, 1}, {&name_, 1})) kill_now();
     return available();
-  }
-
-  // Ready when the server started here greets a connection with an INFO line that carries its
-  // own name (not another test's server on the same port); false when it exited or timed out.
-  bool wait_until_ready() {
-    const auto end = std::chrono::steady_clock::now() + kReadyTimeout;
-    while (std::chrono::steady_clock::now() < end) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {  // e.g. its port was taken meanwhile
-        pid_ = -1;
-        return false;
-      }
-      if (nats_greets_as(port_, name_)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
   }
 
   int port_ = 0;
