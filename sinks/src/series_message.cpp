@@ -1,5 +1,7 @@
 #include "eit/sinks/series_message.hpp"
 
+#include "eit/sinks/json_text.hpp"
+
 #include <variant>
 
 #include <fmt/format.h>
@@ -101,7 +103,7 @@ std::string series_json(const recon::Model& model, const SeriesInfo& info) {
       {"policy", info.policy},
       {"repeat_interval_s", info.interval_s},
       {"publish_batch", info.publish_batch}};
-  return msg.dump();
+  return json_text(msg);
 }
 
 std::string series_end_json(const SeriesInfo& info, uint64_t frames_sent, uint64_t frames_dropped) {
@@ -109,7 +111,7 @@ std::string series_end_json(const SeriesInfo& info, uint64_t frames_sent, uint64
       {"type", "series-end"},       {"version", 1},
       {"stream", info.stream},      {"series_id", fmt::format("{:016x}", info.series_id)},
       {"frames_sent", frames_sent}, {"frames_dropped", frames_dropped}};
-  return msg.dump();
+  return json_text(msg);
 }
 
 }  // namespace eit::sinks

@@ -62,3 +62,13 @@ TEST_CASE("feed router: a series before any image makes the stream known, whatev
       CHECK(router.text("icu.7", "series", R"({"type":"series","image":{"shape":["a",-1]}})") ==
             FeedRouter::Outcome::kTaken));
 }
+
+TEST_CASE("feed router: a stream or kind with bytes that are not UTF-8 is taken without throwing") {
+  // Topics come from the network; the JSON passed on to pages once threw on such bytes, on the
+  // feed's thread, and ended the viewer for every browser.
+  eit::view::ViewServer server(any_port());
+  FeedRouter router(server, true);
+  CHECK(router.text("\xff", "breath", R"({"x":1})") == FeedRouter::Outcome::kTaken);
+  CHECK(router.text("icu.5", "\xc3", R"({"x":1})") == FeedRouter::Outcome::kTaken);
+  CHECK(router.text("\xe9", "series", R"({"type":"series"})") == FeedRouter::Outcome::kTaken);
+}

@@ -72,3 +72,14 @@ TEST_CASE("pacer: a clock that goes back adds no tokens, absurd rates are clampe
   p.set_rate(1e12, 0);
   CHECK(p.rate_hz() == ImagePacer::kMaxRateHz);
 }
+
+TEST_CASE(
+    "pacer: a vanishing rate is clamped so the next image is due within 100 s, never before now") {
+  ImagePacer p;
+  p.set_rate(1e-300, 0);
+  CHECK(p.rate_hz() == ImagePacer::kMinRateHz);
+  for (int i = 0; i < static_cast<int>(ImagePacer::kBurst); ++i) p.spend();
+  const int64_t due = p.due_ns(kMs);
+  CHECK(due > kMs);
+  CHECK(due <= kMs + static_cast<int64_t>(1e9 / ImagePacer::kMinRateHz));
+}

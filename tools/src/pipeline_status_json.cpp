@@ -1,5 +1,7 @@
 #include "pipeline_status_json.hpp"
 
+#include "eit/sinks/json_text.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace eit::cli {
@@ -31,7 +33,7 @@ std::string pipeline_status_json(const pipeline::PipelineStats& s,
                               {"last_error", s.source.last_error}}},
                             {"warnings", warnings},
                             {"error", s.error}};
-  return j.dump();
+  return sinks::json_text(j);
 }
 
 }  // namespace eit::cli

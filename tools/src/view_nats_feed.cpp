@@ -1,5 +1,6 @@
 // NatsViewFeed: one bed followed through NATS JetStream into the live view (view_nats_feed.hpp).
 #include "view_nats_feed.hpp"
+#include "eit/sinks/json_text.hpp"
 
 #include <fmt/format.h>
 
@@ -62,7 +63,8 @@ class NatsViewFeed final : public view::ViewFeed {
                            {"images", images_.load()},
                            {"malformed", malformed_.load()},
                            {"last_error", last_error_}};
-    return nlohmann::json{{"kind", "nats"}, {"endpoints", nlohmann::json::array({e})}}.dump();
+    return sinks::json_text(
+        nlohmann::json{{"kind", "nats"}, {"endpoints", nlohmann::json::array({e})}});
   }
 
  private:

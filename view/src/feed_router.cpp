@@ -1,5 +1,6 @@
 // FeedRouter: one message of a feed into the ViewServer (see feed_router.hpp).
 #include "eit/view/feed_router.hpp"
+#include "eit/sinks/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -46,9 +47,9 @@ FeedRouter::Outcome FeedRouter::text(const std::string& stream, const std::strin
       c.capacity = sizeof(sinks::ImageHeader) + n * sizeof(float);
       c.channel = server_.add_stream(stream, c.capacity);
     }
-    server_.set_series(stream, j.dump());
+    server_.set_series(stream, sinks::json_text(j));
   } else {
-    server_.post_json(stream, j.dump());
+    server_.post_json(stream, sinks::json_text(j));
   }
   return Outcome::kTaken;
 }
@@ -68,7 +69,7 @@ std::string feeds_status_json(const std::vector<std::unique_ptr<ViewFeed>>& feed
     if (!one.is_object() || !one.contains("endpoints")) continue;
     for (auto& e : one["endpoints"]) endpoints.push_back(e);
   }
-  return nlohmann::json{{"kind", "feeds"}, {"endpoints", endpoints}}.dump();
+  return sinks::json_text(nlohmann::json{{"kind", "feeds"}, {"endpoints", endpoints}});
 }
 
 }  // namespace eit::view

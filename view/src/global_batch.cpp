@@ -1,5 +1,7 @@
 #include "eit/view/global_batch.hpp"
 
+#include "eit/sinks/json_text.hpp"
+
 #include <cmath>
 #include <cstring>
 
@@ -50,9 +52,12 @@ std::string GlobalBatch::take_json(const std::string& stream, int64_t wall_minus
     wall.push_back(static_cast<double>(p.t_acquired_ns + wall_minus_mono_ns) / 1e6);
   }
   points_.clear();
-  return nlohmann::json{{"type", "global"}, {"stream", stream}, {"seq", seq},
-                        {"frame", frame},   {"value", value},   {"t_wall_ms", wall}}
-      .dump();
+  return sinks::json_text(nlohmann::json{{"type", "global"},
+                                         {"stream", stream},
+                                         {"seq", seq},
+                                         {"frame", frame},
+                                         {"value", value},
+                                         {"t_wall_ms", wall}});
 }
 
 }  // namespace eit::view

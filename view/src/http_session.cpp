@@ -2,11 +2,14 @@
 
 #include <charconv>
 #include <chrono>
+#include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
 
+#include "eit/sinks/json_text.hpp"
 #include "host_check.hpp"
 #include "web_assets.hpp"
 #include "ws_session.hpp"
@@ -24,7 +27,9 @@ std::string_view origin_host(std::string_view origin) {
   return origin;
 }
 
-size_t query_number(std::string_view target, std::string_view key, size_t fallback) {
+// The value of `key` in the query as a whole number; `fallback` when the key is absent, nullopt
+// when its value is not all digits ("-5", "5abc", "").
+std::optional<size_t> query_number(std::string_view target, std::string_view key, size_t fallback) {
   const auto q = target.find('?');
   if (q == std::string_view::npos) return fallback;
   std::string_view query = target.substr(q + 1);
@@ -35,7 +40,8 @@ size_t query_number(std::string_view target, std::string_view key, size_t fallba
       size_t v = 0;
       const auto digits = pair.substr(key.size() + 1);
       const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-      return r.ec == std::errc() ? v : fallback;
+      if (r.ec != std::errc() || r.ptr != digits.data() + digits.size()) return std::nullopt;
+      return v;
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
@@ -87,7 +93,14 @@ void HttpSession::handle(Request request) {
                                "open it as http://127.0.0.1:PORT or http://localhost:PORT\n",
                                host);
   } else {
-    res = respond(request, *server);
+    try {
+      res = respond(request, *server);
+    } catch (const std::exception& e) {
+      // A request must never end the process that runs the pipeline: answer and go on.
+      res = Response(http::status::internal_server_error, request.version());
+      res.set(http::field::content_type, "text/plain");
+      res.body() = fmt::format("internal error: {}\n", e.what());
+    }
   }
   res.keep_alive(request.keep_alive());
   res.prepare_payload();
@@ -125,7 +138,7 @@ HttpSession::Response HttpSession::respond(const Request& req, ViewServer::Impl&
       return r;
     }
     return json(http::status::not_found,
-                nlohmann::json{{"error", fmt::format("no such page: {}", path)}}.dump());
+                sinks::json_text(nlohmann::json{{"error", fmt::format("no such page: {}", path)}}));
   }
   if (req.method() == http::verb::post) {
     if (path == "/api/recapture") {
@@ -133,12 +146,14 @@ HttpSession::Response HttpSession::respond(const Request& req, ViewServer::Impl&
         return json(http::status::conflict,
                     R"j({"error": "this server does not run the pipeline: recapture the )j"
                     R"j(reference in the eitstream run process (eitstream run --http)"})j");
-      const size_t frames = query_number(target, "frames", 50);
+      const std::optional<size_t> given = query_number(target, "frames", 50);
+      const size_t frames = given.value_or(0);
       if (frames == 0 || frames > 100000)
         return json(http::status::bad_request,
-                    fmt::format(R"j({{"error": "frames={} (expected 1..100000)"}})j", frames));
+                    R"j({"error": "frames: expected a whole number in 1..100000"})j");
       const std::string why = server.recapture(frames);
-      if (!why.empty()) return json(http::status::conflict, nlohmann::json{{"error", why}}.dump());
+      if (!why.empty())
+        return json(http::status::conflict, sinks::json_text(nlohmann::json{{"error", why}}));
       return json(http::status::ok, fmt::format(R"({{"ok": true, "frames": {}}})", frames));
     }
     if (path == "/api/stats/reset") {
@@ -146,10 +161,9 @@ HttpSession::Response HttpSession::respond(const Request& req, ViewServer::Impl&
       return json(http::status::ok, R"({"ok": true})");
     }
   }
-  return json(
-      http::status::method_not_allowed,
-      nlohmann::json{{"error", fmt::format("{} {} is not supported", req.method_string(), path)}}
-          .dump());
+  return json(http::status::method_not_allowed,
+              sinks::json_text(nlohmann::json{
+                  {"error", fmt::format("{} {} is not supported", req.method_string(), path)}}));
 }
 
 void HttpSession::write(Response response) {

@@ -7,7 +7,9 @@
 namespace eit::view {
 
 void ImagePacer::set_rate(double rate_hz, int64_t now_ns) noexcept {
-  rate_hz_ = std::isfinite(rate_hz) && rate_hz > 0 ? std::min(rate_hz, kMaxRateHz) : 0;
+  // Below kMinRateHz the wait for a token would overflow the clock's nanoseconds.
+  rate_hz_ =
+      std::isfinite(rate_hz) && rate_hz > 0 ? std::clamp(rate_hz, kMinRateHz, kMaxRateHz) : 0;
   tokens_ = kBurst;
   last_ns_ = now_ns;
 }

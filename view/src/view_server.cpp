@@ -12,6 +12,7 @@
 
 #include "eit/pipeline/clock.hpp"
 #include "eit/sinks/image_header.hpp"
+#include "eit/sinks/json_text.hpp"
 #include "http_session.hpp"
 #include "view_server_impl.hpp"
 #include "ws_session.hpp"
@@ -159,7 +160,7 @@ void ViewServer::Impl::arm_status() {
                                         ? static_cast<double>(wall - st->last_image_wall_ns) / 1e6
                                         : -1.0},
               {"overwritten", st->channel ? st->channel->ring().overwritten() : 0}};
-        s->send_text(msg.dump());
+        s->send_text(sinks::json_text(msg));
       }
     }
     self->arm_status();
@@ -169,11 +170,10 @@ void ViewServer::Impl::arm_status() {
 std::string ViewServer::Impl::hello_json() const {
   json names = json::array();
   for (const auto& [name, st] : streams) names.push_back(name);
-  return json{{"type", "hello"},
-              {"version", 1},
-              {"streams", names},
-              {"recapture", static_cast<bool>(recapture)}}
-      .dump();
+  return sinks::json_text(json{{"type", "hello"},
+                               {"version", 1},
+                               {"streams", names},
+                               {"recapture", static_cast<bool>(recapture)}});
 }
 
 void ViewServer::Impl::on_session_open(const std::shared_ptr<WsSession>& s) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eit/pipeline/clock.hpp"
+#include "eit/sinks/json_text.hpp"
 #include "view_server_impl.hpp"
 #include "ws_session.hpp"
 
@@ -38,11 +39,10 @@ std::string ViewServer::Impl::state_json() const {
     list.push_back({{"name", name}, {"images", st.images}, {"has_series", !st.series.empty()}});
   json source = json::object();
   if (status_provider) source = json::parse(status_provider(), nullptr, false);
-  return json{{"streams", list},
-              {"recapture", static_cast<bool>(recapture)},
-              {"browsers", sessions.size()},
-              {"source", source}}
-      .dump();
+  return sinks::json_text(json{{"streams", list},
+                               {"recapture", static_cast<bool>(recapture)},
+                               {"browsers", sessions.size()},
+                               {"source", source}});
 }
 
 std::string ViewServer::Impl::stats_json() const {
@@ -76,7 +76,7 @@ std::string ViewServer::Impl::stats_json() const {
     streams_json.push_back({{"name", name},
                             {"images", st.images},
                             {"overwritten", st.channel ? st.channel->ring().overwritten() : 0}});
-  return json{
+  return sinks::json_text(json{
       {"browsers", browsers},
       {"streams", streams_json},
       {"display_latency_ms",
@@ -87,8 +87,7 @@ std::string ViewServer::Impl::stats_json() const {
       {"images_thinned", counters.images_thinned.load()},
       {"paint_reports", counters.paint_reports.load()},
       {"accept_failures", counters.accept_failures.load()},
-      {"last_accept_error", last_accept_error}}
-      .dump();
+      {"last_accept_error", last_accept_error}});
 }
 
 void ViewServer::Impl::reset_stats() {

@@ -14,6 +14,7 @@
 #include <zmq_addon.hpp>
 
 #include "eit/sinks/image_batch.hpp"
+#include "eit/sinks/json_text.hpp"
 #include "eit/sinks/zmq_link_monitor.hpp"
 #include "eit/view/feed_router.hpp"
 
@@ -198,7 +199,7 @@ std::string ZmqViewFeed::status_json() const {
                     {"images", e->images.load()},
                     {"malformed", e->malformed.load()},
                     {"last_error", e->last_error}});
-  return nlohmann::json{{"kind", "zmq"}, {"endpoints", list}}.dump();
+  return sinks::json_text(nlohmann::json{{"kind", "zmq"}, {"endpoints", list}});
 }
 
 }  // namespace eit::view

@@ -18,9 +18,10 @@ class ImagePacer {
  public:
   static constexpr double kBurst = 4;
   static constexpr double kMaxRateHz = 10'000;
+  static constexpr double kMinRateHz = 0.01;  // an image every 100 s
 
-  // 0 (or less): not paced. Rates above kMaxRateHz are clamped. A new rate starts with a full
-  // bucket.
+  // 0 (or less): not paced. Rates are clamped to [kMinRateHz, kMaxRateHz]. A new rate starts
+  // with a full bucket.
   void set_rate(double rate_hz, int64_t now_ns) noexcept;
   bool paced() const noexcept { return rate_hz_ > 0; }
   double rate_hz() const noexcept { return rate_hz_; }
