@@ -91,7 +91,9 @@ Eigen::MatrixXd greit_weights(const Mesh& mesh, const GridGeometry& grid, double
 ReconstructionMatrix build_greit(ForwardModel& forward, const GreitOptions& o) {
   if (!(o.lambda > 0) || !std::isfinite(o.lambda))
     throw std::invalid_argument(fmt::format("greit: lambda {} must be > 0", o.lambda));
-  if (!(o.s > 0) || !(o.ratio > 0))
+  if (!(o.p >= 0) || !std::isfinite(o.p))
+    throw std::invalid_argument(fmt::format("greit: p {} must be ≥ 0", o.p));
+  if (!(o.s > 0) || !(o.ratio > 0) || !std::isfinite(o.s) || !std::isfinite(o.ratio))
     throw std::invalid_argument(
         fmt::format("greit: s = {} and ratio = {} must both be > 0", o.s, o.ratio));
   const Mesh& mesh = forward.mesh();

@@ -71,7 +71,21 @@ Model import_matrix(const MatrixImportOptions& o) {
   const bool packed_shape = m.rows() == kEidorsPackedRows && m.cols() == kEidorsPackedCols;
   const bool unpack = o.unpack == MatrixImportOptions::Unpack::kYes ||
                       (o.unpack == MatrixImportOptions::Unpack::kAuto && packed_shape);
-  if (unpack) m = unpack_eidors_greit(m);
+  if (unpack) {
+    // The packed matrix's 208 columns are EIDORS' adjacent 16-electrode protocol in std order;
+    // another protocol with 208 measurements would silently relabel them.
+    const ProtocolOptions& p = o.protocol;
+    if (p.n_electrodes != 16 || p.drive_distance != 1 || p.measure_step != 1 ||
+        p.order != MeasurementOrder::kStd || p.measure_on_driven)
+      throw std::invalid_argument(fmt::format(
+          "{}: the packed EIDORS GREIT matrix is for 16 electrodes, drive distance 1, measure "
+          "step 1, std order, no measurements on driven electrodes; the options give {} "
+          "electrodes, drive distance {}, measure step {}, {} order{}",
+          file, p.n_electrodes, p.drive_distance, p.measure_step,
+          p.order == MeasurementOrder::kStd ? "std" : "rotate_meas",
+          p.measure_on_driven ? ", measurements on driven electrodes" : ""));
+    m = unpack_eidors_greit(m);
+  }
 
   Model model;
   model.protocol = make_protocol(o.protocol);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -46,6 +47,17 @@ void validate_model(const Model& m, const std::string& what) {
   if (m.v_ref.size() != 0 && static_cast<size_t>(m.v_ref.size()) != n_meas)
     bad(fmt::format("v_ref has {} values, expected {} (H columns) or none", m.v_ref.size(),
                     n_meas));
+  // A matrix that cannot give an image (an option that overflowed its regularisation, a scale
+  // of 0) is refused here, where every build, import, rehash and load passes.
+  if (!m.H.allFinite())  // row-major: element k is H[k / cols, k % cols]
+    for (Eigen::Index k = 0; k < m.H.size(); ++k)
+      if (!std::isfinite(m.H.data()[k]))
+        bad(fmt::format("H[{}, {}] is {}, expected finite values", k / m.H.cols(), k % m.H.cols(),
+                        m.H.data()[k]));
+  if ((m.H.array() == 0.0f).all()) bad("H is all zero: it would give a blank image for any frame");
+  for (Eigen::Index i = 0; i < m.v_ref.size(); ++i)
+    if (!std::isfinite(m.v_ref(i)))
+      bad(fmt::format("v_ref[{}] is {}, expected finite", i, m.v_ref(i)));
   const int n_el = m.protocol.n_electrodes;
   const int n_drives = static_cast<int>(m.protocol.drives.size());
   for (size_t i = 0; i < m.protocol.drives.size(); ++i) {

@@ -158,6 +158,17 @@ TEST_CASE("EIDORS GREIT v1.0 unpacks to 1024 × 208 with the 16-fold symmetry") 
   MatrixImportOptions o;
   o.file = *file;
   o.geometry = centred_disc_grid(32);
+  // The packed columns are the adjacent std protocol: another one of 208 measurements would
+  // relabel them.
+  MatrixImportOptions other = o;
+  other.protocol.order = MeasurementOrder::kRotateMeas;
+  CHECK_THROWS_WITH_AS(import_matrix(other), doctest::Contains("rotate_meas order"),
+                       std::invalid_argument);
+  other = o;
+  other.protocol.drive_distance = 15;
+  other.protocol.measure_step = 15;
+  CHECK_THROWS_WITH_AS(import_matrix(other), doctest::Contains("drive distance 15"),
+                       std::invalid_argument);
   const Model model = import_matrix(o);
   REQUIRE(model.H.rows() == 1024);
   REQUIRE(model.H.cols() == 208);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,27 @@ TEST_CASE("inconsistent models are refused before writing, naming the field") {
   CHECK_THROWS_WITH_AS(save_model(temp_path("bad.h5"), m),
                        doctest::Contains("H has 12 rows, the grid has 3 × 5 = 15 pixels"),
                        std::invalid_argument);
+}
+
+TEST_CASE(
+    "a matrix that cannot give an image is refused: NaN or infinite H or v_ref and all-zero H") {
+  Model m = grid_model();
+  m.H(3, 7) = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(save_model(temp_path("bad.h5"), m), doctest::Contains("H[3, 7] is nan"),
+                       std::invalid_argument);
+  m = grid_model();
+  m.H(11, 0) = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH_AS(validate_model(m, "m"), doctest::Contains("H[11, 0] is inf"),
+                       std::invalid_argument);
+  m = grid_model();
+  m.H.setZero();
+  CHECK_THROWS_WITH_AS(validate_model(m, "m"), doctest::Contains("H is all zero"),
+                       std::invalid_argument);
+  m = grid_model();
+  m.v_ref(4) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(validate_model(m, "m"), doctest::Contains("v_ref[4] is nan"),
+                       std::invalid_argument);
+  CHECK_NOTHROW(validate_model(grid_model(), "m"));
 }
 
 TEST_CASE("loading a missing or non-HDF5 file names the file") {
