@@ -104,6 +104,10 @@ class DraegerEitReader final : public RecordingReader {
     const uint64_t payload = file_.size() - offset_;
     uint64_t n = payload / stride_;
     while (n > 0 && offset_ + (n - 1) * stride_ + kDoublesRead * 8 > file_.size()) --n;
+    if (n == 0)
+      throw std::runtime_error(fmt::format(
+          "{}: {} bytes after the {}-byte header, less than one frame ({} bytes, format {})", name,
+          payload, offset_, stride_, format));
     info_.n_frames = n;
     const uint64_t used = n * stride_;
     if (payload > used) {

@@ -56,7 +56,7 @@ class NpyReader final : public RecordingReader {
                       fmt::join(dims, ", "), dims.size()));
     const uint64_t frames = dims.size() == 2 ? dims[0] : 1;
     const uint64_t values = dims.back();
-    if (values == 0 || values > (1u << 24))
+    if (values == 0 || values > kMaxValuesPerFrame)
       throw std::runtime_error(fmt::format("{}: {} values per frame", name, values));
     frame_bytes_ = values * (type_ == SampleType::kFloat32 ? 4 : 8) * (complex_ ? 2 : 1);
 

@@ -15,6 +15,7 @@ std::unique_ptr<ReplaySource> open_replay(const std::filesystem::path& path,
                                           const recon::Protocol& model) {
   const RecordingOptions& r = options.recording;
   const std::string name = path.filename().string();
+  detail::check_values_per_frame(path, r);
   if (r.format == "openeit-stream") {
     DeviceLayout l;
     if (!r.layout.empty()) {

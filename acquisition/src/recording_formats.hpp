@@ -27,6 +27,10 @@ ReaderPtr open_hdf5_frames(const fs::path& path, const RecordingOptions& o,
                            const recon::Protocol& m);
 ReaderPtr open_npy(const fs::path& path, const RecordingOptions& o, const recon::Protocol& m);
 
+// Throws naming the file when options.values_per_frame exceeds kMaxValuesPerFrame (its byte
+// size would overflow the readers' arithmetic).
+void check_values_per_frame(const fs::path& path, const RecordingOptions& o);
+
 // A format's own layout with the user's overrides applied: --layout replaces the protocol part
 // (keeping where the measurements sit in the raw frame and whether it is complex), the complex
 // part and the polarity always apply.

@@ -52,14 +52,40 @@ std::string detect_recording_format(const std::filesystem::path& path) {
   if (!content.empty()) return content;
   if (ext == ".txt") return "csv";
   throw std::invalid_argument(fmt::format(
-      "{}: cannot tell the format from the extension '{}' or the content; give --format "
+      "{}: cannot tell the format from the extension '{}' or the content; give --recording-format "
       "(draeger, get, mat, openeit, csv, npy, f32, f64, h5)",
       path.filename().string(), ext));
 }
 
+void RecordingReader::set_map(const DeviceLayout& layout, const recon::Protocol& model) {
+  try {
+    map_ = MeasurementMap(layout, model);
+  } catch (const std::invalid_argument& e) {
+    // The usual cause: a recording from another protocol (opposite drive, 32 electrodes) played
+    // through the built-in adjacent 16-electrode model.
+    throw std::invalid_argument(fmt::format(
+        "{}: {}; give a model built for the recording (eitstream model build --electrodes {} "
+        "--drive-distance {} --measure-step {} -o model.h5, then --model model.h5), or the "
+        "recording's order with --layout",
+        info_.path.filename().string(), e.what(), layout.n_electrodes, layout.drive_distance,
+        layout.measure_step));
+  }
+  raw_.assign(map_.raw_scalars(), 0.0);
+}
+
+namespace detail {
+void check_values_per_frame(const fs::path& path, const RecordingOptions& o) {
+  if (o.values_per_frame > kMaxValuesPerFrame)
+    throw std::invalid_argument(fmt::format("{}: {} values per frame, expected at most {}",
+                                            path.filename().string(), o.values_per_frame,
+                                            kMaxValuesPerFrame));
+}
+}  // namespace detail
+
 std::unique_ptr<RecordingReader> open_recording_reader(const std::filesystem::path& path,
                                                        const RecordingOptions& options,
                                                        const recon::Protocol& model) {
+  detail::check_values_per_frame(path, options);
   const std::string format =
       options.format.empty() ? detect_recording_format(path) : lower(options.format);
   if (format == "draeger" || format == "eit") return detail::open_draeger_eit(path, options, model);

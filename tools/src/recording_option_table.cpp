@@ -33,6 +33,9 @@ acquisition::RecordingOptions to_recording_options(const RecordingArgs& a) {
   acquisition::RecordingOptions r;
   r.format = a.format;
   r.variable = a.variable;
+  if (a.values_per_frame > acquisition::kMaxValuesPerFrame)
+    throw CommandError(fmt::format("--values-per-frame {}: expected at most {}", a.values_per_frame,
+                                   acquisition::kMaxValuesPerFrame));
   r.values_per_frame = a.values_per_frame;
   r.layout = a.layout;
   try {

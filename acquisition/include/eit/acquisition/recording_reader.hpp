@@ -70,11 +70,9 @@ class RecordingReader {
   }
 
  protected:
-  // Derived readers fill info_, then call set_map() once the device layout is known.
-  void set_map(const DeviceLayout& layout, const recon::Protocol& model) {
-    map_ = MeasurementMap(layout, model);
-    raw_.assign(map_.raw_scalars(), 0.0);
-  }
+  // Derived readers fill info_ (its path first), then call set_map() once the device layout is
+  // known. Throws std::invalid_argument naming the file when the layout cannot feed the model.
+  void set_map(const DeviceLayout& layout, const recon::Protocol& model);
   // Fills raw (map().raw_scalars() doubles) with frame i as the device wrote it.
   virtual bool read_raw(size_t i, std::span<double> raw) noexcept = 0;
 
@@ -86,11 +84,15 @@ class RecordingReader {
   uint64_t bad_frames_ = 0;
 };
 
+// The most values one frame may have: far above any electrode count (32 electrodes, full
+// complex table: 2,048); a larger count is a typo, and its byte size would overflow.
+inline constexpr size_t kMaxValuesPerFrame = size_t{1} << 24;
+
 // Options shared by every recording format; all default to "as the file says".
 struct RecordingOptions {
   std::string format;  // "" = detect; draeger, get, mat, openeit, f32, f64, csv, npy, h5
   std::string variable;  // .mat: variable holding the frames ("" = the largest fitting); .h5: dataset
-  size_t values_per_frame = 0;  // raw f32/f64 files (required there); a check elsewhere
+  size_t values_per_frame = 0;  // raw f32/f64 files (required there); ≤ kMaxValuesPerFrame
   std::string layout;           // device layout override (parse_layout); "" = the format's own
   ComplexPart complex_part = ComplexPart::kReal;
   bool invert = false;  // flip polarity (EIDORS-convention data into pyEIT's)
