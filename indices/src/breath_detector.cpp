@@ -51,10 +51,14 @@ OnlineBreathDetector::OnlineBreathDetector(double sample_rate_hz, BreathDetectio
       options_.amplitude_cutoff_fraction < 0 || options_.amplitude_cutoff_fraction >= 1 ||
       options_.invalid_window_s < 0 || !(options_.invalid_percentile >= 0) ||
       options_.invalid_percentile >= 50 || !(options_.invalid_multiplier > 0) ||
-      options_.median_breaths == 0 || !(options_.max_breath_s > options_.minimum_duration_s))
-    throw std::invalid_argument(
-        "breath detection: options out of range (durations > 0, 0 ≤ amplitude cut-off < 1, "
-        "0 ≤ percentile < 50, multiplier > 0, median breaths ≥ 1, max breath > minimum)");
+      options_.median_breaths == 0 || !(options_.max_breath_s > options_.minimum_duration_s) ||
+      !(options_.max_breath_s <= kMaxBreathS) || !(options_.averaging_window_s <= kMaxWindowS) ||
+      !(options_.invalid_window_s <= kMaxWindowS) || !std::isfinite(options_.invalid_multiplier))
+    throw std::invalid_argument(fmt::format(
+        "breath detection: options out of range (durations > 0, windows ≤ {} s, max breath ≤ {} "
+        "s and > minimum, 0 ≤ amplitude cut-off < 1, 0 ≤ percentile < 50, multiplier > 0, "
+        "median breaths ≥ 1)",
+        kMaxWindowS, kMaxBreathS));
   // eitprocessing: window = int(rate · duration), made odd by adding one.
   window_ = static_cast<size_t>(rate_hz_ * options_.averaging_window_s);
   if (window_ % 2 == 0) ++window_;

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "eit/indices/region_sums.hpp"
 
@@ -20,7 +23,17 @@ BreathAnalyzer::BreathAnalyzer(const BodyLayout& layout, double rate_hz, BreathI
       tidal_sum_(layout.n_out(), 0.0),
       scratch_(std::max<size_t>(layout.n_out(), 4 * static_cast<size_t>(layout.layers()))),
       eeli_t_(std::max<size_t>(options.trend_breaths, 2)),
-      eeli_v_(std::max<size_t>(options.trend_breaths, 2)) {}
+      eeli_v_(std::max<size_t>(options.trend_breaths, 2)) {
+  const auto in = [](double v, double lo, double hi) { return v >= lo && v <= hi; };
+  if (!in(options.lungspace_fraction, 0, 1) || options.lungspace_fraction == 0 ||
+      !in(options.silent_fraction, 0, 1) || !in(options.rvd_threshold, 0, 1) ||
+      options.rvd_threshold == 0 || options.rvd_threshold == 1 || options.trend_breaths < 2)
+    throw std::invalid_argument(fmt::format(
+        "breath indices: lung space fraction {} (expected in (0, 1]), silent fraction {} ([0, "
+        "1]), RVD threshold {} ((0, 1)), trend breaths {} (≥ 2)",
+        options.lungspace_fraction, options.silent_fraction, options.rvd_threshold,
+        options.trend_breaths));
+}
 
 BreathIndices BreathAnalyzer::make_result() const {
   BreathIndices r;

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -22,9 +21,11 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/recon/npy_header.hpp"
+#include "eit/sinks/json_text.hpp"
 #include "existing_output.hpp"
 #include "indices_input.hpp"
 #include "indices_options.hpp"
+#include "spectral_peak.hpp"
 
 namespace eit::cli {
 namespace {
@@ -36,29 +37,8 @@ struct IndicesArgs {
   IndicesCliOptions common;
 };
 
-// Frequency (Hz) of the largest DFT magnitude of the mean-removed global signal in [0.05, 3] Hz.
-double spectral_peak(const std::vector<double>& g, double rate) {
-  if (g.size() < 4 || rate <= 0) return NAN;
-  double mean = 0;
-  for (double v : g) mean += v;
-  mean /= static_cast<double>(g.size());
-  const double n = static_cast<double>(g.size());
-  double best = NAN, best_mag = -1;
-  for (double f = 0.05; f <= std::min(3.0, rate / 2); f += rate / n / 8) {
-    double re = 0, im = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      const double a = 2 * std::numbers::pi * f * static_cast<double>(i) / rate;
-      re += (g[i] - mean) * std::cos(a);
-      im -= (g[i] - mean) * std::sin(a);
-    }
-    const double mag = re * re + im * im;
-    if (mag > best_mag) {
-      best_mag = mag;
-      best = f;
-    }
-  }
-  return best;
-}
+// A JSON number, or null for a value JSON cannot hold (NaN, ±infinity).
+std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 void write_npy(const std::string& path, const std::vector<float>& z, size_t n, size_t n_out,
                const indices::BodyLayout& layout) {
@@ -89,7 +69,11 @@ int run_indices(const IndicesArgs& a) {
         a.model.empty() ? recon::default_model() : recon::load_model(a.model);
     seq = reconstruct_recording(a.input, model, a.reference);
   }
-  if (a.fps > 0) seq.rate_hz = a.fps;
+  if (a.fps != 0) {
+    if (!(a.fps > 0) || !std::isfinite(a.fps))
+      throw CommandError(fmt::format("--fps {}: expected a frame rate > 0", a.fps));
+    seq.rate_hz = a.fps;
+  }
   if (!(seq.rate_hz > 0))
     throw CommandError(fmt::format("{}: frame rate unknown: give --fps", a.input));
 
@@ -101,6 +85,7 @@ int run_indices(const IndicesArgs& a) {
   std::string out;
   std::vector<char> buf(indices::breath_json_capacity(lay));
   std::vector<double> global;
+  std::vector<uint32_t> global_invalid;
   std::vector<float> z;
   size_t breaths = 0;
   double rate_sum = 0;
@@ -113,6 +98,7 @@ int run_indices(const IndicesArgs& a) {
       const bool valid = (seq.flags[i] & 1u) == 0;
       b = engine.push(img, seq.seq[i], seq.t_ns[i], valid);
       global.push_back(engine.global());
+      global_invalid.push_back(valid ? 0 : 1);
       if (!a.images_out.empty())
         for (float v : img) z.push_back(static_cast<float>(a.common.sign) * v);
     } else {
@@ -129,18 +115,20 @@ int run_indices(const IndicesArgs& a) {
       breath_json.append(buf.data(), indices::write_breath_json(*b, lay, "offline", true, buf));
     }
   }
-  const double peak = spectral_peak(global, seq.rate_hz);
+  const double peak = spectral_peak(global, global_invalid, seq.rate_hz);
   if (!csv) {
     out = fmt::format("{{\"input\":{},\"frame_rate_hz\":{},\"frames\":{},\"sign\":{},",
-                      nlohmann::json(a.input).dump(), seq.rate_hz, seq.n_frames, a.common.sign);
-    out += fmt::format("\"global_spectral_peak_hz\":{},\"regions\":[", peak);
+                      sinks::json_text(nlohmann::json(a.input)), seq.rate_hz, seq.n_frames,
+                      a.common.sign);
+    out += fmt::format("\"global_spectral_peak_hz\":{},\"regions\":[", json_number(peak));
     for (size_t r = 0; r < lay.region_names().size(); ++r)
       out += fmt::format("{}\"{}\"", r ? "," : "", lay.region_names()[r]);
     out += fmt::format("],\"geometry\":{{\"nx\":{},\"ny\":{},\"inside\":[", lay.nx(), lay.ny());
     for (size_t i = 0; i < lay.n_out(); ++i)
       out += fmt::format("{}{}", i ? "," : "", lay.inside(i) ? 1 : 0);
     out += "]},\"global\":[";
-    for (size_t i = 0; i < global.size(); ++i) out += fmt::format("{}{}", i ? "," : "", global[i]);
+    for (size_t i = 0; i < global.size(); ++i)
+      out += fmt::format("{}{}", i ? "," : "", json_number(global[i]));
     out += "],\"breaths\":[\n" + breath_json + "]}\n";
   }
   if (a.output.empty() || a.output == "-") {
@@ -158,11 +146,17 @@ int run_indices(const IndicesArgs& a) {
   if (!a.images_out.empty()) write_npy(a.images_out, z, seq.n_frames, seq.n_out, lay);
   fmt::print(stderr,
              "eitstream indices: {}\n  {} frames at {} Hz, {} breaths (mean rate {:.1f}/min), "
-             "global spectral peak {:.3f} Hz ({:.1f}/min); {} invalid samples, {} breaths "
-             "dropped\n",
+             "global spectral peak {:.3f} Hz ({:.1f}/min, searched {}–{} Hz); {} invalid samples, "
+             "{} breaths dropped; {} frames missing from the input filled in\n",
              seq.description, seq.n_frames, seq.rate_hz, breaths,
              breaths ? rate_sum / static_cast<double>(breaths) : 0.0, peak, 60 * peak,
-             engine.detector().invalid_samples(), engine.detector().dropped_breaths());
+             kSpectralPeakMinHz, kSpectralPeakMaxHz, engine.detector().invalid_samples(),
+             engine.detector().dropped_breaths(), engine.gap_frames());
+  if (engine.unfilled_frames() > 0)
+    fmt::print(stderr,
+               "eitstream: warning: {} missing frames were beyond the {} s filled per gap; times "
+               "after such a gap are early by them\n",
+               engine.unfilled_frames(), indices::kMaxGapFillS);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "eit/acquisition/recording_reader.hpp"
+#include "eit/pipeline/all_finite.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
 #include "eit/pipeline/frame.hpp"
 #include "eit/recon/hdf5_io.hpp"
@@ -86,8 +87,11 @@ ImageSequence reconstruct_recording(const std::filesystem::path& path, const rec
   if (n == 0) throw fail(path.string(), "no whole frame");
   std::vector<float> values(n * m);
   std::vector<uint32_t> flags(n, 0);
+  // A frame that does not decode, or holds a NaN or infinity, is flagged: it stays out of the
+  // reference and gives an invalid sample, as in `reconstruct` and `run`.
   for (size_t i = 0; i < n; ++i)
-    if (!reader->read(i, {&values[i * m], m})) flags[i] |= pipeline::kFlagNonFinite;
+    if (!reader->read(i, {&values[i * m], m}) || !pipeline::all_finite(&values[i * m], m))
+      flags[i] |= pipeline::kFlagNonFinite;
 
   std::vector<double> v_ref(m, 0.0);
   std::string ref_text;

@@ -1,6 +1,9 @@
 #include "indices_options.hpp"
 
+#include <cmath>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -17,7 +20,30 @@ struct IndicesOption {
   std::variant<double*, int*, size_t*, std::string*, std::vector<std::string>*> target;
   const char* help;
   bool show_default = true;
+  std::optional<CLI::Validator> check = std::nullopt;
 };
+
+// A number in an interval, open or closed at either end: "(0, 1]". The parse error names the
+// option and the interval; the indices engine checks the same limits again.
+CLI::Validator within(double lo, double hi, bool lo_open, bool hi_open) {
+  const std::string interval =
+      fmt::format("{}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return fmt::format("'{}' is not a number", text);
+        } catch (const std::exception&) {
+          return fmt::format("'{}' is not a number", text);
+        }
+        const bool ok =
+            std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+        return ok ? std::string() : fmt::format("{} is outside {}", text, interval);
+      },
+      "in " + interval);
+}
 
 }  // namespace
 
@@ -31,29 +57,40 @@ void add_indices_options(CLI::App& cmd, IndicesCliOptions& o, const std::string&
        "ROI mask file (0/1 per image value, image order); repeatable; named by file stem", false},
       {"lung-roi", &o.lung_roi,
        "ROI (file stem) to use as lung region for silent spaces (default: lung space)", false},
-      {"min-breath", &o.breath.minimum_duration_s, "Minimum breath duration (s)"},
+      {"min-breath", &o.breath.minimum_duration_s, "Minimum breath duration (s)", true,
+       within(0, indices::kMaxWindowS, true, false)},
       {"averaging-window", &o.breath.averaging_window_s,
-       "Moving-average window of breath detection (s)"},
+       "Moving-average window of breath detection (s)", true,
+       within(0, indices::kMaxWindowS, true, false)},
       {"amplitude-cutoff", &o.breath.amplitude_cutoff_fraction,
-       "Drop breaths below this fraction of the median amplitude (0: keep all)"},
+       "Drop breaths below this fraction of the median amplitude (0: keep all)", true,
+       within(0, 1, false, true)},
       {"invalid-window", &o.breath.invalid_window_s,
-       "Drop breaths within this many seconds of invalid data"},
-      {"invalid-percentile", &o.breath.invalid_percentile, "Invalid-data guard: percentile n"},
-      {"invalid-multiplier", &o.breath.invalid_multiplier, "Invalid-data guard: multiplier m"},
-      {"max-breath", &o.breath.max_breath_s, "Longest breath analysed (s)"},
+       "Drop breaths within this many seconds of invalid data", true,
+       within(0, indices::kMaxWindowS, false, false)},
+      {"invalid-percentile", &o.breath.invalid_percentile, "Invalid-data guard: percentile n", true,
+       within(0, 50, false, true)},
+      {"invalid-multiplier", &o.breath.invalid_multiplier, "Invalid-data guard: multiplier m", true,
+       within(0, 1e6, true, false)},
+      {"max-breath", &o.breath.max_breath_s, "Longest breath analysed (s)", true,
+       within(0, indices::kMaxBreathS, true, false)},
       {"lungspace", &o.per_breath.lungspace_fraction,
-       "Lung space: mean tidal image ≥ this fraction of its maximum"},
+       "Lung space: mean tidal image ≥ this fraction of its maximum", true,
+       within(0, 1, true, false)},
       {"silent", &o.per_breath.silent_fraction,
-       "Silent spaces: tidal variation < this fraction of the breath's maximum"},
+       "Silent spaces: tidal variation < this fraction of the breath's maximum", true,
+       within(0, 1, false, false)},
       {"rvd-threshold", &o.per_breath.rvd_threshold,
-       "RVD: fraction of each pixel's inspiratory rise"},
-      {"trend-breaths", &o.per_breath.trend_breaths, "EELI trend over this many breaths"},
+       "RVD: fraction of each pixel's inspiratory rise", true, within(0, 1, true, true)},
+      {"trend-breaths", &o.per_breath.trend_breaths, "EELI trend over this many breaths (≥ 2)",
+       true, within(2, 1000, false, false)},
   };
   for (const IndicesOption& option : options)
     std::visit(
         [&](auto* target) {
           CLI::Option* added = cmd.add_option("--" + prefix + option.name, *target, option.help);
           if (option.show_default) added->capture_default_str();
+          if (option.check) added->check(*option.check);
           added->group("Indices");
         },
         option.target);

@@ -25,6 +25,11 @@
 
 namespace eit::indices {
 
+// Upper limits of the options below: a breath of two minutes is no longer breathing, and the
+// history the engine keeps grows with them (frames × pixels).
+inline constexpr double kMaxBreathS = 120.0;
+inline constexpr double kMaxWindowS = 60.0;
+
 struct BreathDetectionOptions {
   double minimum_duration_s = 2.0 / 3.0;    // eitprocessing minimum_duration
   double averaging_window_s = 15.0;         // averaging_window_duration (Blackman window)
