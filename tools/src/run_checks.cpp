@@ -1,6 +1,8 @@
 // `eitstream run`'s set-up checks of values and ignored options (run_checks.hpp).
 #include "run_checks.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -16,6 +18,10 @@ namespace {
 // The queues are rings of a power of two; beyond 2^20 frames the frame pool alone would take
 // gigabytes for large models.
 constexpr uint64_t kMaxQueue = uint64_t{1} << 20;
+
+// Stream names: a subscription to eit/<stream>/ must stay within the publisher's largest
+// inbound message (ZmqPublisherOptions' 256 bytes).
+constexpr size_t kMaxStreamName = 200;
 
 }  // namespace
 
@@ -39,6 +45,17 @@ void check_run_values(const RunConfig& c) {
     throw CommandError(fmt::format("--publish-batch {}: expected 1 to {} images", c.publish_batch,
                                    sinks::kMaxImageBatch));
   if (!std::isfinite(c.snr_db)) throw CommandError(fmt::format("--snr {}: expected dB", c.snr_db));
+  // The name is a topic level (eit/<stream>/img): a '/' would split it, and a long one would
+  // not fit the subscription size the publisher admits.
+  const bool name_ok =
+      !c.stream.empty() && c.stream.size() <= kMaxStreamName &&
+      std::all_of(c.stream.begin(), c.stream.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+      });
+  if (!name_ok)
+    throw CommandError(
+        fmt::format("--stream '{}': expected 1 to {} letters, digits, '.', '_' or '-'", c.stream,
+                    kMaxStreamName));
 }
 
 std::vector<std::string> ignored_option_warnings(const RunConfig& c) {
