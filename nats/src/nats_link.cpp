@@ -38,8 +38,10 @@ NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
   check(natsOptions_SetDisconnectedCB(opts_, &NatsLink::on_disconnected, this), where);
   check(natsOptions_SetReconnectedCB(opts_, &NatsLink::on_reconnected, this), where);
   check(natsOptions_SetClosedCB(opts_, &NatsLink::on_closed, this), where);
+  // With a connected callback libnats' connect returns at once and retries in the background;
+  // the wait for the first connection is below, where it can be given up and reported.
   if (options_.wait_for_server)
-    check(natsOptions_SetRetryOnFailedConnect(opts_, true, nullptr, nullptr), where);
+    check(natsOptions_SetRetryOnFailedConnect(opts_, true, &NatsLink::on_connected, this), where);
   if (!address_.creds_file.empty())
     check(natsOptions_SetUserCredentialsFromFiles(opts_, address_.creds_file.c_str(), nullptr),
           fmt::format("{}: credentials {}", where, address_.creds_file));
@@ -63,6 +65,7 @@ NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
     natsOptions_Destroy(opts_);
     check(s, where + ": connect");
   }
+  if (s == NATS_NOT_YET_CONNECTED) wait_connected(where);
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.MaxPending = options_.max_pending_acks;
@@ -72,8 +75,11 @@ NatsLink::NatsLink(const NatsAddress& address, NatsLinkOptions options)
   check(natsConnection_JetStream(&js_, nc_, &jo), where + ": JetStream context");
 }
 
-NatsLink::~NatsLink() {
+NatsLink::~NatsLink() { release(); }
+
+void NatsLink::release() noexcept {
   if (js_) jsCtx_Destroy(js_);
+  js_ = nullptr;
   if (nc_) {
     // libnats runs its connection callbacks on a thread of its own: wait for the last one
     // (closed) so none of them can touch this object after it is gone.
@@ -83,8 +89,10 @@ NatsLink::~NatsLink() {
     while (!closed_.load() && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     natsConnection_Destroy(nc_);
+    nc_ = nullptr;
   }
   if (opts_) natsOptions_Destroy(opts_);
+  opts_ = nullptr;
 }
 
 bool NatsLink::connected() const noexcept {
@@ -111,6 +119,30 @@ void NatsLink::on_disconnected(natsConnection*, void* self) {
   link->disconnects_.fetch_add(1, std::memory_order_relaxed);
   if (link->options_.on_disconnect) link->options_.on_disconnect(link->options_.disconnect_closure);
   link->note_error(fmt::format("disconnected from {}; reconnecting", link->address_.server_url));
+}
+
+void NatsLink::on_connected(natsConnection*, void* self) {
+  static_cast<NatsLink*>(self)->connected_.store(true);
+}
+
+void NatsLink::wait_connected(const std::string& where) {
+  using namespace std::chrono;
+  const auto start = steady_clock::now();
+  auto next_report = start + seconds(1);
+  while (!connected_.load()) {
+    if (options_.give_up_waiting && options_.give_up_waiting()) {
+      release();  // the destructor does not run for a constructor that throws
+      throw std::runtime_error(fmt::format("{}: gave up waiting for the server", where));
+    }
+    const auto now = steady_clock::now();
+    if (options_.report_waiting && now >= next_report) {
+      options_.report_waiting(
+          fmt::format("{}: no server answers yet ({:.0f} s); retrying every 0.25 s", where,
+                      duration<double>(now - start).count()));
+      next_report = now + seconds(10);
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
 }
 
 void NatsLink::on_reconnected(natsConnection*, void* self) {

@@ -8,6 +8,7 @@
 // one publishing or consuming thread; the counters and last_error() from any thread.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -25,6 +26,10 @@ struct NatsLinkOptions {
   int reconnect_buffer_bytes = 8 << 20;   // what libnats keeps while disconnected
   int64_t connect_timeout_ms = 2000;
   bool wait_for_server = true;  // false: fail at once when no server answers the first connect
+  // While the constructor waits for a server (wait_for_server): asked every 50 ms whether to give
+  // up (the constructor then throws), and told in words after 1 s of waiting and every 10 s.
+  std::function<bool()> give_up_waiting;
+  std::function<void(const std::string&)> report_waiting;
   jsPubAckHandler ack_handler = nullptr;  // called for every async publish (success or error)
   void* ack_closure = nullptr;
   void (*on_disconnect)(void*) = nullptr;  // called (libnats' thread) when the connection drops
@@ -54,6 +59,11 @@ class NatsLink {
 
  private:
   static void on_disconnected(natsConnection* nc, void* self);
+  static void on_connected(natsConnection*, void* self);
+  // Waits for the first connection (wait_for_server), reporting and giving up as the options
+  // say; throws std::runtime_error naming `where` when it gives up.
+  void wait_connected(const std::string& where);
+  void release() noexcept;  // closes and frees what the constructor made
   static void on_reconnected(natsConnection* nc, void* self);
   static void on_closed(natsConnection* nc, void* self);
 
@@ -63,7 +73,7 @@ class NatsLink {
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   std::atomic<uint64_t> disconnects_{0}, reconnects_{0};
-  std::atomic<bool> closing_{false}, closed_{false};
+  std::atomic<bool> closing_{false}, closed_{false}, connected_{false};
   mutable std::mutex error_mutex_;  // only to copy or replace the string, never per frame
   std::string last_error_;
 };

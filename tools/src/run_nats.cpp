@@ -6,6 +6,7 @@
 #if EIT_HAVE_NATS
 #include "eit/nats/nats_frames.hpp"
 #include "eit/nats/nats_image_sink.hpp"
+#include "stop_signals.hpp"
 #endif
 
 namespace eit::cli {
@@ -21,7 +22,18 @@ std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
                                                     const sinks::SeriesInfo& series) {
   nats::NatsSinkOptions o;
   o.series = series;
-  return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_publisher_address(uri), o);
+  // `run` counts signals from before its sinks open: one that comes while no NATS server answers
+  // ends the wait, and the run, with 128 + the signal, as --help says of set-up.
+  o.give_up_waiting = [] { return stop_signals_received() > 0; };
+  o.report_waiting = [uri](const std::string& line) {
+    fmt::print(stderr, "eitstream: --publish {}: {}\n", uri, line);
+  };
+  try {
+    return std::make_unique<nats::NatsImageSink>(model, nats::parse_nats_publisher_address(uri), o);
+  } catch (const std::exception& e) {
+    if (stop_signals_received() == 0) throw;
+    throw CommandError(fmt::format("--publish {}: {}", uri, e.what()), 128 + last_stop_signal());
+  }
 }
 
 std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,

@@ -8,7 +8,11 @@ namespace eit::cli {
 namespace {
 
 std::atomic<int> g_stop_signals{0};
-extern "C" void on_stop_signal(int) { g_stop_signals.fetch_add(1); }
+std::atomic<int> g_last_stop_signal{0};
+extern "C" void on_stop_signal(int sig) {
+  g_last_stop_signal.store(sig);
+  g_stop_signals.fetch_add(1);
+}
 
 }  // namespace
 
@@ -27,5 +31,8 @@ StopSignals::~StopSignals() {
 }
 
 int StopSignals::count() const noexcept { return g_stop_signals.load(); }
+
+int stop_signals_received() noexcept { return g_stop_signals.load(); }
+int last_stop_signal() noexcept { return g_last_stop_signal.load(); }
 
 }  // namespace eit::cli

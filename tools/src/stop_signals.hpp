@@ -23,4 +23,9 @@ class StopSignals {
   int count() const noexcept;
 };
 
+// The same count, for set-up code that waits (a NATS connect) without the StopSignals object;
+// and the number of the last of those signals (0: none).
+int stop_signals_received() noexcept;
+int last_stop_signal() noexcept;
+
 }  // namespace eit::cli

@@ -18,6 +18,7 @@
 // publish() never blocks, allocates or logs.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,6 +43,10 @@ struct NatsSinkOptions {
   StreamLimits limits;          // retention of the streams it creates
   bool create_streams = true;
   int64_t end_timeout_ms = 5000;  // end() waits this long for the buffer to drain and be acked
+  // Set-up waits for a server: asked every 50 ms whether to give up (the constructor then
+  // throws), told in words after 1 s and every 10 s (NatsLinkOptions).
+  std::function<bool()> give_up_waiting;
+  std::function<void(const std::string&)> report_waiting;
 };
 
 struct NatsSinkStats {
