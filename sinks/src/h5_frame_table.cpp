@@ -27,6 +27,12 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
   if (deflate_level < 0 || deflate_level > 9)
     throw std::invalid_argument(
         fmt::format("{}: compression level {}, expected 0 (none) to 9", path_, deflate_level));
+  // The row buffer is one chunk; HDF5 refuses chunks of 4 GiB or more, and long before that the
+  // buffer is memory nobody meant to spend.
+  if (chunk_rows_ > kMaxChunkBytes / (width_ * sizeof(float)))
+    throw std::invalid_argument(
+        fmt::format("{}: a chunk of {} rows of {} values is over {} MiB; give fewer rows per chunk",
+                    path_, chunk_rows_, width_, kMaxChunkBytes >> 20));
   // SWMR needs the 1.10 file format; the latest bound lets HDF5 use it.
   const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
@@ -48,18 +54,31 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
           "{}: the file exists; not replaced (an earlier recording, or another run's)", path_));
     throw std::runtime_error(fmt::format("{}: creating the file failed: {}", path_, reason));
   }
-  data_ = create_column(data_name, H5T_NATIVE_FLOAT, width, deflate_level);
-  seq_ = create_column("seq", H5T_NATIVE_UINT64, 1, 0);
-  t_acq_ = create_column("t_acquired_ns", H5T_NATIVE_INT64, 1, 0);
-  t_pub_ = create_column("t_published_ns", H5T_NATIVE_INT64, 1, 0);
-  flags_ = create_column("flags", H5T_NATIVE_UINT32, 1, 0);
-  dropped_ = create_column("dropped_before", H5T_NATIVE_UINT32, 1, 0);
-  rows_.assign(chunk_rows_ * width_, 0.0f);
-  seq_buf_.assign(chunk_rows_, 0);
-  t_acq_buf_.assign(chunk_rows_, 0);
-  t_pub_buf_.assign(chunk_rows_, 0);
-  flags_buf_.assign(chunk_rows_, 0);
-  dropped_buf_.assign(chunk_rows_, 0);
+  try {
+    data_ = create_column(data_name, H5T_NATIVE_FLOAT, width, deflate_level);
+    seq_ = create_column("seq", H5T_NATIVE_UINT64, 1, 0);
+    t_acq_ = create_column("t_acquired_ns", H5T_NATIVE_INT64, 1, 0);
+    t_pub_ = create_column("t_published_ns", H5T_NATIVE_INT64, 1, 0);
+    flags_ = create_column("flags", H5T_NATIVE_UINT32, 1, 0);
+    dropped_ = create_column("dropped_before", H5T_NATIVE_UINT32, 1, 0);
+    rows_.assign(chunk_rows_ * width_, 0.0f);
+    seq_buf_.assign(chunk_rows_, 0);
+    t_acq_buf_.assign(chunk_rows_, 0);
+    t_pub_buf_.assign(chunk_rows_, 0);
+    flags_buf_.assign(chunk_rows_, 0);
+    dropped_buf_.assign(chunk_rows_, 0);
+  } catch (...) {
+    // The destructor does not run for a constructor that throws: a file this constructor made
+    // and could not finish holds nothing, and left behind it would block the retry.
+    const recon::h5::QuietErrors quiet;
+    for (Column* c : {&data_, &seq_, &t_acq_, &t_pub_, &flags_, &dropped_})
+      if (c->dataset >= 0) H5Dclose(c->dataset), c->dataset = H5I_INVALID_HID;
+    H5Fclose(file_);
+    file_ = H5I_INVALID_HID;
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+    throw;
+  }
 }
 
 H5FrameTable::~H5FrameTable() { close(); }

@@ -38,7 +38,11 @@ struct FrameRowMeta {
 
 class H5FrameTable {
  public:
-  // replace_existing false: an existing file is refused (std::runtime_error naming it).
+  static constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // chunk_rows × width × 4 at most
+
+  // replace_existing false: an existing file is refused (std::runtime_error naming it). A chunk
+  // over kMaxChunkBytes is refused (std::invalid_argument) before the file is created; a file
+  // created and then not finished (a column HDF5 refuses) is removed again.
   H5FrameTable(const std::filesystem::path& path, const std::string& data_name, size_t width,
                size_t chunk_rows, int deflate_level, bool replace_existing);
   ~H5FrameTable();

@@ -25,6 +25,8 @@
 #include "eit/recon/model_file.hpp"
 #include "emulate_feed.hpp"
 #include "emulate_receiver.hpp"
+#include "existing_output.hpp"
+#include "option_checks.hpp"
 #include "phantom_source.hpp"
 #include "recording_option_table.hpp"
 #include "run_nats.hpp"
@@ -41,6 +43,7 @@ struct EmulateArgs {
   size_t frames_per_datagram = 1;
   double scale = 0;  // --scale: integer samples carry value / scale (0: chosen from the data)
   double wait_s = 0;
+  bool force = false;  // --to file://PATH may replace an existing file
   // The protocol the frames are sent in (the receiver's model).
   std::string model;
   int electrodes = 16, drive_distance = 0, measure_step = 1;
@@ -149,6 +152,12 @@ void run_emulate(EmulateArgs a) {
     check_nats_link_uri(a.to);
   else
     acquisition::check_device_link_uri(a.to, "nats://");
+  // A capture file is kept like a recording: --from and --to swapped must not destroy one.
+  if (a.to.starts_with("file://")) {
+    const std::string path = a.to.substr(7);
+    refuse_output_is_input(path, a.from, "--to " + a.to, "the --from recording");
+    refuse_existing_output(path, a.force, "--to " + a.to);
+  }
   a.replay.loop = a.loop;
   a.replay.fps = a.fps;
   const recon::Protocol protocol = protocol_for(a);
@@ -311,6 +320,7 @@ const RegisterCommand kEmulate{
              "tls-listen://HOST:PORT?cert=F&key=F[&ca=F: demand client certificates] or "
              "tls-connect://HOST:PORT?ca=F&cert=F&key=F[&name=N] (docs/security.md)")
           ->capture_default_str();
+      cmd->add_flag("--force", args->force, "--to file://PATH: replace an existing file");
       cmd->add_option("--format", args->format, "ingest | openeit")->capture_default_str();
       cmd->add_option("--sample-type", args->sample_type,
                       "Ingest samples: f32 f64 i16 i32 complex64 (i16, i32: value / --scale; the "
@@ -328,7 +338,8 @@ const RegisterCommand kEmulate{
       cmd->add_option("--frames-per-datagram", args->frames_per_datagram,
                       "UDP: frames per datagram")
           ->capture_default_str();
-      cmd->add_option("--wait-s", args->wait_s, "Give up when no receiver comes (0: wait forever)");
+      cmd->add_option("--wait-s", args->wait_s, "Give up when no receiver comes (0: wait forever)")
+          ->check(non_negative());
       cmd->add_option("--model", args->model, "Model file whose protocol fixes the frame order");
       cmd->add_option("--electrodes", args->electrodes, "Protocol: electrodes")
           ->capture_default_str();

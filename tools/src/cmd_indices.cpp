@@ -58,7 +58,14 @@ void write_npy(const std::string& path, const std::vector<float>& z, size_t n, s
 
 int run_indices(const IndicesArgs& a) {
   // Before the reconstruction, which can take a while: no output replaced without --force.
-  if (a.output != "-") refuse_existing_output(a.output, a.force, "-o " + a.output);
+  if (a.output != "-") {
+    refuse_output_is_input(a.output, a.input, "-o " + a.output, "the input " + a.input);
+    refuse_output_is_input(a.output, a.images_out, "-o " + a.output,
+                           "--images-out " + a.images_out + " too");
+    refuse_existing_output(a.output, a.force, "-o " + a.output);
+  }
+  refuse_output_is_input(a.images_out, a.input, "--images-out " + a.images_out,
+                         "the input " + a.input);
   refuse_existing_output(a.images_out, a.force, "--images-out " + a.images_out);
   const bool h5 = a.input.ends_with(".h5") || a.input.ends_with(".hdf5");
   ImageSequence seq;

@@ -24,6 +24,7 @@
 #include "listen_nats.hpp"
 #include "listen_save.hpp"
 #include "listen_shm.hpp"
+#include "option_checks.hpp"
 #include "run_security.hpp"
 #include "stop_signals.hpp"
 
@@ -271,10 +272,12 @@ const RegisterCommand kListen{
       cmd->add_option("--format", o->format, "npy | raw (float32)")->capture_default_str();
       cmd->add_option("--topic", o->topic, "Subscription prefix")->capture_default_str();
       cmd->add_flag("--exit-on-end", o->exit_on_end, "Stop at the series-end message");
-      cmd->add_option("--timeout", o->timeout_s, "Stop after N seconds");
+      cmd->add_option("--timeout", o->timeout_s, "Stop after N seconds (0: no limit)")
+          ->check(non_negative());
       cmd->add_option("--max-message-bytes", o->max_message_bytes,
                       "Largest message accepted (ZMQ_MAXMSGSIZE; default 4 MiB, an image of "
-                      "1024×1024 floats); a peer sending more is disconnected");
+                      "1024×1024 floats); a peer sending more is disconnected")
+          ->check(within(0, 2147483647, false, false));
       add_curve_client_options(*cmd, o->curve);
       cmd->footer(
           "Counts are per series (the header's series_id): missing by seq = seq numbers between "

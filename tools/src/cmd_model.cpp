@@ -78,19 +78,28 @@ void attach(CLI::App& app) {
     fmt::print("export {} → {} (model {})\n", ex->model, ex->output, m.id);
   });
 
-  auto rh = std::make_shared<std::pair<std::string, std::string>>();
+  struct RehashArgs {
+    std::string file, output;
+    bool force = false;
+  };
+  auto rh = std::make_shared<RehashArgs>();
   auto* rehash = model->add_subcommand(
       "rehash",
       "Accept a Model file edited outside eitstream (h5py, MATLAB): check it, compute its new "
       "content id and write it (in place, or to -o)");
-  rehash->add_option("FILE", rh->first, "Model file (.h5)")->required();
-  rehash->add_option("-o,--output", rh->second, "Write here instead of over FILE");
+  rehash->add_option("FILE", rh->file, "Model file (.h5)")->required();
+  rehash->add_option("-o,--output", rh->output, "Write here instead of over FILE");
+  rehash->add_flag("--force", rh->force, "Replace the -o file when it exists");
   rehash->callback([rh] {
+    const std::string out = rh->output.empty() ? rh->file : rh->output;
+    if (!rh->output.empty() && rh->output != rh->file) {
+      recon::check_output_folder(rh->output);
+      refuse_existing_output(rh->output, rh->force, "-o " + rh->output);
+    }
     std::string old_id;
-    recon::Model m = recon::load_model_edited(rh->first, &old_id);
-    const std::string out = rh->second.empty() ? rh->first : rh->second;
+    recon::Model m = recon::load_model_edited(rh->file, &old_id);
     recon::save_model(out, m);
-    fmt::print("rehash {}: model id {} → {}{}\n", rh->first, old_id.empty() ? "(none)" : old_id,
+    fmt::print("rehash {}: model id {} → {}{}\n", rh->file, old_id.empty() ? "(none)" : old_id,
                m.id, old_id == m.id ? " (unchanged)" : "");
   });
 

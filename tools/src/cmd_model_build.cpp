@@ -27,6 +27,7 @@
 #include "memory_budget.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
+#include "option_checks.hpp"
 #include "protocol_args.hpp"
 
 namespace eit::cli {
@@ -339,9 +340,10 @@ void attach_model_build(CLI::App* model) {
       "Prior exponent (JAC kotre, GREIT: Σ = diag(YYᵀ)^p); default 0.2, 3-D GREIT 0.5");
   b->lambda_opt = build->add_option("--lambda", b->lambda,
                                     "Regularisation (default: JAC 0.001, GREIT 0.01, pyEIT's)");
-  b->grid_opt = build->add_option("--grid", b->grid, "2-D GREIT grid size n (n × n)")
+  // 1024 × 1024 pixels already need GBs of GREIT weights; 4096 would need hundreds.
+  b->grid_opt = build->add_option("--grid", b->grid, "2-D GREIT grid size n (n × n, 2 to 1024)")
                     ->capture_default_str()
-                    ->check(CLI::PositiveNumber);
+                    ->check(within(2, 1024, false, false));
   b->greit_3d_opts.push_back(
       build
           ->add_option("--train", b->train,

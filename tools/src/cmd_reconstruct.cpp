@@ -25,6 +25,7 @@
 #include "existing_output.hpp"
 #include "gn_summary.hpp"
 #include "offline_reconstruct.hpp"
+#include "option_checks.hpp"
 #include "progress_report.hpp"
 #include "reconstruct_nats.hpp"
 #include "recording_option_table.hpp"
@@ -34,6 +35,9 @@
 
 namespace eit::cli {
 namespace {
+
+// --batch, --gemm-batch, --chunk: frames held at once (65,536 images of 1024 floats: 256 MiB).
+constexpr double kMaxBatch = 65536;
 
 namespace fs = std::filesystem;
 
@@ -75,6 +79,10 @@ void check_outputs(const ReconstructArgs& a) {
           fmt::format("{} and {} would both be written to {}: give them one "
                       "folder each, or run them one at a time with -o",
                       at->second, r, out.string()));
+    for (const auto& input : a.recordings)
+      if (!is_nats_uri(input)) refuse_output_is_input(out.string(), input, out.string(), input);
+    if (!a.model.empty())
+      refuse_output_is_input(out.string(), a.model, out.string(), "the model " + a.model);
     refuse_existing_output(out.string(), a.force, out.string(), "-o another name");
   }
 }
@@ -219,12 +227,15 @@ const RegisterCommand kReconstruct{
       cmd->add_flag("--normalize", a->normalize, "Images from dv/|v_ref|");
       cmd->add_option("--batch", a->batch,
                       "Frames read, computed and written per hand-over (CUDA: per GEMM)")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->check(within(1, kMaxBatch, false, false));
       cmd->add_option("--gemm-batch", a->gemm_batch,
-                      "CPU backend: frames per GEMM within a batch (default 256)");
+                      "CPU backend: frames per GEMM within a batch (default 256)")
+          ->check(within(1, kMaxBatch, false, false));
       cmd->add_option("--chunk", a->chunk,
                       "Frames per HDF5 chunk (default: about 1 MiB of images, 256 frames of "
-                      "1024 floats)");
+                      "1024 floats; at most 1 GiB of images)")
+          ->check(within(1, kMaxBatch, false, false));
       cmd->add_option("--compress", a->compress, "Deflate level 1-9 (0 = none)")
           ->capture_default_str();
       cmd->add_option("--stream", a->stream, "Stream name stored in the file")
@@ -236,7 +247,7 @@ const RegisterCommand kReconstruct{
                       "The recordings' frame rate, stored in the image file (breath timing in "
                       "`eitstream indices` needs it) when a file gives none; for nats:// it "
                       "wins over the frames' Eit-Rate, as for run --source")
-          ->check(CLI::PositiveNumber);
+          ->check(positive());
       add_recording_options(cmd, a->recording, false);
       cmd->footer(std::string("Exit status: 0 every recording was reconstructed and written; 1 a "
                               "wrong file, model or option value, an output file that exists "

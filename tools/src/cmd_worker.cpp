@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 #include "stop_signals.hpp"
 #if EIT_HAVE_NATS
 #include "eit/nats/nats_worker.hpp"
@@ -168,7 +169,8 @@ const RegisterCommand kWorker{
                       "move to the others")
           ->capture_default_str();
       cmd->add_option("--batch", a->batch, "Raw frames per fetch and per acknowledgement")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->check(within(1, 65536, false, false));
       cmd->add_option("--since", a->since,
                       "Where a bed never read before starts: all, new, or seconds since the epoch")
           ->capture_default_str();

@@ -22,4 +22,18 @@ void refuse_existing_output(const std::string& path, bool force, const std::stri
       fmt::format("{}: the file exists; give --force to replace it (or {})", label, advice));
 }
 
+void refuse_output_is_input(const std::string& output, const std::string& input,
+                            const std::string& label, const std::string& input_label) {
+  if (output.empty() || input.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool same = fs::weakly_canonical(fs::absolute(output), ec) ==
+                        fs::weakly_canonical(fs::absolute(input), ec) ||
+                    fs::equivalent(output, input, ec);
+  // Only a regular file can be destroyed by writing over it (not /dev/stdout, a FIFO, a URI).
+  if (same && (!fs::exists(input, ec) || fs::is_regular_file(input, ec)))
+    throw CommandError(fmt::format("{}: that is {}, which this command reads; choose another name",
+                                   label, input_label));
+}
+
 }  // namespace eit::cli

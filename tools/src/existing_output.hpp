@@ -13,4 +13,10 @@ namespace eit::cli {
 void refuse_existing_output(const std::string& path, bool force, const std::string& label,
                             const std::string& advice = "choose another name");
 
+// Throws CommandError "LABEL: that is INPUT_LABEL, which this command reads; choose another name"
+// when `output` names the same file as `input` (one path, or two names of one file). --force
+// does not lift it: the input would be destroyed before it is read.
+void refuse_output_is_input(const std::string& output, const std::string& input,
+                            const std::string& label, const std::string& input_label);
+
 }  // namespace eit::cli

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 
 namespace eit::cli {
 
@@ -22,28 +23,6 @@ struct IndicesOption {
   bool show_default = true;
   std::optional<CLI::Validator> check = std::nullopt;
 };
-
-// A number in an interval, open or closed at either end: "(0, 1]". The parse error names the
-// option and the interval; the indices engine checks the same limits again.
-CLI::Validator within(double lo, double hi, bool lo_open, bool hi_open) {
-  const std::string interval =
-      fmt::format("{}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        double v = 0;
-        try {
-          size_t used = 0;
-          v = std::stod(text, &used);
-          if (used != text.size()) return fmt::format("'{}' is not a number", text);
-        } catch (const std::exception&) {
-          return fmt::format("'{}' is not a number", text);
-        }
-        const bool ok =
-            std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
-        return ok ? std::string() : fmt::format("{} is outside {}", text, interval);
-      },
-      "in " + interval);
-}
 
 }  // namespace
 

@@ -41,6 +41,10 @@ void check_run_values(const RunConfig& c) {
         "--queue {}: expected a capacity of 2 to {} frames (rounded up to a power of two)", c.queue,
         kMaxQueue));
   if (c.max_batch == 0) throw CommandError("--max-batch 0: expected 1 or more frames");
+  // A batch never holds more frames than the queue; more only allocates (4.7 GB at 300,000).
+  if (c.max_batch > std::max(c.queue, defaults.max_batch))
+    throw CommandError(
+        fmt::format("--max-batch {}: expected at most --queue ({}) frames", c.max_batch, c.queue));
   if (c.publish_batch == 0 || c.publish_batch > sinks::kMaxImageBatch)
     throw CommandError(fmt::format("--publish-batch {}: expected 1 to {} images", c.publish_batch,
                                    sinks::kMaxImageBatch));

@@ -24,6 +24,12 @@ void check_record_paths(const RunConfig& c) {
        {std::pair{"--record", &c.record}, {"--record-raw", &c.record_raw}}) {
     refuse_existing_output(*path, c.force, fmt::format("{} {}", option, *path));
   }
+  for (const auto& [option, path] :
+       {std::pair{"--record", &c.record}, {"--record-raw", &c.record_raw}}) {
+    const std::string label = fmt::format("{} {}", option, *path);
+    if (is_recording(c)) refuse_output_is_input(*path, c.source, label, "the --source file");
+    refuse_output_is_input(*path, c.model, label, "the --model file");
+  }
   std::error_code ec1, ec2;
   if (!c.record.empty() && !c.record_raw.empty() &&
       fs::weakly_canonical(c.record, ec1) == fs::weakly_canonical(c.record_raw, ec2))
@@ -61,7 +67,18 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
       o.reference_values = ref.options.values;
     if (ref.options.mode == pipeline::ReferenceMode::kModel)
       o.reference_values.assign(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
-    r.frames = std::make_unique<sinks::Hdf5FrameRecorder>(c.record_raw, model, o);
+    try {
+      r.frames = std::make_unique<sinks::Hdf5FrameRecorder>(c.record_raw, model, o);
+    } catch (...) {
+      // The image file this run just created holds nothing: left behind, it would make the
+      // retry with a corrected --record-raw ask for --force.
+      if (r.images) {
+        r.images.reset();
+        std::error_code ec;
+        fs::remove(c.record, ec);
+      }
+      throw;
+    }
   }
   return r;
 }
