@@ -1,7 +1,9 @@
 // CSV recordings: one frame per row, values separated by ',', ';', tabs or spaces. A first row
-// that does not start with a number is a header and skipped; so are blank rows and rows starting
-// with '#'. The value count comes from the first data row (or --values-per-frame); a row with a
-// non-numeric token or another count is a bad frame, counted when read.
+// that does not start with a number is a header and skipped, and so is a first row of column
+// numbers 0, 1, …, N−1 or 1, …, N (pandas' to_csv(index=False) writes one): read as a frame it
+// would spoil the reference. Blank rows and rows starting with '#' are skipped too. The value count
+// comes from the first data row (or --values-per-frame); a row with a non-numeric token or another
+// count is a bad frame, counted when read.
 #include <charconv>
 #include <stdexcept>
 #include <string>
@@ -44,6 +46,20 @@ long parse_row(std::string_view row, std::span<double> out) noexcept {
   return static_cast<long>(n);
 }
 
+// True when the row is exactly the column numbers 0..n−1 or 1..n (n ≥ 8: a device frame of a few
+// counting values is not ruled out by this, but no frame of 8 or more is 0, 1, 2, …).
+bool is_column_numbers(std::string_view row, long n) {
+  if (n < 8) return false;
+  std::vector<double> v(static_cast<size_t>(n));
+  if (parse_row(row, v) != n) return false;
+  for (const double first : {0.0, 1.0}) {
+    bool all = true;
+    for (long i = 0; i < n && all; ++i) all = v[static_cast<size_t>(i)] == first + double(i);
+    if (all) return true;
+  }
+  return false;
+}
+
 class CsvReader final : public RecordingReader {
  public:
   CsvReader(const fs::path& path, const RecordingOptions& o, const recon::Protocol& model)
@@ -62,6 +78,13 @@ class CsvReader final : public RecordingReader {
       const long count = parse_row(row, {});
       if (first && count < 0) {
         info_.warnings.push_back(fmt::format("{}: first row is a header, skipped", name));
+        first = false;
+        continue;
+      }
+      if (first && is_column_numbers(row, count)) {
+        info_.warnings.push_back(
+            fmt::format("{}: first row is the column numbers 0..{} or 1..{} (a header), skipped",
+                        name, count - 1, count));
         first = false;
         continue;
       }

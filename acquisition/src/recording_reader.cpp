@@ -86,8 +86,12 @@ std::unique_ptr<RecordingReader> open_recording_reader(const std::filesystem::pa
                                                        const RecordingOptions& options,
                                                        const recon::Protocol& model) {
   detail::check_values_per_frame(path, options);
-  const std::string format =
+  std::string format =
       options.format.empty() ? detect_recording_format(path) : lower(options.format);
+  // The stream decoders (replay through run and emulate) read the same files as these formats;
+  // read whole (reconstruct, indices, a reference taken from the file) they are those formats.
+  if (format == "f32-stream" || format == "f64-stream" || format == "openeit-stream")
+    format = format.substr(0, format.size() - 7);
   if (format == "draeger" || format == "eit") return detail::open_draeger_eit(path, options, model);
   if (format == "get") return detail::open_goe_get(path, options, model);
   if (format == "mat") return detail::open_mat(path, options, model);

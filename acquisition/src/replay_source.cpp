@@ -113,8 +113,10 @@ ReplaySource::Produce ReplaySource::produce_from_reader(pipeline::FrameSlot& slo
   const size_t n = reader_->info().n_frames;
   uint64_t i = frame_in_file_.load(std::memory_order_relaxed);
   if (i >= n) {
-    if (!loop_ || n == 0) return Produce::kEnd;
+    // A pass without one readable frame would loop forever, reading only bad frames.
+    if (!loop_ || n == 0 || good_in_pass_ == 0) return Produce::kEnd;
     i = 0;
+    good_in_pass_ = 0;
     loops_.fetch_add(1, std::memory_order_relaxed);
   }
   frame_in_file_.store(i + 1, std::memory_order_relaxed);
@@ -123,6 +125,7 @@ ReplaySource::Produce ReplaySource::produce_from_reader(pipeline::FrameSlot& slo
     last_bad_index_.store(i, std::memory_order_relaxed);
     return Produce::kBad;
   }
+  ++good_in_pass_;
   return Produce::kFrame;
 }
 
@@ -151,7 +154,9 @@ ReplaySource::Produce ReplaySource::produce_from_decoder(pipeline::FrameSlot& sl
       flushed = true;
       frame = decoder_->flush(slot);
     } else {
-      if (!loop_ || file_size_ == 0) return Produce::kEnd;
+      // A pass without one frame (nothing in the file decodes) would spin a core forever.
+      if (!loop_ || file_size_ == 0 || good_in_pass_ == 0) return Produce::kEnd;
+      good_in_pass_ = 0;
       file_pos_ = 0;
       decoder_->reset();
       flushed = false;
@@ -170,6 +175,7 @@ ReplaySource::Produce ReplaySource::produce_from_decoder(pipeline::FrameSlot& sl
     }
     if (frame) {
       frame_in_file_.fetch_add(1, std::memory_order_relaxed);
+      ++good_in_pass_;
       return Produce::kFrame;
     }
   }

@@ -3,6 +3,9 @@
 // is closed and reopened with backoff until the device is back.
 #include <algorithm>
 
+#include <stdexcept>
+#include <utility>
+
 #include <fmt/format.h>
 #include <boost/asio/serial_port.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -24,6 +27,12 @@ class SerialTransport final : public ByteTransport {
                           options.baud, options.data_bits, options.parity, options.stop_bits)) {
     backoff_ = options_.reconnect.initial;
     if (auto ec = open()) {
+      // A device that opened but refused a setting is there: the setting is wrong, not the path.
+      if (!failed_setting_.empty())
+        throw std::invalid_argument(fmt::format(
+            "{}: the device refused {} ({}); expected a value it supports (baud: e.g. 9600, "
+            "57600, 115200, 230400, 460800, 921600)",
+            name_, failed_setting_, ec.message()));
       throw SourceUnavailable(
           fmt::format("{}: cannot open ({}); expected a serial device", name_, ec.message()));
     }
@@ -38,7 +47,7 @@ class SerialTransport final : public ByteTransport {
       if (loop_.stopped()) return {TransportStatus::kStopped};
       if (!port_.is_open()) {
         auto status = reopen(deadline);
-        if (status != TransportStatus::kData) return {status};
+        if (status != TransportStatus::kData) return told_loss({status});
       }
       port_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
       loop_.run(completion_, deadline, [this] {
@@ -48,11 +57,12 @@ class SerialTransport final : public ByteTransport {
       if (completion_.ok()) {
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
-        return r;
+        return told_loss(r);
       }
       if (completion_.ec == asio::error::operation_aborted) {
-        return {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout};
+        return told_loss({loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout});
       }
+      lost_pending_ = true;
       lost_reason_ = completion_.ec.message();
       note_error(fmt::format("{}: device lost ({}); reopening", name_, lost_reason_));
       boost::system::error_code ignored;
@@ -63,6 +73,11 @@ class SerialTransport final : public ByteTransport {
   }
 
  private:
+  TransportRead told_loss(TransportRead r) noexcept {
+    r.connection_lost = std::exchange(lost_pending_, false);
+    return r;
+  }
+
   boost::system::error_code open() {
     boost::system::error_code ec;
     port_.open(options_.path, ec);
@@ -71,18 +86,24 @@ class SerialTransport final : public ByteTransport {
     const auto parity = options_.parity == 'e'   ? sp::parity::even
                         : options_.parity == 'o' ? sp::parity::odd
                                                  : sp::parity::none;
+    failed_setting_.clear();
     port_.set_option(sp::baud_rate(options_.baud), ec);
+    if (ec) failed_setting_ = fmt::format("baud={}", options_.baud);
     if (!ec) port_.set_option(sp::character_size(options_.data_bits), ec);
+    if (ec && failed_setting_.empty()) failed_setting_ = fmt::format("bits={}", options_.data_bits);
     if (!ec) port_.set_option(sp::parity(parity), ec);
+    if (ec && failed_setting_.empty()) failed_setting_ = fmt::format("parity={}", options_.parity);
     if (!ec) {
       port_.set_option(
           sp::stop_bits(options_.stop_bits == 2 ? sp::stop_bits::two : sp::stop_bits::one), ec);
     }
+    if (ec && failed_setting_.empty()) failed_setting_ = fmt::format("stop={}", options_.stop_bits);
     if (!ec) {
       port_.set_option(sp::flow_control(options_.hardware_flow ? sp::flow_control::hardware
                                                                : sp::flow_control::none),
                        ec);
     }
+    if (ec && failed_setting_.empty()) failed_setting_ = "flow";
     if (ec) {
       boost::system::error_code ignored;
       port_.close(ignored);
@@ -116,6 +137,8 @@ class SerialTransport final : public ByteTransport {
   asio::steady_timer timer_{loop_.io()};
   detail::Completion completion_;
   std::string lost_reason_;
+  bool lost_pending_ = false;   // the device was lost; the next read says so (told_loss)
+  std::string failed_setting_;  // the setting the device refused in open(), "" if none
   bool fresh_ = true;
   std::chrono::milliseconds backoff_;
   Clock::time_point next_attempt_{};

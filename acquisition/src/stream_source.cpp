@@ -40,6 +40,7 @@ pipeline::ReadStatus StreamSource::read(pipeline::FrameSlot& slot, std::chrono::
       if (r.frame && accept(slot)) return pipeline::ReadStatus::kFrame;
     }
     const auto t = transport_->read(buffer_, deadline);
+    if (t.connection_lost) decoder_->cut();  // counts the frame the lost connection broke off
     switch (t.status) {
       case TransportStatus::kStopped:
         return pipeline::ReadStatus::kStopped;

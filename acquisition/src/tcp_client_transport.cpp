@@ -77,7 +77,7 @@ class TcpClientTransport final : public TlsClientTransport {
       if (loop_.stopped()) return {TransportStatus::kStopped};
       if (!connected_) {
         auto status = connect(deadline);
-        if (status != TransportStatus::kData) return {status};
+        if (status != TransportStatus::kData) return told_loss({status});
         continue;
       }
       if (stream_)
@@ -89,9 +89,10 @@ class TcpClientTransport final : public TlsClientTransport {
       if (read.result) {
         // Bytes flow: the connection is healthy again.
         if (read.result->status == TransportStatus::kData) backoff_ = policy_.initial;
-        return *read.result;
+        return told_loss(*read.result);
       }
       if (read.went_idle) count_idle_timeout();
+      lost_pending_ = true;
       lost_reason_ = std::move(read.lost_reason);
       note_error(fmt::format("{}: connection lost ({}); reconnecting in {} ms", name_, lost_reason_,
                              backoff_.count()));
@@ -103,6 +104,11 @@ class TcpClientTransport final : public TlsClientTransport {
   }
 
  private:
+  TransportRead told_loss(TransportRead r) noexcept {
+    r.connection_lost = std::exchange(lost_pending_, false);
+    return r;
+  }
+
   void close() {
     stream_.reset();  // the TLS session over socket_ (the socket itself is closed below)
     boost::system::error_code ignored;
@@ -223,6 +229,7 @@ class TcpClientTransport final : public TlsClientTransport {
   bool connecting_ = false, connected_ = false, ever_connected_ = false, fresh_ = false;
   bool handshaking_ = false;  // the operation in flight is the TLS handshake, not the connect
   std::string lost_reason_;
+  bool lost_pending_ = false;  // a connection was lost; the next read says so (told_loss)
   std::chrono::milliseconds backoff_;
   Clock::time_point next_attempt_{};
 };

@@ -12,7 +12,7 @@ namespace eit::acquisition::detail {
 
 struct LineSpan {
   uint64_t offset;
-  uint32_t length;  // without the '\n'
+  uint32_t length;  // without the '\n' (a "\r\n" line keeps its '\r'; a lone '\r' ends a line)
 };
 
 struct TextLines {

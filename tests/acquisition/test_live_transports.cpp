@@ -4,6 +4,10 @@
 // honoured.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <span>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -162,6 +166,49 @@ TEST_CASE("tcp-listen source accepts the device again after it disconnects") {
   CHECK(source->stats().reconnects == 1);
 }
 
+namespace {
+
+// A device that dies in the middle of a frame and never comes back: the frame it broke off is
+// counted when the loss is seen (it used to be counted only on a reconnect, so a dead device
+// left no trace of it).
+void send_and_die_mid_frame(DeviceLink& link) {
+  send_range(link, 0, 3);
+  const auto whole = ingest(3);
+  link.send(std::span<const uint8_t>(whole).first(whole.size() / 2));
+  link.drain(std::chrono::seconds(5));
+}
+
+void check_one_bad_after_loss(StreamSource& source) {
+  check_in_order(read_frames(source, 3), 0, 3);
+  eit::test::OwnedSlot s(kN);
+  for (int i = 0; i < 20 && source.stats().bad_frames == 0; ++i)
+    CHECK(source.read(s.slot, std::chrono::milliseconds(100)) != eit::pipeline::ReadStatus::kFrame);
+  CHECK(source.stats().bad_frames == 1);
+}
+
+}  // namespace
+
+TEST_CASE("tcp-listen source counts the frame a device that died broke off") {
+  auto source = open_live_source("tcp-listen://127.0.0.1:0", {}, eit::test::adjacent16());
+  std::thread device([&] {
+    auto link = open_device_link("tcp://" + source->endpoint());
+    send_and_die_mid_frame(*link);
+  });
+  check_one_bad_after_loss(*source);
+  device.join();
+}
+
+TEST_CASE("tcp client source counts the frame a device that died broke off") {
+  auto link = open_device_link("tcp-listen://127.0.0.1:0");
+  auto source = open_live_source("tcp://" + link->endpoint(), {}, eit::test::adjacent16());
+  std::thread device([&] {
+    send_and_die_mid_frame(*link);
+    link.reset();  // the device is gone: its listening socket and connection close
+  });
+  check_one_bad_after_loss(*source);
+  device.join();
+}
+
 TEST_CASE("udp source counts a dropped and a swapped datagram by seq") {
   auto source = open_live_source("udp://127.0.0.1:0", {}, eit::test::adjacent16());
   auto link = open_device_link(std::string("udp://") + source->endpoint());
@@ -216,6 +263,17 @@ TEST_CASE("serial source reads ingest frames through a pty pair") {
   const auto got = read_frames(*source, 30);
   device.join();
   check_in_order(got, 0, 30);
+}
+
+TEST_CASE("serial source names a baud rate the device refuses instead of calling it absent") {
+  auto link = open_device_link("pty");
+  try {
+    (void)open_live_source(link->receiver_uri() + "?baud=250000&format=ingest", {},
+                           eit::test::adjacent16());
+    FAIL("a baud rate the port refuses was taken");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("the device refused baud=250000") != std::string::npos);
+  }
 }
 
 TEST_CASE("serial source reads OpenEIT lines at 115200 8N1 through a pty pair") {

@@ -169,6 +169,12 @@ TEST_CASE(
   CHECK_THROWS_WITH(open_recording_reader(tmp.write("none.txt", "hello\nworld\n"),
                                           format_option("openeit"), model8),
                     doctest::Contains("no 'magnitudes:' line"));
+  // Lines ended by a lone '\r' (the dashboard's Record): one frame each, not one line of all.
+  const std::string cr = good_fw + "\r" + good_fw + "\r" + good_sim + "\r" + good_fw + "\r";
+  auto c = open_recording_reader(tmp.write("cr.txt", cr), {}, model8);
+  CHECK(c->info().n_frames == 4);
+  REQUIRE(c->read(2, v));
+  CHECK(v[31] == doctest::Approx(31.5));
 }
 
 TEST_CASE("CSV: header row skipped, a non-numeric row is a bad frame, the rest are read") {
@@ -193,6 +199,26 @@ TEST_CASE("CSV: header row skipped, a non-numeric row is a bad frame, the rest a
   CHECK(v[0] == 2000.0f);
   CHECK_THROWS_WITH(open_recording_reader(tmp.write("odd.csv", "1,2,3\n4,5,6\n"), {}, adjacent16()),
                     doctest::Contains("3 values per frame"));
+}
+
+TEST_CASE("CSV: a first row of column numbers is a header, not a frame that spoils the reference") {
+  // pandas' DataFrame(frames).to_csv(index=False) writes the header 0,1,…,207.
+  TempDir tmp;
+  for (const int first : {0, 1}) {
+    CAPTURE(first);
+    std::string csv;
+    for (int i = 0; i < 208; ++i) csv += fmt::format("{}{}", first + i, i < 207 ? "," : "\n");
+    for (int row = 0; row < 3; ++row)
+      for (int i = 0; i < 208; ++i)
+        csv += fmt::format("{}{}", 1.0 + 0.01 * row, i < 207 ? "," : "\n");
+    auto r = open_recording_reader(tmp.write("pandas.csv", csv), {}, adjacent16());
+    CHECK(r->info().n_frames == 3);
+    REQUIRE(r->info().warnings.size() == 1);
+    CHECK(r->info().warnings[0].find("column numbers") != std::string::npos);
+    std::vector<float> v(208);
+    REQUIRE(r->read(0, v));
+    CHECK(v[5] == 1.0f);
+  }
 }
 
 TEST_CASE(".npy stacks read, a short data block keeps its whole frames, wrong dtypes refused") {
@@ -256,6 +282,14 @@ TEST_CASE("raw float32 frames need their size, a cut frame is reported, not inve
   CHECK(v[0] == 208.0f);
   o.values_per_frame = 200;
   CHECK_THROWS_WITH(open_recording_reader(path, o, adjacent16()), doctest::Contains("--layout"));
+  // The stream decoder's name (run --recording-format f32-stream) reads the same file whole, as
+  // reconstruct and a reference taken from the file do.
+  o.values_per_frame = 208;
+  o.format = "f32-stream";
+  CHECK(open_recording_reader(path, o, adjacent16())->info().n_frames == 2);
+  o.values_per_frame = size_t{1} << 25;
+  CHECK_THROWS_WITH(open_recording_reader(path, o, adjacent16()),
+                    doctest::Contains("frames.f32: 33554432 values per frame, expected at most"));
 }
 
 TEST_CASE("unknown formats and missing files are named in the error") {

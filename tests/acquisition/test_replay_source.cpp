@@ -139,8 +139,10 @@ TEST_CASE("pacing without a known rate is a set-up error that names the file and
 TEST_CASE("a bad frame in a replay leaves a seq gap, flags the next frame and is counted") {
   eit::test::TempDir tmp;
   std::string csv;
+  // Halves: a first row of 0, 1, …, 207 would be taken for pandas' column-number header.
   for (int row = 0; row < 3; ++row) {
-    for (int i = 0; i < 208; ++i) csv += (row == 1 && i == 9) ? "x," : fmt::format("{},", row + i);
+    for (int i = 0; i < 208; ++i)
+      csv += (row == 1 && i == 9) ? "x," : fmt::format("{},", 0.5 * (row + i));
     csv += "\n";
   }
   ReplayOptions o;
@@ -203,4 +205,33 @@ TEST_CASE("replaying the Dräger file delivers 59 frames and says the 60th was t
   REQUIRE(!replay->warnings().empty());
   CHECK(replay->warnings().back().find("frame 60 is truncated") != std::string::npos);
   CHECK(src->stats().last_error.empty());
+}
+
+TEST_CASE("a looped replay of a file in which no frame decodes ends instead of spinning") {
+  eit::test::TempDir tmp;
+  // A raw stream shorter than one frame, and a CSV whose every row is bad: each pass gives no
+  // frame, and the old replay rewound forever (a core at 100 %, 265 MB counted skipped in 8 s).
+  ReplayOptions o;
+  o.unpaced = true;
+  o.loop = true;
+  o.recording.format = "f32-stream";
+  o.recording.values_per_frame = 208;
+  auto stream = open_replay(tmp.write("short.f32", std::string(100, '\0')), o, adjacent16());
+  o.recording = {};
+  std::string csv;
+  for (int row = 0; row < 4; ++row) {  // the first is taken for a header, the rest are bad
+    for (int i = 0; i < 207; ++i) csv += "1,";
+    csv += "x\n";
+  }
+  o.recording.values_per_frame = 208;
+  auto rows = open_replay(tmp.write("bad.csv", csv), o, adjacent16());
+  for (auto* src : {stream.get(), rows.get()}) {
+    Slot s;
+    auto status = eit::pipeline::ReadStatus::kTimeout;
+    for (int i = 0; i < 50 && status != eit::pipeline::ReadStatus::kEnd; ++i) {
+      status = src->read(s.slot, 100ms);
+      CHECK(status != eit::pipeline::ReadStatus::kFrame);
+    }
+    CHECK(status == eit::pipeline::ReadStatus::kEnd);
+  }
 }

@@ -17,6 +17,7 @@
 
 #include "eit/pipeline/clock.hpp"
 #include "eit/sinks/zmq_io_placement.hpp"
+#include "run_inputs.hpp"
 #include "run_nats.hpp"
 #include "run_report.hpp"
 #include "source_watchdog.hpp"
@@ -229,6 +230,11 @@ RunEnd run_until_finished(const RunConfig& c, pipeline::Pipeline& pipe, const Ru
     fmt::print(stderr, "eitstream: CPUs: {}\n", cpu_line(pipe.stats(), sinks));
   if (!c.quiet && tty) fmt::print(stderr, "\n");
   if (device_source && source_failure.empty()) {
+    const auto st = pipe.stats();
+    source_failure = watchdog.at_end(st.source, st.frames_in).value_or("");
+  } else if (!stopping && is_recording(c)) {
+    // A recording that ended by itself without one frame (every frame unreadable): nothing was
+    // reconstructed, which is no success.
     const auto st = pipe.stats();
     source_failure = watchdog.at_end(st.source, st.frames_in).value_or("");
   }

@@ -36,6 +36,10 @@ struct TransportRead {
   TransportStatus status = TransportStatus::kTimeout;
   size_t size = 0;
   bool new_connection = false;  // first bytes of a new connection: drop any partial frame
+  // The connection was lost since the last read returned: a frame it broke off is lost now (set
+  // on the first read after the loss, whatever it returns, so a device that never comes back is
+  // still counted).
+  bool connection_lost = false;
 };
 
 struct TransportStats {

@@ -103,6 +103,7 @@ class ReplaySource final : public pipeline::Source {
   size_t chunk_pos_ = 0, chunk_len_ = 0;
   uint64_t file_pos_ = 0, file_size_ = 0;
   uint64_t decoder_bad_seen_ = 0;
+  uint64_t good_in_pass_ = 0;  // frames read this pass: a loop over none would spin
 
   std::string format_;
   size_t n_values_ = 0;
