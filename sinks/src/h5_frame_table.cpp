@@ -1,5 +1,7 @@
 #include "h5_frame_table.hpp"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -33,6 +35,8 @@ H5FrameTable::H5FrameTable(const std::filesystem::path& path, const std::string&
     throw std::invalid_argument(
         fmt::format("{}: a chunk of {} rows of {} values is over {} MiB; give fewer rows per chunk",
                     path_, chunk_rows_, width_, kMaxChunkBytes >> 20));
+  if (rlimit rl{}; ::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    file_size_limit_ = static_cast<uint64_t>(rl.rlim_cur);
   // SWMR needs the 1.10 file format; the latest bound lets HDF5 use it.
   const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
@@ -161,6 +165,26 @@ bool H5FrameTable::write_column(const Column& c, const void* data, size_t rows) 
 }
 
 bool H5FrameTable::room_on_disk() noexcept {
+  const uint64_t next = buffered_ * (width_ * sizeof(float) + 32);
+  if (file_size_limit_ != UINT64_MAX) {
+    struct stat st {};
+    const uint64_t size = ::stat(path_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    // HDF5 allocates whole chunks: the data's and the five per-frame columns' next ones.
+    const uint64_t chunks = chunk_rows_ * width_ * sizeof(float) +
+                            5 * std::max<uint64_t>(chunk_rows_, 1024) * sizeof(uint64_t);
+    if (size + chunks + kFileLimitMargin > file_size_limit_) {
+      try {
+        reason_ = fmt::format(
+            "the file is {:.1f} MiB and the process may write files of at most {:.1f} MiB "
+            "(ulimit -f)",
+            static_cast<double>(size) / (1 << 20),
+            static_cast<double>(file_size_limit_) / (1 << 20));
+      } catch (...) {
+      }
+      stop_after_failure("stopped before the file-size limit");
+      return false;
+    }
+  }
   if (min_free_ == 0) return true;
   uint64_t free = 0;
   if (free_probe_) {
@@ -170,7 +194,7 @@ bool H5FrameTable::room_on_disk() noexcept {
     if (::statvfs(path_.c_str(), &fs) != 0) return true;  // unknown: let the write tell
     free = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   }
-  const uint64_t needed = buffered_ * (width_ * sizeof(float) + 32) + min_free_;
+  const uint64_t needed = next + min_free_;
   if (free >= needed) return true;
   try {
     reason_ = fmt::format("the disk has {:.1f} MiB free, and the recorder keeps {:.1f} MiB free",

@@ -39,6 +39,7 @@ struct FrameRowMeta {
 class H5FrameTable {
  public:
   static constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // chunk_rows × width × 4 at most
+  static constexpr uint64_t kFileLimitMargin = uint64_t{1} << 20;  // metadata beyond the chunks
 
   // replace_existing false: an existing file is refused (std::runtime_error naming it). A chunk
   // over kMaxChunkBytes is refused (std::invalid_argument) before the file is created; a file
@@ -118,6 +119,10 @@ class H5FrameTable {
   std::function<void()> before_write_;
   uint64_t min_free_ = 0;
   std::function<uint64_t()> free_probe_;
+  // The process's file-size limit (ulimit -f; UINT64_MAX: none). A write past it fails and
+  // leaves the metadata pointing past the file's end, which libhdf5 1.10 cannot open: the
+  // recorder stops before it, as before a full disk.
+  uint64_t file_size_limit_ = UINT64_MAX;
 };
 
 }  // namespace eit::sinks::detail
