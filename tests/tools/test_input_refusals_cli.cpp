@@ -150,3 +150,10 @@ TEST_CASE("run refuses a stream name that would split or overflow its topic") {
   CHECK(r.code == 1);
   CHECK(contains(r.output, "--stream 'aaaa"));
 }
+
+TEST_CASE("a mistyped command is named with the nearest one") {
+  const CliResult r = run_eitstream("recontruct x.get -o y.h5");
+  CHECK(r.code == 2);
+  CHECK(contains(r.output, "unknown command 'recontruct' (did you mean 'reconstruct'?)"));
+  CHECK_FALSE(contains(r.output, "A subcommand is required"));
+}

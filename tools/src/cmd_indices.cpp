@@ -25,6 +25,7 @@
 #include "existing_output.hpp"
 #include "indices_input.hpp"
 #include "indices_options.hpp"
+#include "recording_option_table.hpp"
 #include "spectral_peak.hpp"
 
 namespace eit::cli {
@@ -35,6 +36,8 @@ struct IndicesArgs {
   double fps = 0;
   bool force = false;
   IndicesCliOptions common;
+  RecordingArgs recording;  // a recording input: how to read it (recording_option_table.hpp)
+  bool model_given = false, reference_given = false;
 };
 
 // A JSON number, or null for a value JSON cannot hold (NaN, ±infinity).
@@ -67,14 +70,19 @@ int run_indices(const IndicesArgs& a) {
   refuse_output_is_input(a.images_out, a.input, "--images-out " + a.images_out,
                          "the input " + a.input);
   refuse_existing_output(a.images_out, a.force, "--images-out " + a.images_out);
-  const bool h5 = a.input.ends_with(".h5") || a.input.ends_with(".hdf5");
   ImageSequence seq;
-  if (h5) {
+  if (is_image_file(a.input)) {
+    // Images carry their own model and reference: the options for recordings do nothing here.
+    if (a.model_given || a.reference_given)
+      fmt::print(stderr,
+                 "eitstream: warning: {} holds images: --model and --reference are for "
+                 "recordings and are not used\n",
+                 a.input);
     seq = read_image_file(a.input);
   } else {
     const recon::Model model =
         a.model.empty() ? recon::default_model() : recon::load_model(a.model);
-    seq = reconstruct_recording(a.input, model, a.reference);
+    seq = reconstruct_recording(a.input, model, a.reference, to_recording_options(a.recording));
   }
   if (a.fps != 0) {
     if (!(a.fps > 0) || !std::isfinite(a.fps))
@@ -180,21 +188,27 @@ void attach_indices(CLI::App& app) {
                   "Output file: NAME.csv for one CSV row per breath, any other name for JSON (the "
                   "breaths, the global signal and the image geometry); default or - : JSON on "
                   "standard output");
-  cmd->add_option("--model", a->model, "Recording input: model file (default: the built-in model)");
-  cmd->add_option("--reference", a->reference,
-                  "Recording input: all (mean of every frame) | first:N | model")
-      ->capture_default_str();
+  auto* model = cmd->add_option("--model", a->model,
+                                "Recording input: model file (default: the built-in model)");
+  auto* reference = cmd->add_option("--reference", a->reference,
+                                    "Recording input: all (mean of every frame) | first:N | model")
+                        ->capture_default_str();
   cmd->add_option("--fps", a->fps, "Frame rate when the input does not give it (or to override)");
   cmd->add_option("--images-out", a->images_out,
                   "Also write the impedance images the indices were computed on (.npy float32, "
                   "[frames, ny, nx] for a grid)");
   cmd->add_flag("--force", a->force, "Replace existing -o / --images-out files");
   add_indices_options(*cmd, a->common);
+  add_recording_options(cmd, a->recording, false);
   cmd->footer(std::string("Exit status: 0 success; 1 a wrong input, model or option value, or an "
                           "output that exists (without --force) or cannot be written; 2 a "
                           "command line that does not parse.") +
               kExitBySignal);
-  cmd->callback([a] { run_indices(*a); });
+  cmd->callback([a, model, reference] {
+    a->model_given = model->count() > 0;
+    a->reference_given = reference->count() > 0;
+    run_indices(*a);
+  });
 }
 
 const RegisterCommand kIndices{45, attach_indices};

@@ -14,6 +14,7 @@
 #include "existing_output.hpp"
 #include "mesh_source.hpp"
 #include "model_summary.hpp"
+#include "option_checks.hpp"
 #include "protocol_args.hpp"
 
 namespace eit::cli {
@@ -85,8 +86,11 @@ void attach_model_import(CLI::App* model) {
   imp->add_flag("--unpack-eidors-symmetry", im->unpack,
                 "Expand EIDORS' 16-fold symmetry packing (automatic for a 104 × 120 matrix)");
   imp->add_flag("--no-unpack", im->no_unpack, "Never unpack, even a 104 × 120 matrix");
-  imp->add_option("--grid", im->grid, "Rows are an n × n grid of pixel centres over [-1,1]²")
-      ->capture_default_str();
+  // The mask is built before the matrix's rows are compared with it: 40,000 took 1.6 GB first.
+  imp->add_option("--grid", im->grid,
+                  "Rows are an n × n grid of pixel centres over [-1,1]² (n from 2 to 1024)")
+      ->capture_default_str()
+      ->check(within(2, 1024, false, false));
   imp->add_option("--mesh", im->mesh_spec, "Rows are this mesh's elements or nodes (see build)");
   imp->add_option("--h0", im->h0, "Edge length when --mesh generates")->capture_default_str();
   imp->add_option("--output-on", im->output_on, "elements | nodes (with --mesh)")

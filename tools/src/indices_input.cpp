@@ -36,6 +36,16 @@ std::vector<T> column(hid_t root, const char* name, size_t n_frames, const std::
 
 }  // namespace
 
+bool is_image_file(const std::filesystem::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext != ".h5" && ext != ".hdf5") return false;
+  const std::string file = path.string();
+  const h5::QuietErrors quiet;
+  const h5::Handle f = h5::open_file(file);
+  if (!h5::has_attr(f.get(), "format")) return true;
+  return h5::read_attr_string(f.get(), "format", file) == "eitstream-images";
+}
+
 ImageSequence read_image_file(const std::filesystem::path& path) {
   const std::string file = path.string();
   const h5::QuietErrors quiet;  // refusals below say what is wrong
@@ -77,8 +87,9 @@ ImageSequence read_image_file(const std::filesystem::path& path) {
 }
 
 ImageSequence reconstruct_recording(const std::filesystem::path& path, const recon::Model& model,
-                                    const std::string& reference) {
-  auto reader = acquisition::open_recording_reader(path, {}, model.protocol);
+                                    const std::string& reference,
+                                    const acquisition::RecordingOptions& options) {
+  auto reader = acquisition::open_recording_reader(path, options, model.protocol);
   const auto& info = reader->info();
   // What the reader found at set-up (a truncated last frame, a missing rate): the indices of a
   // cut-short file must not pass for those of the whole recording.

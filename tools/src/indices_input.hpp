@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "eit/acquisition/recording_reader.hpp"
 #include "eit/recon/model.hpp"
 
 namespace eit::cli {
@@ -23,11 +24,17 @@ struct ImageSequence {
   std::string description;
 };
 
+// True when `path` is an HDF5 file of images (format attribute 'eitstream-images', or none),
+// false for anything else (a recording of raw frames, another format): those are reconstructed.
+bool is_image_file(const std::filesystem::path& path);
+
 // Reads /images, /seq, /t_acquired_ns, /flags, /geometry and the root attributes.
 ImageSequence read_image_file(const std::filesystem::path& path);
 
-// reference: "all" (mean of every frame), "first:N" (mean of the first N) or "model".
+// reference: "all" (mean of every frame), "first:N" (mean of the first N) or "model". `options`:
+// how to read the recording (format, layout, polarity…), as for reconstruct.
 ImageSequence reconstruct_recording(const std::filesystem::path& path, const recon::Model& model,
-                                    const std::string& reference);
+                                    const std::string& reference,
+                                    const acquisition::RecordingOptions& options);
 
 }  // namespace eit::cli

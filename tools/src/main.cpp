@@ -1,8 +1,11 @@
 // eitstream: real-time EIT reconstruction. Subcommands come from src/cmd_*.cpp.
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <hdf5.h>
@@ -15,6 +18,46 @@ std::vector<RegisteredCommand>& command_registry() {
   static std::vector<RegisteredCommand> registry;
   return registry;
 }
+
+namespace {
+
+// Edits (insert, delete, replace) between a and b: for "did you mean" on a mistyped command.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// CLI11 checks "a subcommand is required" before it looks at unknown words, so a typo
+// ("recontruct") was told only that. The first word, when it is no option and no command, is
+// named here, with the nearest command.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const std::string word = argv[1];
+  std::string nearest;
+  size_t best = SIZE_MAX;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return {};
+    const size_t d = edit_distance(word, sub->get_name());
+    if (d < best) {
+      best = d;
+      nearest = sub->get_name();
+    }
+  }
+  return fmt::format("unknown command '{}'{}; `eitstream --help` lists them", word,
+                     best <= 3 ? fmt::format(" (did you mean '{}'?)", nearest) : "");
+}
+
+}  // namespace
 }  // namespace eit::cli
 
 int main(int argc, char** argv) {
@@ -39,6 +82,10 @@ int main(int argc, char** argv) {
   std::sort(registry.begin(), registry.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
   for (const auto& command : registry) command.attach(app);
+  if (const std::string why = eit::cli::unknown_command(app, argc, argv); !why.empty()) {
+    fmt::print(stderr, "eitstream: {}\n", why);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
