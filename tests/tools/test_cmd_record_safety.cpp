@@ -113,14 +113,14 @@ TEST_CASE("reconstruct refuses two recordings that would write one image file, b
 
 TEST_CASE("a recording whose writes fail ends run with status 6 and the system's reason") {
   const fs::path d = eit::test::fresh_work_dir("recsafe3");
-  // The shell's file size limit makes every write past 400 KiB fail with EFBIG ("File too
-  // large"), as a full disk or an I/O error would fail it: after the first chunks. The signal
-  // that comes with it (SIGXFSZ, default action: kill) is not ignored here, as in a real shell:
-  // eitstream must ignore it itself (it used to die with status 153).
+  // Every write to the file past 400 KiB fails with EIO (support/fail_writes.c, preloaded), as a
+  // dying disk fails it: after the first chunks. (A file-size limit no longer reaches this path:
+  // the recorder stops before it, test_recording_inputs_cli.cpp.)
   const std::string cmd = fmt::format(
-      "sh -c \"ulimit -f 400; exec {} run --frames 2000 --fps 0 --policy lossless "
-      "--endpoint 'tcp://127.0.0.1:*' --quiet --record {}\" 2>&1",
-      EITSTREAM_BIN, (d / "images.h5").string());
+      "sh -c \"EIT_FAIL_WRITES_PATH=images.h5 EIT_FAIL_WRITES_AFTER=409600 LD_PRELOAD={} exec {} "
+      "run --frames 2000 --fps 0 --policy lossless --endpoint 'tcp://127.0.0.1:*' --quiet "
+      "--record {}\" 2>&1",
+      EIT_FAIL_WRITES_SHIM, EITSTREAM_BIN, (d / "images.h5").string());
   std::string output;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -131,7 +131,7 @@ TEST_CASE("a recording whose writes fail ends run with status 6 and the system's
   REQUIRE(WIFEXITED(status));  // not a crash in libhdf5's clean-up at exit
   CHECK(WEXITSTATUS(status) == 6);
   CHECK(contains(output, "recording stopped: --record writing rows to the file failed after"));
-  CHECK(contains(output, "File too large"));
+  CHECK(contains(output, "Input/output error"));
   CHECK(contains(output, "THE RECORDING IS INCOMPLETE"));
   CHECK(contains(output, "frames: in 2000"));  // the stream itself went on
 }
