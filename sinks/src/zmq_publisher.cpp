@@ -327,7 +327,8 @@ std::string ZmqPublisher::health_line() const {
     line += fmt::format(" ({} stalled now; {} frames published while a peer was stalled, in all)",
                         h.stalled, h.frames_while_stalled);
   if (h.abusers) line += fmt::format(" | cut {} peers over their inbound budget", h.abusers);
-  if (h.refused) line += fmt::format(" | refused {} peers over {}", h.refused, options_.max_peers);
+  if (h.refused)
+    line += fmt::format(" | refused {} connections over {} peers", h.refused, options_.max_peers);
   if (zap_)
     line += fmt::format(" | CURVE admitted {}, refused {} ({} unknown keys)", h.curve_accepted,
                         h.curve_refused, h.curve_unknown_keys);

@@ -157,3 +157,20 @@ TEST_CASE("a mistyped command is named with the nearest one") {
   CHECK(contains(r.output, "unknown command 'recontruct' (did you mean 'reconstruct'?)"));
   CHECK_FALSE(contains(r.output, "A subcommand is required"));
 }
+
+TEST_CASE("model build refuses options its algorithm does not read, naming them") {
+  const fs::path out = cli_temp_path("eit_refusals", "unused.h5");
+  CliResult r = run_eitstream(fmt::format(
+      "model build --algorithm jac --grid 64 --s 5 --weight simple --iterations 3 -o {}",
+      out.string()));
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "--grid, --s, --weight, --iterations: not used by --algorithm jac"));
+  r = run_eitstream(
+      fmt::format("model build --algorithm greit --prior laplacian -o {}", out.string()));
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "--prior: not used by --algorithm greit"));
+  r = run_eitstream(fmt::format("model build --contact-impedance 5 -o {}", out.string()));
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "--contact-impedance: used only by the complete electrode model"));
+  CHECK_FALSE(fs::exists(out));
+}

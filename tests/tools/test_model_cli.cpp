@@ -176,8 +176,21 @@ TEST_CASE("model build meshes a polygon outline file and builds back-projection 
   CHECK(g.nodes(g.electrode_nodes[0], 1) == doctest::Approx(0.0));
   const CliResult i = run_eitstream(fmt::format("model info {}", out.string()));
   CHECK(contains(i.output, "output on nodes"));
+  // The same square written closed (GeoJSON, shapely): the same model.
+  const fs::path closed = temp_path("closed.txt"), out2 = temp_path("bp_closed.h5");
+  std::ofstream(closed) << "-1,-1\n1,-1\n1 1\n-1,1\n-1,-1\n";
+  const CliResult c =
+      run_eitstream(fmt::format("model build --mesh polygon:{} --h0 0.2 --algorithm bp -o {}",
+                                closed.string(), out2.string()));
+  INFO(c.output);
+  REQUIRE(c.code == 0);
+  const Model m2 = load_model(out2);
+  REQUIRE(m2.H.rows() == m.H.rows());
+  CHECK(m2.H.isApprox(m.H));
   fs::remove(outline);
+  fs::remove(closed);
   fs::remove(out);
+  fs::remove(out2);
 }
 
 TEST_CASE("model build reads a Gmsh .msh file with its electrode groups") {

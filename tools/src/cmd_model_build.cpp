@@ -1,5 +1,6 @@
 // `eitstream model build`: mesh → forward model → Jacobian → reconstruction matrix → Model file,
 // each step timed on its own line.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -58,6 +59,7 @@ struct BuildArgs {
   bool jac_normalized = false, normalize = false, force = false;
   CLI::Option *p_opt = nullptr, *lambda_opt = nullptr, *grid_opt = nullptr;
   std::vector<CLI::Option*> greit_3d_opts;  // --train, --targets, --target-size
+  const CLI::App* app = nullptr;            // the subcommand: which options were given
   std::string output;
   int threads = 0;  // Jacobian threads (ForwardOptions::threads)
   GnBuildArgs gn;
@@ -94,8 +96,57 @@ std::string given_options(const std::vector<CLI::Option*>& options) {
   return names;
 }
 
+// Options that only some algorithms (or the complete electrode model) read. Given to another
+// they changed nothing, not even the model's id: jac with --grid 64 --s 5 --weight simple
+// --iterations 3 gave the plain jac model, silently.
+void refuse_unused_options(const BuildArgs& a) {
+  struct Rule {
+    const char* option;
+    std::vector<std::string> algorithms;
+  };
+  static const Rule rules[] = {
+      {"--prior", {"jac", "gn"}},
+      {"--p", {"jac", "greit", "gn"}},
+      {"--lambda", {"jac", "greit", "gn"}},
+      {"--grid", {"greit"}},
+      {"--s", {"greit"}},
+      {"--ratio", {"greit"}},
+      {"--weight", {"bp"}},
+      {"--lambda-decay", {"gn"}},
+      {"--lambda-min", {"gn"}},
+      {"--iterations", {"gn"}},
+      {"--tolerance", {"gn"}},
+      {"--start", {"gn"}},
+      {"--start-value", {"gn"}},
+      {"--start-file", {"gn"}},
+      {"--pyeit-compat", {"gn"}},
+      {"--complex", {"gn"}},
+      {"--frame-iterations", {"gn"}},
+  };
+  const auto given = [&](const char* name) {
+    const CLI::Option* o = a.app ? a.app->get_option_no_throw(name) : nullptr;
+    return o && o->count() > 0;
+  };
+  std::string unused;
+  for (const Rule& r : rules)
+    if (given(r.option) &&
+        std::find(r.algorithms.begin(), r.algorithms.end(), a.algorithm) == r.algorithms.end())
+      unused += (unused.empty() ? "" : ", ") + std::string(r.option);
+  if (!unused.empty())
+    throw std::invalid_argument(
+        fmt::format("{}: not used by --algorithm {}; leave them out or choose the algorithm "
+                    "they belong to (model build --help)",
+                    unused, a.algorithm));
+  if (a.electrode_model != "complete")
+    for (const char* cem : {"--contact-impedance", "--electrode-width"})
+      if (given(cem))
+        throw std::invalid_argument(fmt::format(
+            "{}: used only by the complete electrode model: add --electrode-model complete", cem));
+}
+
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
+  refuse_unused_options(a);
   // The 3-D GREIT's training options given to another algorithm would be silently ignored.
   const std::string greit_3d_given = given_options(a.greit_3d_opts);
   if (!greit_3d_given.empty() && a.algorithm != "greit")
@@ -393,6 +444,7 @@ void attach_model_build(CLI::App* model) {
       ->capture_default_str();
   build->add_option("-o,--output", b->output, "Model file to write (.h5)")->required();
   build->add_flag("--force", b->force, "Replace the output file when it exists");
+  b->app = build;
   build->callback([b] { run_build(*b); });
 }
 

@@ -49,6 +49,9 @@ recon::PolygonOutline read_polygon(const std::string& file) {
     const std::string where = fmt::format("{}:{}", file, n);
     out.points.emplace_back(parse_number(xs, where + ": x"), parse_number(ys, where + ": y"));
   }
+  // A ring written closed (the first point again at the end, as GeoJSON and shapely write it)
+  // is the same polygon: the repeat would be refused as two coinciding points.
+  if (out.points.size() > 3 && out.points.front() == out.points.back()) out.points.pop_back();
   return out;
 }
 
