@@ -75,6 +75,13 @@ class NpyReader final : public RecordingReader {
     }
     if (info_.n_frames == 0)
       throw std::runtime_error(fmt::format("{}: no whole frame of {} values", name, values));
+    // Frames in columns (NumPy's a.T, MATLAB's orientation): --layout cannot fix that.
+    if (dims.size() == 2 && frames == model.n_meas() && values != model.n_meas() &&
+        o.layout.empty())
+      throw std::runtime_error(
+          fmt::format("{}: shape ({}, {}) is values × frames; expected frames × values: save "
+                      "np.ascontiguousarray(a.T)",
+                      name, frames, values));
     set_map(generic_layout(path, values, complex_, o, model), model);
     bytes_.resize(frame_bytes_);
   }

@@ -244,6 +244,14 @@ TEST_CASE(".npy stacks read, a short data block keeps its whole frames, wrong dt
   REQUIRE(r->read(2, v));
   CHECK(v[0] == 22.0f);  // full table: model value 0 is entry 2
 
+  // 30 frames saved as columns (208 × 30): named as transposed, not sent to --layout.
+  CHECK_THROWS_WITH(
+      open_recording_reader(tmp.write("t.npy", npy("{'descr': '<f4', 'fortran_order': False, "
+                                                   "'shape': (208, 30), }",
+                                                   floats(208 * 30, 0.0f))),
+                            {}, adjacent16()),
+      doctest::Contains("shape (208, 30) is values × frames"));
+
   auto cut = open_recording_reader(
       tmp.write("cut.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (5, 256), }",
                                data + floats(30, 0))),
