@@ -1,6 +1,7 @@
 #include "bench_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <stdexcept>
@@ -47,7 +48,7 @@ double parse_rate(const std::string& text) {
   try {
     size_t used = 0;
     const double r = std::stod(text, &used);
-    if (used == text.size() && r > 0) return r;
+    if (used == text.size() && r > 0 && std::isfinite(r)) return r;
   } catch (const std::exception&) {
   }
   throw CommandError(fmt::format("--rate '{}': expected frames per second (> 0) or 'max'", text));
@@ -55,6 +56,9 @@ double parse_rate(const std::string& text) {
 
 size_t parse_count(const std::string& text, const char* option) {
   try {
+    // stoul takes "-1" (as 2^64 − 1) and leading white space: only digits are a count.
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument(text);
     size_t used = 0;
     const unsigned long v = std::stoul(text, &used);
     if (used == text.size() && v > 0) return v;

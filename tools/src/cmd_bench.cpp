@@ -24,6 +24,7 @@
 #include "eit/bench/bench_runner.hpp"
 #include "eit/bench/latency_svg.hpp"
 #include "eit/bench/subscriber_process.hpp"
+#include "option_checks.hpp"
 
 namespace {
 
@@ -251,10 +252,13 @@ static const eit::cli::RegisterCommand kBench{
       cmd->add_flag("--compare-pyeit", args->compare_pyeit,
                     "Also time pyEIT (JAC, GREIT solve + pyzmq publish) on the same frames");
       cmd->add_option("--compare-frames", args->compare_frames, "Frames for the pyEIT comparison")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->check(eit::cli::within(1, 1e9, false, false));
       cmd->add_option("--compare-rate", args->compare_rate,
-                      "Offered rate of eitstream's comparison runs")
-          ->capture_default_str();
+                      "Offered rate (frames/s) of the paced comparison runs, eitstream's and "
+                      "pyEIT's")
+          ->capture_default_str()
+          ->check(eit::cli::positive());
       cmd->add_option("--pyeit-script", args->pyeit_script, "Path of bench_vs_pyeit.py")
           ->capture_default_str();
       cmd->add_option("--subscriber-only", args->subscriber_only,

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command_registry.hpp"
+#include "option_checks.hpp"
 
 namespace eit::cli {
 std::vector<RegisteredCommand>& command_registry() {
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
   std::sort(registry.begin(), registry.end(),
             [](const auto& a, const auto& b) { return a.order < b.order; });
   for (const auto& command : registry) command.attach(app);
+  eit::cli::check_whole_numbers(app);
   if (const std::string why = eit::cli::unknown_command(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "eitstream: {}\n", why);
     return 2;

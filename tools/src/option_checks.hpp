@@ -20,4 +20,9 @@ inline CLI::Validator non_negative() {
   return within(0, std::numeric_limits<double>::infinity(), false, true);
 }
 
+// Adds to every whole-number option of `app` and its subcommands a check that the text is a
+// decimal whole number: the CLI11 of Debian 12 reads them with strtoull(…, 0), so "-1" became
+// 18446744073709551615 frames and "0400" was octal 256. Unsigned options refuse a sign.
+void check_whole_numbers(CLI::App& app);
+
 }  // namespace eit::cli

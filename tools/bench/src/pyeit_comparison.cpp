@@ -63,9 +63,11 @@ PyeitRun run_pyeit(const std::string& script, const acquisition::PhantomTable& t
   fs::create_directories(dir);
   const fs::path frames = dir / "frames.npy", result = dir / "result.json", log = dir / "log.txt";
   write_frames_npy(table, n_frames, frames.string());
+  // The same offered rate as eitstream's paced comparison run: the ratios compare like with like
+  // (the script's own default, 1000, was used whatever --compare-rate said).
   const std::string cmd =
-      fmt::format("python3 '{}' --frames '{}' --out '{}' --algorithms '{}' 2>'{}'", script,
-                  frames.string(), result.string(), algorithms, log.string());
+      fmt::format("python3 '{}' --frames '{}' --out '{}' --algorithms '{}' --rate {} 2>'{}'",
+                  script, frames.string(), result.string(), algorithms, rate_hz, log.string());
   const int status = std::system(cmd.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::stringstream err;

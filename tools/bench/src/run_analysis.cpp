@@ -90,7 +90,7 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
   for (auto* v : {&e2e, &pipe, &own, &send}) v->reserve(config.frames);
   r.end_to_end_over_time.reserve(config.frames);
 
-  int64_t t0 = 0, first_recv = 0, last_recv = 0, first_sched = 0, last_sched = 0;
+  int64_t t0 = 0, last_recv = 0, first_sched = 0, last_sched = 0;
   uint64_t first_measured_seq = 0, last_measured_seq = 0;
   for (uint64_t seq = first_seq + config.warmup; seq < first_seq + r.frames_total; ++seq) {
     std::array<int64_t, kStampColumns> t{};
@@ -126,7 +126,6 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
     send.push_back(t[kSentColumn] - t[kPublished]);
     if (r.measured == 0) {
       t0 = first_sched = t[kScheduled];
-      first_recv = t[kSubscriberColumn];
       first_measured_seq = seq;
     }
     last_measured_seq = seq;
@@ -138,14 +137,16 @@ RunResult analyze_run(const StampRecorder& recorder, uint64_t first_seq, const R
 
   if (r.measured >= 2) {
     // Offered: seqs scheduled per second (gaps from drops still count as offered frames);
-    // delivered: images that arrived complete per second.
+    // delivered: images that arrived complete, per second from the first one's schedule to the
+    // last one's arrival: the bare ZeroMQ loop's definition (zmq_reference.cpp), so that their
+    // ratio compares like with like (first to last arrival left the first latency out).
     const auto span_s = [](int64_t a, int64_t b) { return static_cast<double>(b - a) * 1e-9; };
     if (last_sched > first_sched)
       r.offered_fps = static_cast<double>(last_measured_seq - first_measured_seq) /
                       span_s(first_sched, last_sched);
-    if (last_recv > first_recv)
-      r.delivered_fps = static_cast<double>(r.measured - 1) / span_s(first_recv, last_recv);
-    r.window_s = static_cast<double>(last_recv - first_sched) * 1e-9;
+    if (last_recv > first_sched)
+      r.delivered_fps = static_cast<double>(r.measured) / span_s(first_sched, last_recv);
+    r.window_s = span_s(first_sched, last_recv);
   }
   for (size_t i = 0; i < kChainIntervals; ++i)
     r.intervals.push_back(make_interval(std::string(interval_name(i)), kChain[i], kChain[i + 1],
