@@ -16,7 +16,11 @@ HEADER = np.dtype([("magic", "<u4"), ("version", "<u2"), ("header_bytes", "<u2")
 ap = argparse.ArgumentParser()
 ap.add_argument("endpoint", nargs="?", default="tcp://127.0.0.1:5555")
 ap.add_argument("--save", help="save the first image as PNG and exit")
+ap.add_argument("--force", action="store_true", help="replace an existing --save file")
 args = ap.parse_args()
+import os
+if args.save and os.path.isfile(args.save) and not args.force:  # as every eitstream writer does
+    ap.error(f"--save {args.save}: the file exists; give --force to replace it")
 import matplotlib; matplotlib.use("Agg" if args.save else matplotlib.get_backend())
 import matplotlib.pyplot as plt
 sock = zmq.Context().socket(zmq.SUB)

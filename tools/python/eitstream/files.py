@@ -8,13 +8,14 @@ _COLUMNS = ("seq", "t_acquired_ns", "t_published_ns", "flags", "dropped_before")
 
 
 def geometry_of(group):
-    """The /geometry group as a dict: kind 'grid' (nx, ny, x0, y0, dx, dy, mask) or 'mesh'
-    (nodes, elements, electrode_nodes, output_on)."""
+    """The /geometry group as a dict: kind 'grid' (nx, ny, x0, y0, dx, dy, mask; a voxel grid
+    also nz, z0, dz, its mask [nz, ny, nx]) or 'mesh' (nodes, elements, electrode_nodes,
+    output_on)."""
     g = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in group.attrs.items()}
     for name in ("mask", "nodes", "elements", "electrode_nodes"):
         if name in group:
             g[name] = group[name][()]
-    for k in ("nx", "ny"):
+    for k in ("nx", "ny", "nz"):
         if k in g:
             g[k] = int(g[k])
     return g
@@ -61,8 +62,8 @@ class ImageFile:
         return self._columns[name][:n]
 
     def read(self, start=0, stop=None, as_images=True, as_complex=False):
-        """Rows [start, stop) as float32; image files on a grid come back as (n, ny, nx) with
-        NaN outside the body when as_images is true. A complex file read with as_complex comes
+        """Rows [start, stop) as float32; image files on a grid come back as (n, ny, nx), on a
+        voxel grid as (n, nz, ny, nx), with NaN outside the body when as_images is true. A complex file read with as_complex comes
         back as complex64 (n, width / 2): each (re, im) pair one number."""
         stop = len(self) if stop is None else min(stop, len(self))
         data = self.dataset[start:stop]
@@ -72,8 +73,9 @@ class ImageFile:
             return np.ascontiguousarray(data).view(np.complex64)
         g = self.geometry
         if self.kind == "images" and as_images and g and g.get("kind") == "grid":
-            data = data.reshape(-1, g["ny"], g["nx"]).astype(np.float32, copy=True)
-            data[:, g["mask"] == 1] = np.nan
+            shape = (g["ny"], g["nx"]) if g.get("nz", 1) <= 1 else (g["nz"], g["ny"], g["nx"])
+            data = data.reshape(-1, *shape).astype(np.float32, copy=True)
+            data[:, np.asarray(g["mask"]).reshape(shape) == 1] = np.nan
         return data
 
     def close(self):

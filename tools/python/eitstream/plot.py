@@ -20,13 +20,21 @@ def _electrodes_on_grid(g, n_electrodes):
 
 
 def plot_image(ax, image, geometry, cmap="RdBu_r", colorbar=True, electrodes=True,
-               n_electrodes=16, vlim=None, title=None):
+               n_electrodes=16, vlim=None, title=None, plane=None):
     """Draws one image on a matplotlib Axes and returns the artist.
 
-    image: the row of an image file (n_out,) or (ny, nx), or a published image. geometry: the
-    dict of eitstream.geometry_of / ImageFile.geometry, or the series message's "geometry"."""
+    image: the row of an image file (n_out,), (ny, nx) or (nz, ny, nx), or a published image.
+    geometry: the dict of eitstream.geometry_of / ImageFile.geometry, or the series message's
+    "geometry". plane: which z plane of a voxel grid to draw (0 = lowest); required there."""
     g = dict(geometry)
     vals = np.asarray(image, dtype=float)
+    if g.get("kind") == "grid" and int(g.get("nz", 1)) > 1:
+        nz, ny, nx = int(g["nz"]), int(g["ny"]), int(g["nx"])
+        if plane is None or not 0 <= int(plane) < nz:
+            raise ValueError(f"a voxel grid of {nz} planes: give plane=k with 0 <= k < {nz}")
+        vals = vals.reshape(nz, ny, nx)[int(plane)]
+        mask = np.asarray(g.get("mask", np.zeros(nz * ny * nx))).reshape(nz, ny, nx)[int(plane)]
+        g = {**g, "nz": 1, "mask": mask}
     lo, hi = vlim if vlim else _limits(vals)
     if g.get("kind") == "grid":
         nx, ny = int(g["nx"]), int(g["ny"])

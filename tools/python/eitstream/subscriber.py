@@ -8,6 +8,7 @@ drained without decoding and only the last image is decoded.
 Batch messages ("imgs", from `run --publish-batch N`) are read too: conflating takes the last
 image of the newest one; otherwise next() returns their images one by one, in order."""
 import json
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -56,6 +57,10 @@ class Subscriber:
         (docs/protocol.md, "Lowest latency on the same host")."""
         if (curve_server_key is None) != (curve_secret is None):
             raise ValueError("curve_server_key and curve_secret go together")
+        # libzmq asserts (and aborts the interpreter) when its I/O thread cannot take the CPU.
+        if io_cpu is not None and int(io_cpu) not in os.sched_getaffinity(0):
+            raise ValueError(f"io_cpu={io_cpu}: this process may use CPUs "
+                             f"{sorted(os.sched_getaffinity(0))}")
         self._own_context = io_cpu is not None
         if self._own_context:
             if context is not None:
@@ -77,6 +82,7 @@ class Subscriber:
         self.series = {}
         self.skipped = 0     # images skipped in total by conflation
         self.received = 0    # images returned
+        self.malformed = 0   # image messages dropped because they did not decode
 
     def _handle_series(self, parts):
         msg = json.loads(parts[1])
@@ -85,13 +91,28 @@ class Subscriber:
         return msg
 
     def next(self, timeout_ms=1000):
-        """The next (conflating: the newest) image, or None after timeout_ms without one."""
+        """The next (conflating: the newest) image, or None when none came within timeout_ms
+        (None or a negative value: wait until one comes). Series messages on the way update
+        .series; an image message that does not decode is dropped and counted in .malformed
+        (docs/protocol.md), the wait going on."""
         if self.pending:
             h, img = self.pending.pop(0)
             self.received += 1
             return Image(h, img, self.series, 0)
-        if not self.socket.poll(timeout_ms):
-            return None
+        forever = timeout_ms is None or timeout_ms < 0
+        deadline = None if forever else time.monotonic() + timeout_ms / 1000.0
+        while True:
+            left = None if forever else max(0, int((deadline - time.monotonic()) * 1000))
+            if not self.socket.poll(left):
+                return None
+            image = self._take()
+            if image is not None:
+                return image
+            if not forever and time.monotonic() >= deadline:
+                return None
+
+    def _take(self):
+        """Reads what is queued: the next (conflating: the newest) image, or None."""
         newest = None
         skipped = -1
         while True:
@@ -107,15 +128,19 @@ class Subscriber:
             if not self.conflate and newest is not None:
                 break
         if newest is None:
-            return self.next(timeout_ms) if timeout_ms > 0 else None
-        if newest[0].endswith(b"/imgs"):
-            images = decode_batch(newest[1], newest[2])
-            if self.conflate:
-                images = images[-1:]
-            (h, img), self.pending = images[0], images[1:]
-        else:
-            h = decode_header(newest[1])
-            img = decode_image(h, newest[2])
+            return None
+        try:
+            if newest[0].endswith(b"/imgs"):
+                images = decode_batch(newest[1], newest[2])
+                if self.conflate:
+                    images = images[-1:]
+                (h, img), self.pending = images[0], images[1:]
+            else:
+                h = decode_header(newest[1])
+                img = decode_image(h, newest[2])
+        except (ValueError, IndexError):
+            self.malformed += 1
+            return None
         if not self.conflate:
             skipped = 0
         self.skipped += max(skipped, 0)

@@ -68,3 +68,26 @@ def test_complex_raw_frames_read_back_as_complex(eitstream_bin, tmp_path):
     c = eitstream.read_frames(raw, as_complex=True)
     assert c["data"].dtype == np.complex64 and np.array_equal(c["data"], frames)
     assert c["v_ref"].shape == (208,) and np.allclose(c["v_ref"], frames[0])
+
+
+def test_voxel_grid_image_file_reads_as_planes(eitstream_bin, tmp_path):
+    """A 3-D model's images (docs/formats.md: nz, mask [nz, ny, nx]) read as (n, nz, ny, nx)."""
+    import pytest
+    model, frames, img = tmp_path / "vox.h5", tmp_path / "frames.npy", tmp_path / "img.h5"
+    built = subprocess.run([str(eitstream_bin), "model", "build", "--dim", "3", "--h0", "0.5",
+                            "--algorithm", "jac", "--voxels", "8x8x2", "-o", str(model)],
+                           capture_output=True, text=True)
+    if built.returncode != 0 and "Gmsh" in built.stderr + built.stdout:
+        pytest.skip("built without Gmsh")
+    assert built.returncode == 0, built.stderr
+    rng = np.random.default_rng(1)
+    np.save(frames, (1 + 0.01 * rng.standard_normal((20, 208))).astype(np.float32))
+    run(eitstream_bin, "reconstruct", frames, "--model", model, "--fps", "10", "--quiet",
+        "-o", img)
+    r = eitstream.read_images(img)
+    g = r["geometry"]
+    assert g["nz"] == 2
+    assert r["data"].shape == (20, 2, 8, 8)
+    outside = np.asarray(g["mask"]).reshape(2, 8, 8) == 1
+    assert np.isnan(r["data"][:, outside]).all()
+    assert np.isfinite(r["data"][:, ~outside]).all()

@@ -38,3 +38,17 @@ def test_mesh_plot_uses_tripcolor_with_element_values():
     assert type(art).__name__ == "TriMesh" or type(art).__name__ == "PolyCollection"
     assert art.get_clim() == (-2.0, 2.0)
     plt.close(fig)
+
+
+def test_voxel_grid_plots_one_plane_and_asks_for_it():
+    import pytest
+    g = grid_geometry()
+    g3 = {**g, "nz": 2, "mask": np.stack([g["mask"], g["mask"]])}
+    img = np.concatenate([np.full(64, 1.0), np.full(64, -2.0)]).astype(np.float32)
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="give plane=k"):
+        eitstream.plot_image(ax, img, g3)
+    art = eitstream.plot_image(ax, img, g3, plane=1)
+    shown = art.get_array()
+    assert np.nanmin(shown) == -2.0 and np.nanmax(shown) == -2.0   # plane 1's values
+    plt.close(fig)

@@ -110,3 +110,47 @@ def test_subscriber_reads_batch_messages_one_by_one_or_conflated():
         sub.close()
     pub.close(linger=0)
     ctx.term()
+
+
+def test_malformed_image_is_dropped_and_counted_and_next_keeps_its_deadline():
+    import zmq
+    ctx = zmq.Context()
+    pub = ctx.socket(zmq.PUB)
+    port = pub.bind_to_random_port("tcp://127.0.0.1")
+    sub = eitstream.Subscriber(f"tcp://127.0.0.1:{port}", conflate=False, context=ctx)
+    topic, headers, payloads = _batch_parts([1, 2])
+    got, deadline = None, time.time() + 5
+    while got is None and time.time() < deadline:   # until the subscription has arrived
+        pub.send_multipart([topic, headers, payloads[:-4]])     # payload cut short: malformed
+        pub.send_multipart([topic, headers, payloads])
+        got = sub.next(timeout_ms=100)
+    assert got is not None and got.seq == 1          # the good message after the bad one
+    assert sub.malformed >= 1                       # dropped and counted, no exception
+    while sub.next(timeout_ms=0) is not None:
+        pass
+    # Series messages every 200 ms and no image: next(500) returns None after 0.5 s (each series
+    # message used to restart the wait: None only 0.5 s after the last of them).
+    import threading
+    def series_for(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pub.send_multipart([b"eit/t/series", b'{"type":"series"}'])
+            time.sleep(0.2)
+    t = threading.Thread(target=series_for, args=(2.0,))
+    t.start()
+    t0 = time.monotonic()
+    assert sub.next(timeout_ms=500) is None
+    took = time.monotonic() - t0
+    t.join()
+    assert 0.45 < took < 1.2
+    sub.close()
+    pub.close(linger=0)
+    ctx.term()
+
+
+def test_io_cpu_this_process_may_not_use_is_refused_not_aborted():
+    import os
+    import pytest
+    cpu = max(os.sched_getaffinity(0)) + 1
+    with pytest.raises(ValueError, match=f"io_cpu={cpu}"):
+        eitstream.Subscriber("tcp://127.0.0.1:1", io_cpu=cpu)
