@@ -24,6 +24,12 @@
 
 namespace eit::nats {
 
+namespace {
+// How long a published image or series message waits for JetStream's answer, and a round for
+// all of them: a lost answer comes back as a failure, not never.
+constexpr int64_t kPublishWaitMs = 5000;
+}  // namespace
+
 void WorkerCounters::note(std::string message) {
   std::lock_guard lock(error_mutex);
   last_error = std::move(message);
@@ -305,6 +311,11 @@ void BedWorker::loop() noexcept {
       jsPubOptions po;
       jsPubOptions_Init(&po);
       po.MsgId = msg_id.data();
+      // A publish in flight when the connection dropped is otherwise never settled by libnats:
+      // every later round then timed out in js_PublishAsyncComplete and rewound, the bed made no
+      // progress, and its images were stored again each time the duplicate window moved on.
+      // With a wait it fails (the ack handler counts it) and the rewind sends it again.
+      po.MaxWait = kPublishWaitMs;
       // Not while the connection is down: libnats would keep the image in its reconnect buffer
       // and store it after reconnecting, ahead of earlier images of this round lost with the old
       // connection, which the rewind sends again (ordered_publisher.hpp has the same rule).
@@ -317,8 +328,11 @@ void BedWorker::loop() noexcept {
         // geometry in the seconds before it. Ahead of the image on the same connection: stored
         // before it. A failure fails the round like an image's.
         st.next_series_ns = t + static_cast<int64_t>(st.series.interval_s * 1e9);
+        jsPubOptions series_po;
+        jsPubOptions_Init(&series_po);
+        series_po.MaxWait = kPublishWaitMs;
         if (js_PublishAsync(st.js, series_subject.c_str(), st.series_json.data(),
-                            static_cast<int>(st.series_json.size()), nullptr) != NATS_OK) {
+                            static_cast<int>(st.series_json.size()), &series_po) != NATS_OK) {
           round_ok = false;
           break;
         }
@@ -333,7 +347,7 @@ void BedWorker::loop() noexcept {
     if (round_ok && images > 0) {
       jsPubOptions po;
       jsPubOptions_Init(&po);
-      po.MaxWait = 5000;
+      po.MaxWait = kPublishWaitMs;
       round_ok = js_PublishAsyncComplete(st.js, &po) == NATS_OK &&
                  st.ack_failures.images.load(std::memory_order_relaxed) == failures_before;
     }

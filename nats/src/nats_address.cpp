@@ -23,6 +23,8 @@ bool valid_token(std::string_view t) noexcept {
   return true;
 }
 
+constexpr double kMaxSinceSeconds = 9.2e9;  // INT64_MAX ns is 9.22e9 s
+
 Since since_value(std::string_view uri, std::string_view v) {
   if (v == "all") return {Since::Kind::kAll};
   if (v == "new") return {Since::Kind::kNew};
@@ -32,6 +34,11 @@ Since since_value(std::string_view uri, std::string_view v) {
       !std::isfinite(seconds))
     throw std::invalid_argument(
         fmt::format("'{}': since={} is not 'all', 'new' or seconds since the epoch", uri, v));
+  // Nanoseconds in an int64 end in 2262: a larger value is most likely milliseconds.
+  if (seconds > kMaxSinceSeconds)
+    throw std::invalid_argument(fmt::format(
+        "'{}': since={} is after the year 2262 in seconds since the epoch (milliseconds?)", uri,
+        v));
   return {Since::Kind::kTime, static_cast<int64_t>(seconds * 1e9)};
 }
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "eit/nats/server_wait.hpp"
+
 namespace eit::nats {
 
 void check(natsStatus s, const std::string& what) {
@@ -125,20 +127,33 @@ void NatsLink::on_connected(natsConnection*, void* self) {
   static_cast<NatsLink*>(self)->connected_.store(true);
 }
 
+namespace {
+ServerWait& process_server_wait() {
+  static ServerWait wait;
+  return wait;
+}
+}  // namespace
+
+void set_default_server_wait(ServerWait wait) { process_server_wait() = std::move(wait); }
+const ServerWait& default_server_wait() { return process_server_wait(); }
+
 void NatsLink::wait_connected(const std::string& where) {
   using namespace std::chrono;
+  const auto& give_up =
+      options_.give_up_waiting ? options_.give_up_waiting : default_server_wait().give_up;
+  const auto& report =
+      options_.report_waiting ? options_.report_waiting : default_server_wait().report;
   const auto start = steady_clock::now();
   auto next_report = start + seconds(1);
   while (!connected_.load()) {
-    if (options_.give_up_waiting && options_.give_up_waiting()) {
+    if (give_up && give_up()) {
       release();  // the destructor does not run for a constructor that throws
       throw std::runtime_error(fmt::format("{}: gave up waiting for the server", where));
     }
     const auto now = steady_clock::now();
-    if (options_.report_waiting && now >= next_report) {
-      options_.report_waiting(
-          fmt::format("{}: no server answers yet ({:.0f} s); retrying every 0.25 s", where,
-                      duration<double>(now - start).count()));
+    if (report && now >= next_report) {
+      report(fmt::format("{}: no server answers yet ({:.0f} s); retrying every 0.25 s", where,
+                         duration<double>(now - start).count()));
       next_report = now + seconds(10);
     }
     std::this_thread::sleep_for(milliseconds(50));

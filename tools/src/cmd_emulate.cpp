@@ -189,6 +189,7 @@ void run_emulate(EmulateArgs a) {
   // A NATS gateway states on each frame the rate (workers put it in the bed's series message):
   // the rate the feed is timed for, also when --unpaced sends the frames faster; and for integer
   // samples their scale (the worker and the readers multiply them by it).
+  report_nats_server_waits(a.wait_s);  // a NATS gateway waits for its server as for a receiver
   auto link = is_nats_uri(a.to)
                   ? open_nats_link(a.to, frame_bytes, rate, scale ? scale->value : 0.0)
                   : acquisition::open_device_link(a.to);

@@ -23,6 +23,7 @@
 #include "run_indices.hpp"
 #include "run_inputs.hpp"
 #include "run_loop.hpp"
+#include "run_nats.hpp"
 #include "run_options.hpp"
 #include "run_pipeline_options.hpp"
 #include "run_security.hpp"
@@ -44,6 +45,8 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   if (!is_phantom_source(c.source) && !is_recording(c)) check_live_uri(c.source);
   for (const std::string& w : ignored_option_warnings(c))
     fmt::print(stderr, "eitstream: warning: {}\n", w);
+  // A nats:// source waits for its server saying so, and gives up after --source-timeout.
+  report_nats_server_waits(c.source_timeout);
   const RunInputs in(c);
   const recon::Model& model = in.model;
   if (c.cpu_threads == 0) throw CommandError("--cpu-threads 0: expected 1 or more threads");

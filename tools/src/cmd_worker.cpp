@@ -6,6 +6,7 @@
 // would (its beds move to the others within the lease, nothing acknowledged is lost).
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "command_registry.hpp"
 #include "option_checks.hpp"
+#include "run_nats.hpp"
 #include "stop_signals.hpp"
 #if EIT_HAVE_NATS
 #include "eit/nats/nats_worker.hpp"
@@ -51,10 +53,14 @@ int64_t parse_worker_since(const std::string& v) {
   try {
     size_t used = 0;
     const double s = std::stod(v, &used);
-    if (used == v.size() && s > 0) return static_cast<int64_t>(s * 1e9);
+    // Nanoseconds in an int64 end in 2262 (9.2e9 s): a larger value is likely milliseconds.
+    if (used == v.size() && s > 0 && s <= 9.2e9) return static_cast<int64_t>(s * 1e9);
   } catch (const std::exception&) {
   }
-  throw CommandError(fmt::format("--since '{}': expected all, new or seconds since the epoch", v));
+  throw CommandError(
+      fmt::format("--since '{}': expected all, new or seconds since the epoch (at most 9.2e9; not "
+                  "milliseconds)",
+                  v));
 }
 
 void print_summary(const nats::NatsWorker& worker) {
@@ -78,6 +84,10 @@ void print_summary(const nats::NatsWorker& worker) {
 
 void run_worker(const WorkerArgs& a) {
   const nats::NatsAddress address = nats::parse_nats_subscriber_address(a.uri);
+  // Workers share every bed of the server (or of site=): a bed= would be silently ignored.
+  if (a.uri.find("bed=") != std::string::npos)
+    throw CommandError(fmt::format(
+        "'{}': bed= is not read from a worker's URI; workers share every bed (of site=S)", a.uri));
   // The worker's start is --since; a since= in its URI went unread.
   if (nats::parse_since(a.uri).kind != nats::Since::Kind::kAbsent)
     throw CommandError(fmt::format(
@@ -92,9 +102,13 @@ void run_worker(const WorkerArgs& a) {
   o.fetch_batch = a.batch;
   o.since_ns = parse_worker_since(a.since);
   o.limits.replicas = a.replicas;
-  if (a.lease_s < 0.4) throw CommandError("--lease: at least 0.4 s");
-  // After the connection is made (the constructor waits for the server: a signal then ends the
-  // process as by default), kept through the summary.
+  if (!(a.lease_s >= 0.4 && a.lease_s <= 3600))
+    throw CommandError(fmt::format("--lease {}: expected seconds from 0.4 to 3600", a.lease_s));
+  if (!(a.status_s >= 0) || !std::isfinite(a.status_s))
+    throw CommandError(fmt::format("--status-interval {}: expected seconds ≥ 0", a.status_s));
+  // After the connection is made (the constructor waits for the server, saying so: a signal
+  // then ends the process as by default, --duration gives up), kept through the summary.
+  report_nats_server_waits(a.duration_s);
   nats::NatsWorker worker(address, o);
   const StopSignals signals;
   fmt::print("worker on {} (sites: {}), models from {}\n", address.server_url,

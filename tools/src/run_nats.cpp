@@ -1,11 +1,15 @@
 #include "run_nats.hpp"
 
+#include <atomic>
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "command_registry.hpp"
 #if EIT_HAVE_NATS
 #include "eit/nats/nats_frames.hpp"
 #include "eit/nats/nats_image_sink.hpp"
+#include "eit/nats/server_wait.hpp"
 #include "stop_signals.hpp"
 #endif
 
@@ -41,7 +45,18 @@ std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double fps,
   acquisition::LiveSourceOptions o;
   if (fps > 0) o.nominal_rate_hz = fps;
   std::vector<std::string> warnings;
-  auto source = nats::open_nats_source(uri, o, protocol, &warnings);
+  std::unique_ptr<pipeline::Source> source;
+  try {
+    source = nats::open_nats_source(uri, o, protocol, &warnings);
+  } catch (const std::exception& e) {
+    // Gave up waiting for a server: a signal ends run as --help says of set-up, the deadline
+    // (--source-timeout) is a source that failed.
+    if (stop_signals_received() > 0)
+      throw CommandError(fmt::format("--source {}: {}", uri, e.what()), 128 + last_stop_signal());
+    if (nats_wait_timed_out())
+      throw CommandError(fmt::format("source failed: {}: {}", uri, e.what()), 5);
+    throw;
+  }
   for (const auto& w : warnings) fmt::print(stderr, "eitstream: warning: {}\n", w);
   return source;
 }
@@ -91,8 +106,30 @@ std::string nats_link_summary(const acquisition::DeviceLink& link) {
     line += fmt::format(", {} refused and sent again ({} already stored)", s->failures,
                         s->duplicates);
   if (s->reordered) line += fmt::format(", {} stored out of order", s->reordered);
+  // The link's own "disconnects" count TCP peers; a NATS gateway's are the server's.
+  if (s->reconnects) line += fmt::format(", reconnects {}", s->reconnects);
   return line;
 }
+
+namespace {
+std::atomic<bool> g_nats_wait_timed_out{false};
+}  // namespace
+
+void report_nats_server_waits(double give_up_after_s) {
+  const auto start = std::chrono::steady_clock::now();
+  nats::ServerWait wait;
+  wait.report = [](const std::string& line) { fmt::print(stderr, "eitstream: {}\n", line); };
+  wait.give_up = [start, give_up_after_s] {
+    if (stop_signals_received() > 0) return true;
+    const bool late = give_up_after_s > 0 && std::chrono::steady_clock::now() - start >
+                                                 std::chrono::duration<double>(give_up_after_s);
+    if (late) g_nats_wait_timed_out.store(true);
+    return late;
+  };
+  nats::set_default_server_wait(std::move(wait));
+}
+
+bool nats_wait_timed_out() noexcept { return g_nats_wait_timed_out.load(); }
 
 #else
 
@@ -106,6 +143,8 @@ std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri, cons
                                                     const sinks::SeriesInfo&) {
   unavailable(uri);
 }
+void report_nats_server_waits(double) {}
+bool nats_wait_timed_out() noexcept { return false; }
 std::unique_ptr<pipeline::Source> open_nats(const std::string& uri, double,
                                             const recon::Protocol&) {
   unavailable(uri);

@@ -14,6 +14,12 @@
 namespace eit::cli {
 
 bool is_nats_uri(const std::string& uri) noexcept;
+// For every NATS connection this command makes from now on: while no server answers at set-up,
+// a line on stderr after 1 s and every 10 s, and the set-up gives up (throws) on SIGINT/SIGTERM
+// or, when `give_up_after_s` > 0, after that many seconds. Nothing in a build without NATS.
+void report_nats_server_waits(double give_up_after_s);
+// True when the last give-up was for the deadline (not a signal).
+bool nats_wait_timed_out() noexcept;
 std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
                                                     const recon::Model& model,
                                                     const sinks::SeriesInfo& series);
