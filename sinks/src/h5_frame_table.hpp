@@ -39,7 +39,7 @@ struct FrameRowMeta {
 class H5FrameTable {
  public:
   static constexpr size_t kMaxChunkBytes = size_t{1} << 30;  // chunk_rows × width × 4 at most
-  static constexpr uint64_t kFileLimitMargin = uint64_t{1} << 20;  // metadata beyond the chunks
+  static constexpr uint64_t kFileLimitMargin = uint64_t{64} << 10;  // metadata beyond the chunks
 
   // replace_existing false: an existing file is refused (std::runtime_error naming it). A chunk
   // over kMaxChunkBytes is refused (std::invalid_argument) before the file is created; a file

@@ -174,3 +174,29 @@ TEST_CASE("model build refuses options its algorithm does not read, naming them"
   CHECK(contains(r.output, "--contact-impedance: used only by the complete electrode model"));
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE(
+    "whole-number options refuse a sign or leading zeros instead of wrapping or reading octal") {
+  CliResult r = run_eitstream("run --frames -1 --quiet");
+  CHECK(r.code == 2);
+  CHECK(contains(r.output, "'-1' is not a non-negative whole number in decimal"));
+  r = run_eitstream("bench --frames 0400 --rate 50");
+  CHECK(r.code == 2);
+  CHECK(contains(r.output, "'0400'"));
+  r = run_eitstream("bench --batch=-1 --rate 50");
+  CHECK(r.code != 0);
+  CHECK(contains(r.output, "--batch '-1': expected a whole number"));
+}
+
+TEST_CASE("run --config values get the command line's range checks") {
+  const fs::path cfg = cli_temp_path("eit_refusals", "chunk.json");
+  std::ofstream(cfg) << R"({"record_chunk": 0})";
+  CliResult r = run_eitstream(fmt::format("run --config {} --duration 1 --quiet", cfg.string()));
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "--record-chunk 0: expected 1 to"));
+  std::ofstream(cfg) << R"({"fps": 1e400})";
+  r = run_eitstream(fmt::format("run --config {} --duration 1 --quiet", cfg.string()));
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "not valid JSON"));
+  fs::remove(cfg);
+}

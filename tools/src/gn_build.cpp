@@ -34,8 +34,8 @@ void GnBuildArgs::add(CLI::App* b) {
               "gn: reproduce pyEIT JAC.gn exactly (absolute stop test, last step dropped, "
               "negative σ allowed)");
   b->add_flag("--complex", complex,
-              "gn: complex conductivity (σ + iωε) from complex frames, interleaved (re, im); "
-              "reconstructed through the library (GnReconstructor), not by run/reconstruct");
+              "gn: complex conductivity (σ + iωε) from complex frames, interleaved (re, im): "
+              "run and reconstruct take them with --complex interleaved");
   b->add_option("--frame-iterations", frame_iterations,
                 "gn: iterations per streamed frame, warm-started from the previous σ")
       ->capture_default_str();

@@ -23,6 +23,8 @@ constexpr uint64_t kMaxQueue = uint64_t{1} << 20;
 // inbound message (ZmqPublisherOptions' 256 bytes).
 constexpr size_t kMaxStreamName = 200;
 
+constexpr uint64_t kMaxRecordChunk = uint64_t{1} << 20;  // as --record-chunk's parse check
+
 }  // namespace
 
 void check_run_values(const RunConfig& c) {
@@ -41,6 +43,10 @@ void check_run_values(const RunConfig& c) {
         "--queue {}: expected a capacity of 2 to {} frames (rounded up to a power of two)", c.queue,
         kMaxQueue));
   if (c.max_batch == 0) throw CommandError("--max-batch 0: expected 1 or more frames");
+  // The command line checks these as it parses; a --config file's values come here only.
+  if (c.record_chunk == 0 || c.record_chunk > kMaxRecordChunk)
+    throw CommandError(fmt::format("--record-chunk {}: expected 1 to {} frames per chunk",
+                                   c.record_chunk, kMaxRecordChunk));
   // A batch never holds more frames than the queue; more only allocates (4.7 GB at 300,000).
   if (c.max_batch > std::max(c.queue, defaults.max_batch))
     throw CommandError(

@@ -141,7 +141,7 @@ std::vector<OtherConfigKey> apply_config_file(const std::filesystem::path& path,
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number like 1e400
     throw std::runtime_error(fmt::format("config {}: not valid JSON: {}", path.string(), e.what()));
   }
   if (!j.is_object())

@@ -63,7 +63,9 @@ Recorders open_recorders(const RunConfig& c, const recon::Model& model,
   }
   if (!c.record_raw.empty()) {
     o.deflate = 0;
-    if (ref.options.mode == pipeline::ReferenceMode::kGiven)
+    // A gn model's "none" is zeros given to the pipeline, not a reference of the frames: stored
+    // as /v_ref, a later difference reconstruction of the file would take it for one.
+    if (ref.options.mode == pipeline::ReferenceMode::kGiven && ref.spec != "none")
       o.reference_values = ref.options.values;
     if (ref.options.mode == pipeline::ReferenceMode::kModel)
       o.reference_values.assign(model.v_ref.data(), model.v_ref.data() + model.v_ref.size());
