@@ -14,31 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
-#include "eit/recon/npy_header.hpp"
+#include "npy_recording.hpp"
 #include "test_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace eit::test;
-
-namespace {
-
-// frames × 208 float32 values near 1 (a recording in the built-in model's order).
-fs::path write_npy(const fs::path& dir, const std::string& name, size_t frames,
-                   size_t nan_frame = SIZE_MAX) {
-  const fs::path p = dir / name;
-  std::ofstream out(p, std::ios::binary);
-  const std::vector<uint64_t> shape{frames, 208};
-  out << eit::recon::npy_float32_header(shape);
-  for (size_t f = 0; f < frames; ++f)
-    for (size_t i = 0; i < 208; ++i) {
-      float v = 1.0f + 0.01f * static_cast<float>(std::sin(0.3 * static_cast<double>(f) + i));
-      if (f == nan_frame && i == 5) v = std::numeric_limits<float>::quiet_NaN();
-      out.write(reinterpret_cast<const char*>(&v), 4);
-    }
-  return p;
-}
-
-}  // namespace
 
 TEST_CASE("model build refuses GREIT options that would give a matrix without an image") {
   const fs::path dir = fresh_work_dir("refusals_build");
@@ -56,7 +36,7 @@ TEST_CASE("model build refuses GREIT options that would give a matrix without an
 
 TEST_CASE("a recording's values per frame beyond any device is refused naming the option") {
   const fs::path dir = fresh_work_dir("refusals_vpf");
-  const fs::path f = write_npy(dir, "x.npy", 4);
+  const fs::path f = write_npy_recording(dir / "x.npy", 4);
   const CliResult r = run_eitstream(fmt::format(
       "reconstruct {} --recording-format f32 --values-per-frame 4611686018427387904 -o {}",
       f.string(), (dir / "o.h5").string()));
@@ -107,7 +87,7 @@ TEST_CASE("a recording of another protocol names the file and the model to build
 
 TEST_CASE("indices: a NaN frame stays out of the reference and the JSON stays JSON") {
   const fs::path dir = fresh_work_dir("refusals_indices");
-  const fs::path nan = write_npy(dir, "nan.npy", 60, 20);
+  const fs::path nan = write_npy_recording(dir / "nan.npy", 60, 20);
   CliResult r = run_eitstream(
       fmt::format("indices {} --fps 10 -o {}", nan.string(), (dir / "n.json").string()));
   INFO(r.output);
@@ -117,7 +97,7 @@ TEST_CASE("indices: a NaN frame stays out of the reference and the JSON stays JS
   CHECK_FALSE(parsed.is_discarded());
 
   // Three frames: no spectral peak, written as null rather than the invalid token nan.
-  const fs::path three = write_npy(dir, "three.npy", 3);
+  const fs::path three = write_npy_recording(dir / "three.npy", 3);
   r = run_eitstream(
       fmt::format("indices {} --fps 10 -o {}", three.string(), (dir / "t.json").string()));
   REQUIRE(r.code == 0);
@@ -128,7 +108,7 @@ TEST_CASE("indices: a NaN frame stays out of the reference and the JSON stays JS
 
 TEST_CASE("indices: a frame rate or per-breath option out of range is refused naming it") {
   const fs::path dir = fresh_work_dir("refusals_indices_opts");
-  const fs::path f = write_npy(dir, "v.npy", 30);
+  const fs::path f = write_npy_recording(dir / "v.npy", 30);
   CliResult r = run_eitstream(fmt::format("indices {} --fps -5", f.string()));
   CHECK(r.code == 1);
   CHECK(contains(r.output, "--fps -5: expected a frame rate > 0"));

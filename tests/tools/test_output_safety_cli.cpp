@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
-#include "eit/recon/npy_header.hpp"
+#include "npy_recording.hpp"
 
 namespace fs = std::filesystem;
 using namespace eit::test;
@@ -22,18 +22,6 @@ namespace {
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
-}
-
-// 20 frames × 208 float32 values near 1: a recording in the built-in model's order.
-fs::path write_npy(const fs::path& p) {
-  std::ofstream out(p, std::ios::binary);
-  const std::vector<uint64_t> shape{20, 208};
-  out << eit::recon::npy_float32_header(shape);
-  for (size_t i = 0; i < 20 * 208; ++i) {
-    const float v = 1.0f + 0.001f * static_cast<float>(i % 17);
-    out.write(reinterpret_cast<const char*>(&v), 4);
-  }
-  return p;
 }
 
 }  // namespace
@@ -63,7 +51,7 @@ TEST_CASE(
   CHECK(r.code == 1);
   CHECK(contains(r.output, "the file exists; give --force"));
   CHECK(slurp(d / "keep.get") == "precious");
-  const fs::path rec = write_npy(d / "rec.npy");
+  const fs::path rec = write_npy_recording(d / "rec.npy", 20);
   r = run_eitstream(fmt::format("emulate --from {} --to file://{} --count 2 --force", rec.string(),
                                 rec.string()));
   CHECK(r.code == 1);
@@ -74,7 +62,7 @@ TEST_CASE(
 
 TEST_CASE("an output that is the input is refused even with --force") {
   const fs::path d = fresh_work_dir("safety_input");
-  const fs::path rec = write_npy(d / "rec.npy");
+  const fs::path rec = write_npy_recording(d / "rec.npy", 20);
   const auto size = fs::file_size(rec);
   CliResult r =
       run_eitstream(fmt::format("reconstruct {} -o {} --force", rec.string(), rec.string()));
