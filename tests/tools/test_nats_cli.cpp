@@ -136,6 +136,13 @@ TEST_CASE("reconstruct nats://…&since= replays a bed's raw frames from JetStre
   CHECK(replay(fmt::format("{:.3f}", between), "second.h5") == 70);
   CHECK(replay("all", "all.h5") == 120);
   CHECK(replay(fmt::format("{:.0f}", between + 3600), "none.h5") == 0);
+  // A bed that holds nothing (a mistyped bed=): refused, no empty file left as a result.
+  const std::string empty = (dir / "empty.h5").string();
+  Subprocess none({EITSTREAM_BIN, "reconstruct", server.url() + "?site=icu&bed=99&since=all", "-o",
+                   empty, "--quiet"});
+  CHECK(none.wait(120s) == 1);
+  CHECK(none.err().find("holds no frame of bed icu.99") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(empty));
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

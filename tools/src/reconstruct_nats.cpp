@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -52,13 +54,13 @@ NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Mode
   ro.deflate = o.deflate;
   ro.chunk_frames = o.chunk_frames;
   ro.replace_existing = o.replace_existing;
-  sinks::Hdf5ImageRecorder recorder(output, model, ro);
+  auto recorder = std::make_unique<sinks::Hdf5ImageRecorder>(output, model, ro);
   pipeline::PipelineOptions po;
   po.policy = pipeline::Policy::kLossless;
   po.reference = ref.options;
   po.max_batch = std::max<size_t>(1, o.max_batch);
   if (o.normalize) po.normalize = 1;
-  pipeline::Pipeline p(model, *source, std::move(backend.reconstructor), {&recorder}, po);
+  pipeline::Pipeline p(model, *source, std::move(backend.reconstructor), {recorder.get()}, po);
   const bool quiet = o.quiet;
   if (!quiet)
     fmt::print(stderr, "eitstream: backend {}{}; reference {}\n", backend.description,
@@ -76,11 +78,23 @@ NatsReconstructResult reconstruct_nats(const std::string& uri, const recon::Mode
   const auto ps = p.stats();
   const auto ss = source->stats();
   r.frames_in = ps.frames_in;
-  r.images = recorder.stats().sent;
+  r.images = recorder->stats().sent;
   r.bad = ss.bad_frames;
   r.gaps = ss.seq_gaps;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto st = recorder.stats();
+  // A bed with no frame at all (since=all) is a mistyped or missing site=/bed= (without them the
+  // bed is default.0): an empty image file with exit 0 read as success. From a time, nothing
+  // after it is an answer (the file says so: 0 images).
+  if (ps.frames_in == 0 && r.bad == 0 && nats::parse_since(uri).kind == nats::Since::Kind::kAll) {
+    recorder.reset();
+    std::error_code ec;
+    std::filesystem::remove(output, ec);
+    throw CommandError(fmt::format(
+        "{}: JetStream holds no frame of bed {}.{} (site= and bed= name the bed; without them "
+        "it is default.0)",
+        uri, address.site, address.bed));
+  }
+  const auto st = recorder->stats();
   if (st.errors > 0)
     throw CommandError(
         fmt::format("{}: {} write errors, {} frames lost", output.string(), st.errors, st.dropped));
