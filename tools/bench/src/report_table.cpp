@@ -40,12 +40,12 @@ std::string format_table(const BenchReport& report) {
         "frames/s over {:.2f} s\n",
         r.measured, r.warmup_excluded, rate(r.offered_fps), rate(r.delivered_fps), r.window_s);
     out += fmt::format(
-        "  measured window: {} not published (dropped in pipeline), {} lost in transport, {} "
-        "with stamps out of order\n",
+        "  measured window: {} not published (dropped in the pipeline or at its sink), {} lost "
+        "in transport, {} with stamps out of order\n",
         r.not_published, r.not_received, r.inconsistent);
     out += fmt::format(
-        "  whole run: {} produced, {} dropped by the pipeline, {} send drops, {} non-finite, {} "
-        "backend errors\n",
+        "  whole run: {} produced, {} dropped before the sink, {} dropped at the sink (its queue "
+        "or the send), {} non-finite, {} backend errors\n",
         c.produced, c.dropped, c.send_dropped, c.non_finite, c.backend_errors);
     if (c.met_polling > 0)
       out += fmt::format(
