@@ -193,6 +193,11 @@ void add_if_missing(jsCtx* js, const char* name, const char** subjects, int n_su
   // An existing stream keeps the limits its operator gave it.
   if (s != NATS_OK && err == JSStreamNameExistErr) s = NATS_OK;
   if (info) jsStreamInfo_Destroy(info);
+  if (s != NATS_OK && err == JSStreamReplicasNotSupportedErr)
+    throw std::runtime_error(fmt::format(
+        "JetStream stream {}: {} replicas need a JetStream cluster, and this server runs alone: "
+        "give --replicas 1, or a cluster's URL",
+        name, limits.replicas));
   check(s, fmt::format("JetStream stream {} (JetStream error {})", name, static_cast<int>(err)));
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -28,15 +29,17 @@ std::string default_worker_id() {
   return id;
 }
 
-// The distinct subjects of a stream under `filter` (stream info with its subject list).
-std::vector<std::string> stream_subjects(jsCtx* js, const char* stream, const std::string& filter) {
+// The distinct subjects of a stream under `filter` (stream info with its subject list); nullopt
+// when the server did not answer (a stalled or lost server), which is not "no subjects".
+std::optional<std::vector<std::string>> stream_subjects(jsCtx* js, const char* stream,
+                                                        const std::string& filter) {
   std::vector<std::string> out;
   jsOptions o;
   jsOptions_Init(&o);
   o.Stream.Info.SubjectsFilter = filter.c_str();
   jsStreamInfo* si = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
-  if (js_GetStreamInfo(&si, js, stream, &o, &err) != NATS_OK) return out;
+  if (js_GetStreamInfo(&si, js, stream, &o, &err) != NATS_OK) return std::nullopt;
   if (si->State.Subjects)
     for (int i = 0; i < si->State.Subjects->Count; ++i)
       out.emplace_back(si->State.Subjects->List[i].Subject);
@@ -204,17 +207,22 @@ struct NatsWorker::Impl {
         lost.fetch_add(1);
       }
     }
-    // Beds with raw frames, live workers, our fair share.
+    // Beds with raw frames, live workers, our fair share. A listing the server did not answer
+    // changes nothing: taken for "no beds", it made the share 0 and gave every bed up (and the
+    // summary read 'beds held 0 of 0'); the next tick asks again.
     const std::string site = options.site.empty() ? "*" : options.site;
-    std::vector<std::string> beds;
-    for (const auto& s :
-         stream_subjects(link->jetstream(), kRawStream, fmt::format("eit.{}.*.raw", site)))
-      beds.push_back("b." + s.substr(4, s.size() - 8));  // eit.S.B.raw → b.S.B
-    std::set<std::string> live;
     const std::string prefix = fmt::format("$KV.{}.w.", kWorkerBucket);
-    for (const auto& s : stream_subjects(
-             link->jetstream(), (std::string("KV_") + kWorkerBucket).c_str(), prefix + ">"))
-      live.insert(s.substr(prefix.size()));
+    const auto bed_subjects =
+        stream_subjects(link->jetstream(), kRawStream, fmt::format("eit.{}.*.raw", site));
+    const auto worker_subjects = stream_subjects(
+        link->jetstream(), (std::string("KV_") + kWorkerBucket).c_str(), prefix + ">");
+    if (!worker_subjects) return;
+    std::vector<std::string> beds;
+    for (const auto& s : bed_subjects.value_or(std::vector<std::string>{}))
+      beds.push_back("b." + s.substr(4, s.size() - 8));  // eit.S.B.raw → b.S.B
+    if (!bed_subjects && !held.empty()) return;
+    std::set<std::string> live;
+    for (const auto& s : *worker_subjects) live.insert(s.substr(prefix.size()));
     const size_t workers = std::max<size_t>(1, live.size());
     n_beds = beds.size();
     n_workers = workers;

@@ -115,6 +115,12 @@ Protocol make_ring_protocol(const RingProtocolOptions& r) {
         p.measurements.push_back({static_cast<int>(d), pos, m});
       }
   }
+  // Caught here, not when the model is saved ('H is 423 × 0').
+  if (p.measurements.empty())
+    throw std::invalid_argument(fmt::format(
+        "protocol: {} electrodes per ring with exclude_next {} leave no measurement; give fewer "
+        "excluded neighbours or more electrodes",
+        n, r.exclude_next));
   return p;
 }
 

@@ -180,3 +180,13 @@ TEST_CASE("run --config values get the command line's range checks") {
   CHECK(contains(r.output, "not valid JSON"));
   fs::remove(cfg);
 }
+
+TEST_CASE("a protocol that leaves no measurement is refused when it is made, not at the save") {
+  const fs::path out = cli_temp_path("eit_refusals", "x4.h5");
+  const CliResult r =
+      run_eitstream(fmt::format("model build --electrodes 4 --exclude-next 1 -o {}", out.string()));
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "exclude_next 1 leave no measurement"));
+  CHECK_FALSE(contains(r.output, "H is"));
+  CHECK_FALSE(fs::exists(out));
+}

@@ -79,6 +79,16 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("replicas a lone server cannot keep are refused naming --replicas") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  const CliResult r = eit::test::run_eitstream("worker " + server.url() +
+                                               " --model-dir /tmp --replicas 3 --duration 1");
+  CHECK(r.code == 1);
+  CHECK(contains(r.output, "3 replicas need a JetStream cluster"));
+  CHECK(contains(r.output, "--replicas 1"));
+}
+
 TEST_CASE("worker and NATS URIs refuse values that would be silently misread") {
   using eit::test::run_eitstream;
   CliResult r = run_eitstream("worker 'nats://127.0.0.1:1?site=icu&bed=1' --model-dir /tmp");
