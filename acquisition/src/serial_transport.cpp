@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "asio_loop.hpp"
+#include "connection_loss.hpp"
 #include "eit/acquisition/transports.hpp"
 #include "reconnect_wait.hpp"
 
@@ -47,7 +48,7 @@ class SerialTransport final : public ByteTransport {
       if (loop_.stopped()) return {TransportStatus::kStopped};
       if (!port_.is_open()) {
         auto status = reopen(deadline);
-        if (status != TransportStatus::kData) return told_loss({status});
+        if (status != TransportStatus::kData) return loss_.told({status});
       }
       port_.async_read_some(asio::buffer(buffer.data(), buffer.size()), completion_.handler());
       loop_.run(completion_, deadline, [this] {
@@ -57,12 +58,13 @@ class SerialTransport final : public ByteTransport {
       if (completion_.ok()) {
         TransportRead r{TransportStatus::kData, completion_.bytes, fresh_};
         fresh_ = false;
-        return told_loss(r);
+        return loss_.told(r);
       }
       if (completion_.ec == asio::error::operation_aborted) {
-        return told_loss({loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout});
+        return loss_.told(
+            {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout});
       }
-      lost_pending_ = true;
+      loss_.lost();
       lost_reason_ = completion_.ec.message();
       note_error(fmt::format("{}: device lost ({}); reopening", name_, lost_reason_));
       boost::system::error_code ignored;
@@ -73,11 +75,6 @@ class SerialTransport final : public ByteTransport {
   }
 
  private:
-  TransportRead told_loss(TransportRead r) noexcept {
-    r.connection_lost = std::exchange(lost_pending_, false);
-    return r;
-  }
-
   boost::system::error_code open() {
     boost::system::error_code ec;
     port_.open(options_.path, ec);
@@ -86,24 +83,21 @@ class SerialTransport final : public ByteTransport {
     const auto parity = options_.parity == 'e'   ? sp::parity::even
                         : options_.parity == 'o' ? sp::parity::odd
                                                  : sp::parity::none;
+    // Each setting in turn, the first the device refuses named (failed_setting_).
     failed_setting_.clear();
-    port_.set_option(sp::baud_rate(options_.baud), ec);
-    if (ec) failed_setting_ = fmt::format("baud={}", options_.baud);
-    if (!ec) port_.set_option(sp::character_size(options_.data_bits), ec);
-    if (ec && failed_setting_.empty()) failed_setting_ = fmt::format("bits={}", options_.data_bits);
-    if (!ec) port_.set_option(sp::parity(parity), ec);
-    if (ec && failed_setting_.empty()) failed_setting_ = fmt::format("parity={}", options_.parity);
-    if (!ec) {
-      port_.set_option(
-          sp::stop_bits(options_.stop_bits == 2 ? sp::stop_bits::two : sp::stop_bits::one), ec);
-    }
-    if (ec && failed_setting_.empty()) failed_setting_ = fmt::format("stop={}", options_.stop_bits);
-    if (!ec) {
-      port_.set_option(sp::flow_control(options_.hardware_flow ? sp::flow_control::hardware
-                                                               : sp::flow_control::none),
-                       ec);
-    }
-    if (ec && failed_setting_.empty()) failed_setting_ = "flow";
+    const auto apply = [&](const auto& option, std::string what) {
+      if (ec) return;
+      port_.set_option(option, ec);
+      if (ec) failed_setting_ = std::move(what);
+    };
+    apply(sp::baud_rate(options_.baud), fmt::format("baud={}", options_.baud));
+    apply(sp::character_size(options_.data_bits), fmt::format("bits={}", options_.data_bits));
+    apply(sp::parity(parity), fmt::format("parity={}", options_.parity));
+    apply(sp::stop_bits(options_.stop_bits == 2 ? sp::stop_bits::two : sp::stop_bits::one),
+          fmt::format("stop={}", options_.stop_bits));
+    apply(sp::flow_control(options_.hardware_flow ? sp::flow_control::hardware
+                                                  : sp::flow_control::none),
+          "flow");
     if (ec) {
       boost::system::error_code ignored;
       port_.close(ignored);
@@ -137,7 +131,7 @@ class SerialTransport final : public ByteTransport {
   asio::steady_timer timer_{loop_.io()};
   detail::Completion completion_;
   std::string lost_reason_;
-  bool lost_pending_ = false;   // the device was lost; the next read says so (told_loss)
+  detail::ConnectionLoss loss_;  // told on the next read after a lost connection
   std::string failed_setting_;  // the setting the device refused in open(), "" if none
   bool fresh_ = true;
   std::chrono::milliseconds backoff_;

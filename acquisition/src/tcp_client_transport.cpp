@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "asio_loop.hpp"
+#include "connection_loss.hpp"
 #include "eit/acquisition/tls_transport.hpp"
 #include "eit/acquisition/transports.hpp"
 #include "idle_watch.hpp"
@@ -77,7 +78,7 @@ class TcpClientTransport final : public TlsClientTransport {
       if (loop_.stopped()) return {TransportStatus::kStopped};
       if (!connected_) {
         auto status = connect(deadline);
-        if (status != TransportStatus::kData) return told_loss({status});
+        if (status != TransportStatus::kData) return loss_.told({status});
         continue;
       }
       if (stream_)
@@ -89,10 +90,10 @@ class TcpClientTransport final : public TlsClientTransport {
       if (read.result) {
         // Bytes flow: the connection is healthy again.
         if (read.result->status == TransportStatus::kData) backoff_ = policy_.initial;
-        return told_loss(*read.result);
+        return loss_.told(*read.result);
       }
       if (read.went_idle) count_idle_timeout();
-      lost_pending_ = true;
+      loss_.lost();
       lost_reason_ = std::move(read.lost_reason);
       note_error(fmt::format("{}: connection lost ({}); reconnecting in {} ms", name_, lost_reason_,
                              backoff_.count()));
@@ -104,11 +105,6 @@ class TcpClientTransport final : public TlsClientTransport {
   }
 
  private:
-  TransportRead told_loss(TransportRead r) noexcept {
-    r.connection_lost = std::exchange(lost_pending_, false);
-    return r;
-  }
-
   void close() {
     stream_.reset();  // the TLS session over socket_ (the socket itself is closed below)
     boost::system::error_code ignored;
@@ -229,7 +225,7 @@ class TcpClientTransport final : public TlsClientTransport {
   bool connecting_ = false, connected_ = false, ever_connected_ = false, fresh_ = false;
   bool handshaking_ = false;  // the operation in flight is the TLS handshake, not the connect
   std::string lost_reason_;
-  bool lost_pending_ = false;  // a connection was lost; the next read says so (told_loss)
+  detail::ConnectionLoss loss_;  // told on the next read after a lost connection
   std::chrono::milliseconds backoff_;
   Clock::time_point next_attempt_{};
 };

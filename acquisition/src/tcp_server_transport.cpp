@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "asio_loop.hpp"
+#include "connection_loss.hpp"
 #include "eit/acquisition/transports.hpp"
 #include "idle_watch.hpp"
 #include "reconnect_wait.hpp"
@@ -49,7 +50,7 @@ class TcpServerTransport final : public ByteTransport {
 
   TransportRead read(std::span<uint8_t> buffer, Clock::time_point deadline) override {
     for (;;) {
-      if (loop_.stopped()) return told_loss({TransportStatus::kStopped});
+      if (loop_.stopped()) return loss_.told({TransportStatus::kStopped});
       if (!connected_) {
         acceptor_.async_accept(socket_, completion_.handler());
         loop_.run(completion_, deadline, [this] {
@@ -58,7 +59,7 @@ class TcpServerTransport final : public ByteTransport {
         });
         if (!completion_.ok()) {
           if (completion_.ec == asio::error::operation_aborted) {
-            return told_loss(
+            return loss_.told(
                 {loop_.stopped() ? TransportStatus::kStopped : TransportStatus::kTimeout});
           }
           note_error(fmt::format("tcp-listen://{}: accept failed ({})", endpoint_,
@@ -67,7 +68,7 @@ class TcpServerTransport final : public ByteTransport {
           socket_.close(ignored);
           if (const auto status =
                   detail::pause_after_failed_accept(loop_, retry_timer_, completion_, deadline))
-            return told_loss({*status});
+            return loss_.told({*status});
           continue;
         }
         boost::system::error_code ignored;
@@ -89,9 +90,9 @@ class TcpServerTransport final : public ByteTransport {
         socket_.cancel(ignored);
       });
       auto read = detail::settle_connected_read(completion_, idle_, loop_, fresh_);
-      if (read.result) return told_loss(*read.result);
+      if (read.result) return loss_.told(*read.result);
       if (read.went_idle) count_idle_timeout();
-      lost_pending_ = true;
+      loss_.lost();
       lost_reason_ = std::move(read.lost_reason);
       note_error(
           fmt::format("tcp-listen://{}: device connection closed ({}); waiting for the "
@@ -104,11 +105,6 @@ class TcpServerTransport final : public ByteTransport {
   }
 
  private:
-  TransportRead told_loss(TransportRead r) noexcept {
-    r.connection_lost = std::exchange(lost_pending_, false);
-    return r;
-  }
-
   TcpLiveness liveness_;
   detail::IdleWatch idle_{liveness_.idle};
   detail::IoLoop loop_;
@@ -118,7 +114,7 @@ class TcpServerTransport final : public ByteTransport {
   detail::Completion completion_;
   std::string endpoint_;
   std::string lost_reason_;
-  bool lost_pending_ = false;  // a connection was lost; the next read says so (told_loss)
+  detail::ConnectionLoss loss_;  // told on the next read after a lost connection
   bool connected_ = false, ever_connected_ = false, fresh_ = false;
 };
 
