@@ -32,8 +32,7 @@ NatsImageSink::NatsImageSink(const recon::Model& model, const NatsAddress& addre
   NatsLinkOptions lo;
   lo.client_name = fmt::format("eitstream images {}.{}", address.site, address.bed);
   lo.reconnect_buffer_bytes = options_.reconnect_buffer_bytes;
-  lo.give_up_waiting = options_.give_up_waiting;
-  lo.report_waiting = options_.report_waiting;
+  lo.wait = options_.wait;
   OrderedPublisherOptions po;
   po.subject = image_subject_;
   // Unique per run (the series id is random): a retried image is stored once, a new run's are new.

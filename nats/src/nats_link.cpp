@@ -140,9 +140,8 @@ const ServerWait& default_server_wait() { return process_server_wait(); }
 void NatsLink::wait_connected(const std::string& where) {
   using namespace std::chrono;
   const auto& give_up =
-      options_.give_up_waiting ? options_.give_up_waiting : default_server_wait().give_up;
-  const auto& report =
-      options_.report_waiting ? options_.report_waiting : default_server_wait().report;
+      options_.wait.give_up ? options_.wait.give_up : default_server_wait().give_up;
+  const auto& report = options_.wait.report ? options_.wait.report : default_server_wait().report;
   const auto start = steady_clock::now();
   auto next_report = start + seconds(1);
   while (!connected_.load()) {

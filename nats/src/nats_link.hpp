@@ -8,7 +8,6 @@
 // one publishing or consuming thread; the counters and last_error() from any thread.
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <string>
 
@@ -16,6 +15,7 @@
 
 #include "eit/nats/nats_address.hpp"
 #include "eit/nats/nats_streams.hpp"
+#include "eit/nats/server_wait.hpp"
 
 namespace eit::nats {
 
@@ -26,10 +26,9 @@ struct NatsLinkOptions {
   int reconnect_buffer_bytes = 8 << 20;   // what libnats keeps while disconnected
   int64_t connect_timeout_ms = 2000;
   bool wait_for_server = true;  // false: fail at once when no server answers the first connect
-  // While the constructor waits for a server (wait_for_server): asked every 50 ms whether to give
-  // up (the constructor then throws), and told in words after 1 s of waiting and every 10 s.
-  std::function<bool()> give_up_waiting;
-  std::function<void(const std::string&)> report_waiting;
+  // While the constructor waits for a server (wait_for_server): what to report and when to give
+  // up (the constructor then throws); each part not set here is the process default's.
+  ServerWait wait;
   jsPubAckHandler ack_handler = nullptr;  // called for every async publish (success or error)
   void* ack_closure = nullptr;
   void (*on_disconnect)(void*) = nullptr;  // called (libnats' thread) when the connection drops

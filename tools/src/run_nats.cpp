@@ -28,8 +28,8 @@ std::unique_ptr<pipeline::ImageSink> make_nats_sink(const std::string& uri,
   o.series = series;
   // `run` counts signals from before its sinks open: one that comes while no NATS server answers
   // ends the wait, and the run, with 128 + the signal, as --help says of set-up.
-  o.give_up_waiting = [] { return stop_signals_received() > 0; };
-  o.report_waiting = [uri](const std::string& line) {
+  o.wait.give_up = [] { return stop_signals_received() > 0; };
+  o.wait.report = [uri](const std::string& line) {
     fmt::print(stderr, "eitstream: --publish {}: {}\n", uri, line);
   };
   try {

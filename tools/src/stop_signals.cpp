@@ -30,7 +30,7 @@ StopSignals::~StopSignals() {
   std::signal(SIGTERM, SIG_DFL);
 }
 
-int StopSignals::count() const noexcept { return g_stop_signals.load(); }
+int StopSignals::count() const noexcept { return stop_signals_received(); }
 
 int stop_signals_received() noexcept { return g_stop_signals.load(); }
 int last_stop_signal() noexcept { return g_last_stop_signal.load(); }

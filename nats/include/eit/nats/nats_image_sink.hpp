@@ -18,7 +18,6 @@
 // publish() never blocks, allocates or logs.
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +25,7 @@
 
 #include "eit/nats/nats_address.hpp"
 #include "eit/nats/nats_streams.hpp"
+#include "eit/nats/server_wait.hpp"
 #include "eit/pipeline/image_sink.hpp"
 #include "eit/recon/model.hpp"
 #include "eit/sinks/image_header.hpp"
@@ -43,10 +43,8 @@ struct NatsSinkOptions {
   StreamLimits limits;          // retention of the streams it creates
   bool create_streams = true;
   int64_t end_timeout_ms = 5000;  // end() waits this long for the buffer to drain and be acked
-  // Set-up waits for a server: asked every 50 ms whether to give up (the constructor then
-  // throws), told in words after 1 s and every 10 s (NatsLinkOptions).
-  std::function<bool()> give_up_waiting;
-  std::function<void(const std::string&)> report_waiting;
+  // While set-up waits for a server (server_wait.hpp): unset parts are the process default's.
+  ServerWait wait;
 };
 
 struct NatsSinkStats {
