@@ -27,6 +27,7 @@
 #include "jac_solve_setup.hpp"
 #include "memory_budget.hpp"
 #include "mesh_source.hpp"
+#include "model_build_checks.hpp"
 #include "model_summary.hpp"
 #include "option_checks.hpp"
 #include "protocol_args.hpp"
@@ -88,65 +89,9 @@ recon::Greit3dOptions greit_3d_options(const BuildArgs& a,
   return o;
 }
 
-// The names of the options the user gave, e.g. "--train, --targets"; empty if none.
-std::string given_options(const std::vector<CLI::Option*>& options) {
-  std::string names;
-  for (const CLI::Option* o : options)
-    if (o && o->count() > 0) names += (names.empty() ? "" : ", ") + o->get_name();
-  return names;
-}
-
-// Options that only some algorithms (or the complete electrode model) read. Given to another
-// they changed nothing, not even the model's id: jac with --grid 64 --s 5 --weight simple
-// --iterations 3 gave the plain jac model, silently.
-void refuse_unused_options(const BuildArgs& a) {
-  struct Rule {
-    const char* option;
-    std::vector<std::string> algorithms;
-  };
-  static const Rule rules[] = {
-      {"--prior", {"jac", "gn"}},
-      {"--p", {"jac", "greit", "gn"}},
-      {"--lambda", {"jac", "greit", "gn"}},
-      {"--grid", {"greit"}},
-      {"--s", {"greit"}},
-      {"--ratio", {"greit"}},
-      {"--weight", {"bp"}},
-      {"--lambda-decay", {"gn"}},
-      {"--lambda-min", {"gn"}},
-      {"--iterations", {"gn"}},
-      {"--tolerance", {"gn"}},
-      {"--start", {"gn"}},
-      {"--start-value", {"gn"}},
-      {"--start-file", {"gn"}},
-      {"--pyeit-compat", {"gn"}},
-      {"--complex", {"gn"}},
-      {"--frame-iterations", {"gn"}},
-  };
-  const auto given = [&](const char* name) {
-    const CLI::Option* o = a.app ? a.app->get_option_no_throw(name) : nullptr;
-    return o && o->count() > 0;
-  };
-  std::string unused;
-  for (const Rule& r : rules)
-    if (given(r.option) &&
-        std::find(r.algorithms.begin(), r.algorithms.end(), a.algorithm) == r.algorithms.end())
-      unused += (unused.empty() ? "" : ", ") + std::string(r.option);
-  if (!unused.empty())
-    throw std::invalid_argument(
-        fmt::format("{}: not used by --algorithm {}; leave them out or choose the algorithm "
-                    "they belong to (model build --help)",
-                    unused, a.algorithm));
-  if (a.electrode_model != "complete")
-    for (const char* cem : {"--contact-impedance", "--electrode-width"})
-      if (given(cem))
-        throw std::invalid_argument(fmt::format(
-            "{}: used only by the complete electrode model: add --electrode-model complete", cem));
-}
-
 void run_build(BuildArgs& a) {
   const auto start = Clock::now();
-  refuse_unused_options(a);
+  refuse_unused_options(*a.app, a.algorithm, a.electrode_model);
   // The 3-D GREIT's training options given to another algorithm would be silently ignored.
   const std::string greit_3d_given = given_options(a.greit_3d_opts);
   if (!greit_3d_given.empty() && a.algorithm != "greit")
