@@ -51,6 +51,11 @@ TEST_CASE("run refuses out of range values naming the option and its range") {
   const auto fps = run_eitstream(fmt::format("run --config {}", path.string()));
   CHECK(fps.code == 1);
   CHECK(contains(fps.output, "--fps -5: expected a rate in frames/s"));
+  // -1 is the option's own "not given": from a file it must not silently mean the default.
+  std::ofstream(path) << R"({"fps": -1, "frames": 5})";
+  const auto sentinel = run_eitstream(fmt::format("run --config {}", path.string()));
+  CHECK(sentinel.code == 1);
+  CHECK(contains(sentinel.output, "key 'fps': --fps -1: expected a rate in frames/s"));
   std::ofstream(path) << R"({"publish_batch": 0})";
   const auto batch = run_eitstream(fmt::format("run --config {}", path.string()));
   CHECK(batch.code == 1);

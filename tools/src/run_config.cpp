@@ -163,6 +163,13 @@ std::vector<OtherConfigKey> apply_config_file(const std::filesystem::path& path,
       throw std::runtime_error(fmt::format("config {}: key '{}' is {}, expected {}", path.string(),
                                            name, v.dump(), type_name<T>()));
     field = v.get<T>();
+    // fps < 0 is the struct's "not given"; from the file it would silently mean the default.
+    if constexpr (std::is_same_v<T, double>)
+      if (std::string_view(name) == "fps" && field < 0)
+        throw std::runtime_error(
+            fmt::format("config {}: key 'fps': --fps {}: expected a rate in frames/s, or 0 for as "
+                        "fast as possible",
+                        path.string(), v.dump()));
   });
   return others;
 }
