@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -223,6 +224,17 @@ TEST_CASE("report writes JSON with every stage, CSV rows per interval, and a val
   size_t rows = 0;
   while (std::getline(csv, line)) ++rows;
   CHECK(rows == 1 + eit::bench::kChainIntervals + 4);
+  // Every row says where and how it was measured; a quote in the command line is doubled.
+  const std::string command_line =
+      std::exchange(report.machine.command_line, R"(eitstream bench --label "x")");
+  eit::bench::write_summary_csv(report, (dir / "r.csv").string());
+  report.machine.command_line = command_line;
+  std::ifstream quoted(dir / "r.csv");
+  std::getline(quoted, line);
+  CHECK(line.ends_with(",hostname,cpu_model,gpu,started_utc,command_line"));
+  std::getline(quoted, line);
+  CHECK(line.ends_with(R"(,"eitstream bench --label ""x""")"));
+  CHECK(line.find(fmt::format(R"("{}")", report.machine.hostname)) != std::string::npos);
 
   eit::bench::write_frames_csv({{&rec, &report.runs[0]}}, (dir / "f.csv").string());
   std::ifstream frames(dir / "f.csv");

@@ -175,11 +175,28 @@ void write_json(const BenchReport& report, const std::string& path) {
   close_or_throw(out, path);
 }
 
+namespace {
+// One CSV field in double quotes, inner quotes doubled (RFC 4180).
+std::string csv_quoted(std::string_view text) {
+  std::string q = "\"";
+  for (char c : text) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + '"';
+}
+}  // namespace
+
 void write_summary_csv(const BenchReport& report, const std::string& path) {
   auto out = open_or_throw(path);
   out << "run,label,backend,n_out,n_meas,batch,transport,rate_hz,policy,interval,from,to,n,min_ns,"
          "p50_ns,p90_ns,p99_ns,p999_ns,max_ns,mean_ns,measured,not_published,not_received,"
-         "offered_fps,delivered_fps\n";
+         "offered_fps,delivered_fps,hostname,cpu_model,gpu,started_utc,command_line\n";
+  // The machine and the command on every row, so a row copied elsewhere still says where it ran.
+  const MachineInfo& m = report.machine;
+  const std::string machine =
+      fmt::format("{},{},{},{},{}", csv_quoted(m.hostname), csv_quoted(m.cpu_model),
+                  csv_quoted(m.gpu), csv_quoted(m.started_utc), csv_quoted(m.command_line));
   for (size_t i = 0; i < report.runs.size(); ++i) {
     const RunResult& r = report.runs[i];
     const auto line = [&](const IntervalResult& iv) {
@@ -188,11 +205,12 @@ void write_summary_csv(const BenchReport& report, const std::string& path) {
       for (const auto& pv : s.percentiles)  // unquoted percentiles stay empty
         ps += pv.quoted ? fmt::format("{},", pv.value_ns) : std::string(",");
       out << fmt::format(
-          "{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{}{},{:.1f},{},{},{},{:.3f},{:.3f}\n",
-          i + 1, r.config.label(), r.config.backend, r.config.n_out, r.config.n_meas,
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}{},{:.1f},{},{},{},{:.3f},{:.3f},{}\n",
+          i + 1, csv_quoted(r.config.label()), r.config.backend, r.config.n_out, r.config.n_meas,
           r.config.batch, r.config.transport, r.config.rate_hz, r.config.policy, iv.name,
           stamp_column_name(iv.from), stamp_column_name(iv.to), s.n, s.min_ns, ps, s.max_ns,
-          s.mean_ns, r.measured, r.not_published, r.not_received, r.offered_fps, r.delivered_fps);
+          s.mean_ns, r.measured, r.not_published, r.not_received, r.offered_fps, r.delivered_fps,
+          machine);
     };
     for (const auto& iv : r.intervals) line(iv);
     line(r.end_to_end);
