@@ -182,6 +182,12 @@ Pipeline::Pipeline(const recon::Model& model, Source& source,
     if (!s.lanes[i]->runs_inline) threads.push_back(sink_thread(i));
   s.source_poll = stage_poll_style(options.cpus, 0, threads);
   s.reconstructor_poll = stage_poll_style(options.cpus, 1, threads);
+  // The thread that runs the inline sinks shares its CPU with their helpers (ZeroMQ's placed
+  // I/O threads): it yields while it waits, as a sink thread would.
+  for (const auto& lane : s.lanes)
+    if (lane->runs_inline && lane->sink.helpers_on_caller_cpu())
+      (layout == StageLayout::kPipelined ? s.reconstructor_poll : s.source_poll) =
+          PollStyle::kYield;
   // A gn model has no H to fall back on (and its backend already runs on the host).
   if (options.on_fault == FaultPolicy::kFallbackToCpu && s.primary->name() != "cpu" && !model.gn)
     s.fallback = std::make_unique<CpuReconstructor>(

@@ -43,6 +43,11 @@ ZmqPublisher::ZmqPublisher(const recon::Model& model, ZmqPublisherOptions option
     throw std::runtime_error(fmt::format("{} '{}': publish batch {}: expected 1 to {} images", kind,
                                          options_.endpoint, options_.publish_batch,
                                          kMaxImageBatch));
+  if (options_.send_inline && (options_.lossless || options_.publish_batch != 1))
+    throw std::runtime_error(fmt::format(
+        "{} '{}': sending inline (on the producing thread) takes the live policy and a publish "
+        "batch of 1; got {}, batch {}",
+        kind, options_.endpoint, options_.lossless ? "lossless" : "live", options_.publish_batch));
   payload_bytes_ = model.n_out() * sizeof(float);
   options_.publish_batch = fitting_publish_batch(options_.publish_batch, model.n_out());
   options_.series.publish_batch = options_.publish_batch;

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -557,6 +558,58 @@ TEST_CASE(
   CHECK(has(run_threads, "zmq io (subscriber)"));
   CHECK(has(ref_threads, "zmq io (sender)"));
   CHECK(has(ref_threads, "zmq io (receiver)"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "--zmq-send lane,inline runs paced ZeroMQ runs twice and the inline one has no sink thread and "
+    "its I/O thread beside the producer") {
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (!CPU_ISSET(0, &allowed)) {
+    MESSAGE("SKIPPED: this process may not use CPU 0");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_send_{}", ::getpid());
+  fs::create_directories(dir);
+  const auto report = bench_json(dir,
+                                 "--rate 1000,max --size 64x208 --transport ipc,shm --frames 200 "
+                                 "--warmup 20 --cpus 0 --zmq-reference off --zmq-send lane,inline");
+  // (transport, rate, send): shm has no send to move, unpaced (lossless) runs keep their lane.
+  std::vector<std::tuple<std::string, double, std::string>> runs;
+  for (const auto& r : report["runs"])
+    runs.emplace_back(r["config"]["transport"], r["config"]["rate_hz"], r["config"]["zmq_send"]);
+  const std::vector<std::tuple<std::string, double, std::string>> expected = {
+      {"ipc", 1000.0, "lane"},
+      {"ipc", 1000.0, "inline"},
+      {"ipc", 0.0, "lane"},
+      {"shm", 1000.0, "lane"},
+      {"shm", 0.0, "lane"}};
+  CHECK(runs == expected);
+  for (const auto& r : report["runs"]) {
+    INFO(r["config"].dump());
+    CHECK(r["counters"]["subscriber_received"].get<uint64_t>() >= 200);
+    std::vector<std::string> threads;
+    for (const auto& t : r["config"]["cpus"]["threads"]) threads.push_back(t["thread"]);
+    const bool sink_thread = std::ranges::find(threads, "sink 0") != threads.end();
+    const bool zmq_lane = r["config"]["transport"] == "ipc" && r["config"]["zmq_send"] == "lane";
+    CHECK(sink_thread == zmq_lane);
+    if (r["config"]["zmq_send"] == "inline") {
+      CHECK(r["config"]["label"].get<std::string>().ends_with(" inline"));
+      CHECK(std::ranges::find(threads, "zmq io (publisher)") != threads.end());
+    }
+  }
+  const fs::path out = dir / "refused.txt";
+  auto [s1, m1] = bench_status(out, "--frames 10 --zmq-send inline --policy lossless");
+  CHECK(s1 != 0);
+  CHECK(m1.find("--zmq-send inline: sends on the producing thread never wait, so it takes "
+                "--policy live (lossless given)") != std::string::npos);
+  auto [s2, m2] = bench_status(out, "--frames 10 --zmq-send inline --publish-batch 1,8");
+  CHECK(s2 != 0);
+  CHECK(m2.find("expected --publish-batch 1, got 8") != std::string::npos);
+  auto [s3, m3] = bench_status(out, "--frames 10 --zmq-send thread");
+  CHECK(s3 != 0);
+  CHECK(m3.find("--zmq-send 'thread': expected one of lane, inline") != std::string::npos);
   fs::remove_all(dir);
 }
 

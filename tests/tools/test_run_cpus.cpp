@@ -137,3 +137,39 @@ TEST_CASE(
   CHECK(bad.code != 0);
   CHECK(bad.output.find("'later': expected preempt or defer") != std::string::npos);
 }
+
+TEST_CASE(
+    "run --zmq-send inline publishes from the thread that finishes each frame with the I/O "
+    "thread on its CPU and refuses lossless and batches") {
+  const std::vector<int> allowed = eit::pipeline::allowed_cpus();
+  REQUIRE(!allowed.empty());
+  // Two CPUs where there are: the reconstructor (pipelined at 50 frames/s) takes the second.
+  const int source_cpu = allowed.front(), recon_cpu = allowed.size() > 1 ? allowed[1] : allowed[0];
+  const auto socket_file = cli_temp_path("eit_run_cpus", "inline.ipc");
+  const std::string ipc = "ipc://" + socket_file.string();
+  const auto r =
+      run_eitstream(fmt::format("run --cpus {},{} --zmq-send inline --frames 100 "
+                                "--endpoint {}",
+                                source_cpu, recon_cpu, ipc));
+  std::filesystem::remove(socket_file);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("stages pipelined") != std::string::npos);
+  CHECK(r.output.find(fmt::format("reconstructor → CPU {} pinned, zmq io (publisher) → CPU {} "
+                                  "pinned",
+                                  recon_cpu, recon_cpu)) != std::string::npos);
+  CHECK(r.output.find("sink 0 →") == std::string::npos);  // no sink thread
+  CHECK(r.output.find("sink zmq inline") != std::string::npos);
+  CHECK(r.output.find("sink zmq: sent 100, dropped 0") != std::string::npos);
+
+  const auto lossless = run_eitstream("run --zmq-send inline --policy lossless --frames 1");
+  CHECK(lossless.code != 0);
+  CHECK(lossless.output.find("--zmq-send inline: a send on the producing thread never waits, so "
+                             "it takes --policy live (lossless given)") != std::string::npos);
+  const auto batched = run_eitstream("run --zmq-send inline --publish-batch 4 --frames 1");
+  CHECK(batched.code != 0);
+  CHECK(batched.output.find("expected --publish-batch 1, got 4") != std::string::npos);
+  const auto bad = run_eitstream("run --zmq-send sideways --frames 1");
+  CHECK(bad.code != 0);
+  CHECK(bad.output.find("sideways") != std::string::npos);
+}

@@ -165,6 +165,18 @@ Axes parse_axes(const BenchArgs& a) {
   x.wake_holds = checked_list(a.wake_holds, "--cpu-wake-hold", {"auto", "on", "off"});
   x.cuda_l2 = checked_list(a.cuda_l2, "--cuda-l2", {"on", "off"});
   x.zmq_io_wakes = checked_list(a.zmq_io_wakes, "--zmq-io-wake", {"preempt", "defer"});
+  x.zmq_sends = checked_list(a.zmq_sends, "--zmq-send", {"lane", "inline"});
+  if (std::ranges::find(x.zmq_sends, "inline") != x.zmq_sends.end()) {
+    if (a.policy == "lossless")
+      throw CommandError(
+          "--zmq-send inline: sends on the producing thread never wait, so it "
+          "takes --policy live (lossless given)");
+    for (size_t pb : x.publish_batches)
+      if (pb != 1)
+        throw CommandError(fmt::format(
+            "--zmq-send inline: sends each image as it comes; expected --publish-batch 1, got {}",
+            pb));
+  }
   x.cpus = parse_cpu_request(a.cpus);
   if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "own" && a.zmq_io_cpu != "own-idle" &&
       a.zmq_io_cpu != "any")
@@ -187,7 +199,7 @@ Axes parse_axes(const BenchArgs& a) {
     throw CommandError(fmt::format("--policy '{}': expected auto, live or lossless", a.policy));
   if (x.models.empty() || x.backends.empty() || x.batches.empty() || x.publish_batches.empty() ||
       x.rates.empty() || x.transports.empty() || x.stages.empty() || x.latency_modes.empty() ||
-      x.wake_holds.empty() || x.cuda_l2.empty() || x.zmq_io_wakes.empty())
+      x.wake_holds.empty() || x.cuda_l2.empty() || x.zmq_io_wakes.empty() || x.zmq_sends.empty())
     throw CommandError("nothing to run: every list option needs at least one value");
   return x;
 }
@@ -216,6 +228,15 @@ std::vector<std::string> io_wakes_for(const std::string& transport,
   return asked;
 }
 
+// Only ZeroMQ transports have a send to move: shm runs once (its sink is always inline). Inline
+// sends never wait: an unpaced rate (lossless under --policy auto) keeps its lane.
+std::vector<std::string> sends_for(const std::string& transport, const std::string& policy,
+                                   const std::vector<std::string>& asked) {
+  if (transport == "shm") return {"lane"};
+  if (policy == "lossless") return {"lane"};
+  return asked;
+}
+
 }  // namespace
 
 std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
@@ -230,22 +251,25 @@ std::vector<Planned> plan_grid(const BenchArgs& a, const Axes& x) {
                 for (const auto& mode : x.latency_modes)
                   for (const auto& hold : x.wake_holds)
                     for (const auto& io_wake : io_wakes_for(transport, x.zmq_io_wakes))
-                      for (double rate : x.rates) {
-                        eit::bench::RunConfig c = base_config(a, m);
-                        c.zmq_io_wake = io_wake;
-                        c.backend = backend;
-                        c.cuda_l2 = keep_h_in_l2;
-                        c.batch = batch;
-                        c.publish_batch = publish_batch;
-                        c.transport = transport;
-                        c.stages = stages;
-                        c.latency_mode = mode;
-                        c.wake_hold = hold;
-                        c.rate_hz = rate;
-                        c.policy = policy_for(a, rate);
-                        c.cpu_request = x.cpus;
-                        plan.push_back({&m, c});
-                      }
+                      for (double rate : x.rates)
+                        for (const auto& send :
+                             sends_for(transport, policy_for(a, rate), x.zmq_sends)) {
+                          eit::bench::RunConfig c = base_config(a, m);
+                          c.zmq_io_wake = io_wake;
+                          c.zmq_send = send;
+                          c.backend = backend;
+                          c.cuda_l2 = keep_h_in_l2;
+                          c.batch = batch;
+                          c.publish_batch = publish_batch;
+                          c.transport = transport;
+                          c.stages = stages;
+                          c.latency_mode = mode;
+                          c.wake_hold = hold;
+                          c.rate_hz = rate;
+                          c.policy = policy_for(a, rate);
+                          c.cpu_request = x.cpus;
+                          plan.push_back({&m, c});
+                        }
   return plan;
 }
 

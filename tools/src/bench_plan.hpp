@@ -34,6 +34,7 @@ struct BenchArgs {
   std::string latency_modes = "balanced";
   std::string wake_holds = "auto";     // --cpu-wake-hold: auto, on, off (comma-separated)
   std::string zmq_io_wakes = "preempt";  // --zmq-io-wake: preempt, defer (comma-separated)
+  std::string zmq_sends = "lane";        // --zmq-send: lane, inline (comma-separated)
   std::string cuda_l2 = "on";  // --cuda-l2: on, off (comma-separated; CudaOptions::l2_persist)
   std::string zmq_reference = "auto";  // bare-ZeroMQ reference: on, off, auto (bench_reference.hpp)
   std::string host_noise = "auto";     // --host-noise: auto, off, SECONDS (bench_host_noise.hpp)
@@ -67,7 +68,7 @@ struct NamedModel {
 struct Axes {
   std::vector<NamedModel> models;
   std::vector<std::string> backends, transports, stages, latency_modes, wake_holds, cuda_l2,
-      zmq_io_wakes;
+      zmq_io_wakes, zmq_sends;
   std::vector<size_t> batches, publish_batches;
   std::vector<double> rates;
   eit::bench::CpuRequest cpus;  // the same for every run

@@ -223,6 +223,13 @@ static const eit::cli::RegisterCommand kBench{
                       "sending thread yields, as `eitstream run --zmq-io-wake`; preempt,defer "
                       "runs both (label 'defer'; ipc and tcp only), the reference placed alike")
           ->capture_default_str();
+      cmd->add_option("--zmq-send", args->zmq_sends,
+                      "ZeroMQ publisher: lane gives it its own sink thread and queue; inline "
+                      "sends on the thread that finished the frame (live policy, --publish-batch "
+                      "1; the I/O threads placed on that thread's CPU), as `eitstream run "
+                      "--zmq-send`; lane,inline runs both (label 'inline'; unpaced lossless runs "
+                      "keep their lane)")
+          ->capture_default_str();
       cmd->add_option("--warm-us", args->warm_us,
                       "Idle reconstructor re-reads H this often (µs) to keep it cached, as "
                       "`eitstream run --warm-us`; 0 = never (label 'warm0' where not the default)")

@@ -67,7 +67,9 @@ int run(const RunConfig& c, const RunIndices& indices, const RunSecurity& securi
   // From here to the end signals only count: the recorders close (in ~RunSinks) and the summary
   // prints whole, whenever Ctrl-C comes.
   const StopSignals interrupts;
-  RunSinks sinks = open_run_sinks(c, indices, security, model, *in.source, ref, o);
+  RunSinks sinks =
+      open_run_sinks(c, indices, security, model, *in.source, ref, o,
+                     pipeline::resolve_layout(o.stages, *backend.reconstructor, *in.source));
   const sinks::ZmqPublisherOptions& zo = sinks.publisher_options;
 
   // The pipeline owns the reconstructor; this view of it is read only after pipe.wait().

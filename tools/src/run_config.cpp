@@ -72,6 +72,7 @@ void for_each_field(RunConfig& c, F&& f) {
   f("cpus", "--cpus", c.cpus);
   f("zmq_io_cpu", "--zmq-io-cpu", c.zmq_io_cpu);
   f("zmq_io_wake", "--zmq-io-wake", c.zmq_io_wake);
+  f("zmq_send", "--zmq-send", c.zmq_send);
   f("cpu_threads", "--cpu-threads", c.cpu_threads);
   f("curve_secret", "--curve-secret", c.curve_secret);
   f("curve_allow", "--curve-allow", c.curve_allow);

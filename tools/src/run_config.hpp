@@ -51,6 +51,9 @@ struct RunConfig {
   // preempt | defer: whether placed I/O threads may run inside the send call
   // (zmq_io_placement.hpp).
   std::string zmq_io_wake = "preempt";
+  // lane | inline: the ZeroMQ publisher on its own sink thread, or on the thread that finishes
+  // each frame (ZmqPublisherOptions::send_inline; live, publish batch 1).
+  std::string zmq_send = "lane";
   uint64_t cpu_threads = 1;  // CPU backend: threads each batch is split over (rows of H)
   // Security (run_security.hpp, docs/security.md): file names, never keys themselves.
   std::string curve_secret;  // the server's secret certificate; empty: no CURVE

@@ -129,6 +129,14 @@ void add_run_options(CLI::App& app, RunConfig& cli) {
         return parse_zmq_io_defer(v) ? std::string()
                                      : fmt::format("'{}': expected preempt or defer", v);
       });
+  cmd->add_option("--zmq-send", cli.zmq_send,
+                  "lane: the ZeroMQ publisher has its own thread and queue; inline: it sends on "
+                  "the thread that finished the frame (live policy, --publish-batch 1; with "
+                  "--cpus its I/O threads join that thread's CPU): one thread hand-off less and "
+                  "the frame stays on one CPU, but the send call then delays the next frame and "
+                  "the other sinks (docs/benchmarks.md, \"The publisher inline\")")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"lane", "inline"}));
   cmd->add_option("--cpu-wake-hold", cli.cpu_wake_hold,
                   "Keep every CPU out of deep idle states while running (Linux PM QoS, "
                   "/dev/cpu_dma_latency, needs write access): auto (with --latency-mode spin), "

@@ -16,7 +16,8 @@ namespace eit::cli {
 
 RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const RunSecurity& security,
                         const recon::Model& model, const pipeline::Source& source,
-                        const ReferenceChoice& ref, const pipeline::PipelineOptions& o) {
+                        const ReferenceChoice& ref, const pipeline::PipelineOptions& o,
+                        pipeline::StageLayout layout) {
   RunSinks s;
   sinks::ZmqPublisherOptions& zo = s.publisher_options;
   zo.endpoint = c.endpoint;
@@ -28,6 +29,17 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   zo.series.rate_hz = source.nominal_rate_hz();
   zo.series.normalized = o.normalize < 0 ? model.normalize : o.normalize > 0;
   apply_run_security(security, c, indices.endpoint, zo);
+  if (c.zmq_send != "lane" && c.zmq_send != "inline")
+    throw CommandError(fmt::format("--zmq-send '{}': expected lane or inline", c.zmq_send));
+  zo.send_inline = c.zmq_send == "inline";
+  if (zo.send_inline && zo.lossless)
+    throw CommandError(
+        "--zmq-send inline: a send on the producing thread never waits, so it takes --policy "
+        "live (lossless given)");
+  if (zo.send_inline && c.publish_batch != 1)
+    throw CommandError(fmt::format(
+        "--zmq-send inline: sends each image as it comes; expected --publish-batch 1, got {}",
+        c.publish_batch));
   const std::optional<int> io_choice = parse_zmq_io_cpu(c.zmq_io_cpu);
   if (!io_choice)
     throw CommandError(
@@ -58,7 +70,10 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   const auto io_cpu_of_sink = [&](size_t sink) {
     return own_io_cpu >= 0 ? own_io_cpu : pipeline::stage_cpu(cpus, pipeline::sink_thread(sink));
   };
-  zo.io_cpu = io_cpu_of_sink(0);
+  // Inline, the publisher sends from the thread that finishes each frame: its I/O threads there.
+  const size_t producer = layout == pipeline::StageLayout::kRunToCompletion ? 0 : 1;
+  zo.io_cpu =
+      !zo.send_inline || own_io_cpu >= 0 ? io_cpu_of_sink(0) : pipeline::stage_cpu(cpus, producer);
   const std::optional<bool> defer = parse_zmq_io_defer(c.zmq_io_wake);
   if (!defer)
     throw CommandError(fmt::format("--zmq-io-wake '{}': expected preempt or defer", c.zmq_io_wake));

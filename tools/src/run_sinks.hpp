@@ -41,9 +41,11 @@ struct RunSinks {
 };
 
 // `o`: the run's pipeline options (run_pipeline_options()): its policy, whether images are
-// dv/|v_ref| (the series message says so), its latency mode and CPUs.
+// dv/|v_ref| (the series message says so), its latency mode and CPUs; `layout`: the stages the
+// pipeline will run (pipeline::resolve_layout), whose producing thread an inline publisher uses.
 RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const RunSecurity& security,
                         const recon::Model& model, const pipeline::Source& source,
-                        const ReferenceChoice& ref, const pipeline::PipelineOptions& o);
+                        const ReferenceChoice& ref, const pipeline::PipelineOptions& o,
+                        pipeline::StageLayout layout);
 
 }  // namespace eit::cli

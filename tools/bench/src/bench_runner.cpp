@@ -92,7 +92,8 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   // --cpus: the threads this run has (its layout and whether the sink runs inline decide), each
   // with its CPU; the pipeline's take indices source 0, reconstructor 1, sink 2. The CPUs are
   // known before the publisher exists, which may place ZeroMQ's I/O thread on its sink's CPU.
-  const bool shm = config.transport == "shm";  // ShmPublisher runs inline, ZmqPublisher not
+  const bool shm = config.transport == "shm";                   // ShmPublisher runs inline
+  const bool zmq_inline = !shm && config.zmq_send == "inline";  // ZmqPublisher when asked
   const bool pipelined = pipeline::resolve_layout(options.stages, *backend, source) ==
                          pipeline::StageLayout::kPipelined;
   // With --cpus: both ends' ZeroMQ I/O threads on the sink thread's CPU in every mode, or (spin
@@ -100,10 +101,12 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   const bool place_io = !shm && (config.zmq_io_cpu == "sink" ||
                                  (config.latency_mode == "spin" && config.own_io_cpu()));
   const bool own_io = place_io && config.own_io_cpu();
-  std::vector<std::string> threads = threads_to_pin(pipelined, !shm);
+  std::vector<std::string> threads = threads_to_pin(pipelined, !shm && !zmq_inline);
   if (own_io) threads.emplace_back("zmq io");
   config.cpus = assign_cpus(config.cpu_request, threads, allowed_cpus());
-  const int io_cpu = place_io ? cpu_of(config.cpus, own_io ? "zmq io" : "sink 0") : -1;
+  // The thread that sends: the sink's own, or (inline) the one that finishes each frame.
+  const char* sender = !zmq_inline ? "sink 0" : pipelined ? "reconstructor" : "source";
+  const int io_cpu = place_io ? cpu_of(config.cpus, own_io ? "zmq io" : sender) : -1;
   // The placeholder gives way to the I/O threads' own entries, reported below.
   std::erase_if(config.cpus, [](const ThreadCpu& t) { return t.thread == "zmq io"; });
   if (!config.cpus.empty()) {
@@ -114,6 +117,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     }
   }
   pub_options.io_cpu = io_cpu;
+  pub_options.send_inline = zmq_inline;
   pub_options.io_wake =
       config.zmq_io_wake == "defer" ? sinks::IoWake::kDefer : sinks::IoWake::kPreempt;
   sub_mode.io_cpu = io_cpu;
@@ -141,7 +145,7 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
     zmq_publisher = zmq.get();
     publisher = std::move(zmq);
   }
-  if (publisher->inline_safe() != shm)
+  if (publisher->inline_safe() != (shm || zmq_inline))
     throw std::logic_error("bench: the CPUs were planned for the other kind of sink thread");
   const std::string ipc_path =
       config.transport == "ipc" ? config.endpoint.substr(std::string("ipc://").size()) : "";

@@ -60,6 +60,7 @@ json run_json(const RunResult& r) {
               {"cpu_wake_hold", c.cpu_wake_hold},
               {"zmq_io_cpu", c.zmq_io_cpu},
               {"zmq_io_wake", c.zmq_io_wake},
+              {"zmq_send", c.zmq_send},
               {"cpu_keeper", c.cpu_keeper},
               {"cpu_threads", c.cpu_threads},
               {"warm_us", c.warm_us},

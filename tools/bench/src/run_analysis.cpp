@@ -37,6 +37,7 @@ std::string RunConfig::label() const {
   if (backend == "cpu" && cpu_threads > 1) label += fmt::format(" {}t", cpu_threads);
   if (backend == "cuda" && !cuda_l2) label += " l2off";
   if (zmq_io_wake == "defer") label += " defer";
+  if (zmq_send == "inline") label += " inline";
   if (static_cast<int64_t>(warm_us) != pipeline::kDefaultWarmIntervalUs)
     label += fmt::format(" warm{}", warm_us);
   if (latency_mode != "spin" && rate_hz > 0 && source_poll_us != kDefaultSourcePollUs)

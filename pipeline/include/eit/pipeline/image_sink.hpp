@@ -61,6 +61,10 @@ class ImageSink {
   // preempting I/O thread would send it, and publish() itself holds none of the transport's work.
   // Called on the sink's own thread right after each publish().
   virtual bool take_handoff() noexcept { return false; }
+  // Whether helper threads the sink hands its work to run on the CPU of the thread that calls
+  // publish() (ZmqPublisher's I/O threads placed there). For an inline sink, the producing
+  // thread then polls by yielding, as sink threads always do, so those threads get the CPU.
+  virtual bool helpers_on_caller_cpu() const noexcept { return false; }
 };
 
 }  // namespace eit::pipeline

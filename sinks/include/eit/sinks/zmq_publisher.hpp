@@ -99,6 +99,11 @@ struct ZmqPublisherOptions {
   // With io_cpu ≥ 0: whether those threads may preempt the publishing thread when a send wakes
   // them (kPreempt) or wait for it to yield (kDefer; zmq_io_placement.hpp).
   IoWake io_wake = IoWake::kPreempt;
+  // Live, one image per message only: publish() runs on the thread that finished the frame, with
+  // no sink queue or thread (ImageSink::inline_safe()). Its send never waits (a full peer queue
+  // drops and counts); it saves a thread hand-off and keeps the frame on one CPU, at the cost of
+  // the send call on the producing thread (place io_cpu on that thread's CPU).
+  bool send_inline = false;
   SeriesInfo series;      // stream name, series id (0: random), description, interval
   // CURVE server keys (secret_z85 empty: plaintext) and the client public keys (z85) admitted.
   CurveKeyPair curve_server;
@@ -127,6 +132,10 @@ class ZmqPublisher final : public pipeline::ImageSink {
     return options_.lossless ? pipeline::SinkPolicy::kBlock : pipeline::SinkPolicy::kDropNewest;
   }
   void abort() noexcept override { aborted_.store(true, std::memory_order_relaxed); }
+  // options.send_inline. libzmq's own per-message work is the exception to the inline contract:
+  // a 40-byte refcount block and its mailbox's (uncontended) lock when it wakes the I/O thread.
+  bool inline_safe() const noexcept override { return options_.send_inline; }
+  bool helpers_on_caller_cpu() const noexcept override { return io_tag_ >= 0; }
   // With IoWake::kDefer: whether a message went to the I/O threads since the last call.
   bool take_handoff() noexcept override { return std::exchange(handed_off_, false); }
   // Lossless, when the run is asked to stop: wait for the consumer at most until

@@ -66,6 +66,9 @@ struct RunConfig {
   // "defer": placed I/O threads start at SCHED_BATCH and wait for the sending thread to yield
   // instead of preempting it inside the send call (sinks::IoWake); "preempt": the kernel's choice.
   std::string zmq_io_wake = "preempt";
+  // "inline": the ZeroMQ publisher sends on the thread that finished the frame, with no sink
+  // thread (ZmqPublisherOptions::send_inline; live, publish batch 1); "lane": its own thread.
+  std::string zmq_send = "lane";
   bool cuda_l2 = true;     // CUDA: keep H in persisting L2 where it fits (CudaOptions::l2_persist)
   // PipelineOptions::warm_interval_us: the idle reconstructor's warm-ups.
   size_t warm_us = pipeline::kDefaultWarmIntervalUs;
