@@ -144,10 +144,12 @@ struct NatsWorker::Impl {
 
   // Deletes the lease key `key` if it is still at `revision` (this worker's): a worker that lost
   // the bed while frozen must not delete the lease of the one that took it over.
-  bool delete_lease(const std::string& key, uint64_t revision) {
+  natsStatus delete_lease(const std::string& key, uint64_t revision) {
     natsMsg* msg = nullptr;
     const std::string subject = fmt::format("$KV.{}.{}", kBedBucket, key);
-    if (natsMsg_Create(&msg, subject.c_str(), nullptr, nullptr, 0) != NATS_OK) return false;
+    if (const natsStatus c = natsMsg_Create(&msg, subject.c_str(), nullptr, nullptr, 0);
+        c != NATS_OK)
+      return c;
     natsMsgHeader_Set(msg, "KV-Operation", "DEL");  // what kvStore_Delete sends
     jsPubOptions po;
     jsPubOptions_Init(&po);
@@ -155,17 +157,30 @@ struct NatsWorker::Impl {
     jsErrCode err = static_cast<jsErrCode>(0);
     const natsStatus s = js_PublishMsg(nullptr, link->jetstream(), msg, &po, &err);
     natsMsg_Destroy(msg);
-    return s == NATS_OK;
+    return s;
   }
 
   // Ends a bed's thread (after its batch, acknowledged, unless it was taken over) and gives its
-  // lease up. Counted as released, or as taken over.
-  void release(std::map<std::string, Held>::iterator it) {
+  // lease up (unless `delete_lease_too` is false: the lease then lapses with the heartbeat).
+  // Counted as released, or as taken over. The status of the lease's deletion.
+  natsStatus release(std::map<std::string, Held>::iterator it, bool delete_lease_too = true) {
     it->second.worker->join();
     const bool superseded = it->second.worker->superseded();
-    delete_lease(it->first, it->second.lease_revision);
+    const natsStatus s =
+        delete_lease_too ? delete_lease(it->first, it->second.lease_revision) : NATS_OK;
     held.erase(it);
     (superseded ? taken_over : released).fetch_add(1);
+    return s;
+  }
+
+  // Stopping: every bed's thread ends its round and stores its resume point at once (one wait,
+  // not one per bed, when the server stalls); after one lease deletion the server did not
+  // answer, the other leases are left to lapse with the heartbeat instead of waiting on each.
+  void release_all() {
+    for (auto& [key, h] : held) h.worker->stop();
+    bool answering = true;
+    while (!held.empty())
+      if (release(held.begin(), answering) == NATS_TIMEOUT) answering = false;
   }
 
   // Takes `key` when nobody holds it, its holder's heartbeat is gone, or its holder is this
@@ -265,7 +280,7 @@ void NatsWorker::run(const std::atomic<bool>& stop) {
     while (!stop.load() && std::chrono::steady_clock::now() < next)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  while (!impl_->held.empty()) impl_->release(impl_->held.begin());
+  impl_->release_all();
   impl_->n_held = 0;
   heartbeat.join();
 }

@@ -25,12 +25,13 @@ namespace {
 
 // Sends 50 frames of bed `bed` through JetStream and waits until the worker has reconstructed
 // them all: it then holds the bed.
-void feed_bed(const eit::test::NatsServer& server, Subprocess& worker, int bed) {
+// `total`: the frames the worker has reconstructed by then, all its beds together.
+void feed_bed(const eit::test::NatsServer& server, Subprocess& worker, int bed, int total = 50) {
   Subprocess device({EITSTREAM_BIN, "emulate", "--from", "synthetic", "--to",
                      server.url() + "?site=icu&bed=" + std::to_string(bed), "--count", "50",
                      "--fps", "100"});
   REQUIRE(device.wait(120s) == 0);
-  REQUIRE(worker.wait_for_stderr("frames 50,", 60s));
+  REQUIRE(worker.wait_for_stderr("frames " + std::to_string(total) + ",", 60s));
 }
 
 }  // namespace
@@ -74,6 +75,28 @@ TEST_CASE("a signal while a worker waits on a stalled server leaves at once with
   CHECK(contains(worker.out(), "frames 50,"));
   CHECK(contains(worker.out(), "left at a signal while stopping"));
   CHECK(took < 3s);  // a JetStream request alone would wait 5 s
+}
+
+TEST_CASE(
+    "one signal on a stalled server ends a worker of three beds in one wait not one per bed") {
+  eit::test::NatsServer server;
+  if (eit::test::skipped_without_nats(server)) return;
+  eit::test::WorkerModelDir models("eit-worker-stop-");
+  Subprocess worker(leased_worker_command(server.url(), models, "w3"));
+  for (int bed = 1; bed <= 3; ++bed) feed_bed(server, worker, bed, 50 * bed);
+  server.pause();
+  const auto t0 = std::chrono::steady_clock::now();
+  worker.signal(SIGINT);
+  // Each bed's resume point waits up to 5 s for a stalled server. One bed after another that
+  // was 15.1 s here; the beds' stores now wait together: 5.1 s.
+  const int status = worker.wait(60s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  server.resume();
+  INFO(worker.out() << worker.err());
+  CHECK(status == 0);
+  CHECK(contains(worker.out(), "frames 150,"));
+  CHECK(contains(worker.out(), "released 3"));
+  CHECK(took < 10s);
 }
 
 #endif  // libnats
