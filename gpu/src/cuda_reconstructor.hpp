@@ -33,6 +33,9 @@ class CudaReconstructor final : public pipeline::Reconstructor {
   size_t in_flight() const noexcept override { return count_; }
   pipeline::HostAllocator& frame_allocator() override { return frames_; }
   void bind_frames(const pipeline::FramePool& pool) override;
+  // One frame: a persistent-kernel or one-launch round trip of a few µs (docs/benchmarks.md,
+  // "Run to completion with the CUDA backend").
+  bool fast_single_frames() const noexcept override { return true; }
 
   CudaStats stats() const;
 

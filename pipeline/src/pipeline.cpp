@@ -26,6 +26,8 @@ namespace {
 // run to completion (compute 46 vs 106 µs, H cold), 2-core machine, load 4.6
 // (docs/benchmarks.md, "Inline sinks"). The extra queue hop (~15 µs) costs less than cold H.
 constexpr double kRunToCompletionMinRateHz = 500;
+// A backend that is not synchronous (CUDA) runs to completion only up to this rate (pipeline.hpp).
+constexpr double kAsyncRunToCompletionMaxRateHz = 5000;
 
 size_t rounded_queue(size_t capacity) { return std::bit_ceil(std::max<size_t>(2, capacity)); }
 
@@ -82,9 +84,11 @@ void validate(const recon::Model& model, const Source& source, const Reconstruct
 StageLayout resolve_layout(StageLayout asked, const Reconstructor& r,
                            const Source& source) noexcept {
   if (asked != StageLayout::kAuto) return asked;
-  return r.synchronous() && source.nominal_rate_hz() >= kRunToCompletionMinRateHz
-             ? StageLayout::kRunToCompletion
-             : StageLayout::kPipelined;
+  const double rate = source.nominal_rate_hz();
+  const bool paced_fast_enough = rate >= kRunToCompletionMinRateHz &&
+                                 (r.synchronous() || rate <= kAsyncRunToCompletionMaxRateHz);
+  return r.fast_single_frames() && paced_fast_enough ? StageLayout::kRunToCompletion
+                                                     : StageLayout::kPipelined;
 }
 
 bool takes_wake_hold(LatencyMode mode, WakeHold hold) noexcept {

@@ -15,6 +15,7 @@
 #include "../pipeline/pipeline_test_support.hpp"
 #include "eit/gpu/cuda_backend.hpp"
 #include "eit/pipeline/cpu_reconstructor.hpp"
+#include "eit/pipeline/paced_source.hpp"
 #include "eit/pipeline/pipeline.hpp"
 #include "eit/sinks/zmq_publisher.hpp"
 #include "test_data.hpp"
@@ -29,11 +30,13 @@ struct Received {
 };
 
 // Streams `frames` through a lossless pipeline with `backend`, publishing over PUSH, and returns
-// what a PULL subscriber received (image messages only), in arrival order.
+// what a PULL subscriber received (image messages only), in arrival order. rate_hz > 0: paced
+// at that rate; `layout`, if given, receives the layout the pipeline ran (auto resolved).
 std::vector<Received> stream_through(const recon::Model& m,
                                      const std::vector<std::vector<float>>& frames,
                                      std::unique_ptr<pipeline::Reconstructor> backend,
-                                     size_t max_batch) {
+                                     size_t max_batch, double rate_hz = 0,
+                                     pipeline::StageLayout* layout = nullptr) {
   auto ctx = std::make_shared<zmq::context_t>(1);
   sinks::ZmqPublisherOptions o;
   o.endpoint = "tcp://127.0.0.1:*";
@@ -45,11 +48,15 @@ std::vector<Received> stream_through(const recon::Model& m,
   pull.set(zmq::sockopt::rcvtimeo, 20000);
   pull.connect(pub.endpoint());
 
-  test::VectorSource source(frames);
+  test::VectorSource frames_source(frames);
+  std::optional<pipeline::PacedSource> paced;
+  if (rate_hz > 0) paced.emplace(frames_source, pipeline::PacingOptions{rate_hz, 1});
+  pipeline::Source& source = paced ? static_cast<pipeline::Source&>(*paced) : frames_source;
   pipeline::PipelineOptions po;
   po.max_batch = max_batch;
   po.on_fault = pipeline::FaultPolicy::kStop;  // a GPU fault must fail this test, not hide
   pipeline::Pipeline p(m, source, std::move(backend), {&pub}, po);
+  if (layout) *layout = p.layout();
   p.start();
   std::vector<Received> got;
   while (got.size() < frames.size()) {
@@ -102,4 +109,27 @@ TEST_CASE("GPU pipeline delivers every frame over ZeroMQ with images equal to th
     CHECK(worst_vs_cpu <= 1e-5);
     CHECK(worst_vs_double <= 1e-5);
   }
+}
+
+TEST_CASE(
+    "GPU pipeline paced at 1 kHz runs to completion by default with images equal to the CPU's") {
+  std::string why;
+  if (!gpu::cuda_available(&why)) {
+    test::report_skip("GPU pipeline run to completion", "no CUDA device: " + why);
+    return;
+  }
+  const auto m = test::random_model(1024, std::random_device{}());
+  const auto frames = test::random_frames(m, 1000, std::random_device{}());
+  pipeline::StageLayout layout = pipeline::StageLayout::kAuto;
+  const auto on_gpu = stream_through(m, frames, gpu::make_cuda_reconstructor(m), 16, 1000, &layout);
+  CHECK(layout == pipeline::StageLayout::kRunToCompletion);
+  REQUIRE(on_gpu.size() == frames.size());
+  double worst = 0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    REQUIRE(on_gpu[i].seq == i);
+    worst = std::max(
+        worst,
+        test::relative_error(on_gpu[i].image, test::expected_image(m, frames[i], m.v_ref, false)));
+  }
+  CHECK(worst <= 1e-5);
 }

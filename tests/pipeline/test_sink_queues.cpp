@@ -252,6 +252,47 @@ TEST_CASE("auto layout: run to completion only for a fast paced source on a sync
   CHECK(Pipeline(m, slow, cpu_backend(m), {&sink}).layout() == StageLayout::kPipelined);
 }
 
+namespace {
+// An asynchronous backend (submit returns before the work is done, as CUDA's) that says whether
+// its single frames are fast.
+class AsyncBackend final : public eit::test::ForwardingCpuBackend {
+ public:
+  AsyncBackend(const eit::recon::Model& m, bool fast)
+      : ForwardingCpuBackend(m, "async"), fast_(fast) {}
+  bool fast_single_frames() const noexcept override { return fast_; }
+
+ private:
+  bool fast_;
+};
+}  // namespace
+
+TEST_CASE(
+    "auto layout: an asynchronous backend with fast single frames runs to completion from 500 to "
+    "5000 frames/s") {
+  const auto m = random_model(64);
+  const auto frames = random_frames(m, 4);
+  const AsyncBackend fast(m, true), slow(m, false);
+  CHECK_FALSE(slow.synchronous());
+  const auto layout = [&](const Reconstructor& r, double rate) {
+    VectorSource inner(frames);
+    if (rate == 0) return resolve_layout(StageLayout::kAuto, r, inner);
+    PacedSource paced(inner, {rate, 1});
+    return resolve_layout(StageLayout::kAuto, r, paced);
+  };
+  CHECK(layout(fast, 1000) == StageLayout::kRunToCompletion);
+  CHECK(layout(fast, 500) == StageLayout::kRunToCompletion);
+  CHECK(layout(fast, 5000) == StageLayout::kRunToCompletion);
+  CHECK(layout(fast, 5001) == StageLayout::kPipelined);  // batching keeps up with bursts
+  CHECK(layout(fast, 50) == StageLayout::kPipelined);
+  CHECK(layout(fast, 0) == StageLayout::kPipelined);
+  CHECK(layout(slow, 1000) == StageLayout::kPipelined);
+  // The synchronous CPU backend has no upper rate.
+  CHECK(layout(*cpu_backend(m), 20000) == StageLayout::kRunToCompletion);
+  // What is asked is kept.
+  VectorSource any(frames);
+  CHECK(resolve_layout(StageLayout::kPipelined, fast, any) == StageLayout::kPipelined);
+}
+
 TEST_CASE("a pipeline without sinks recycles every frame") {
   const auto m = random_model(64);
   const auto frames = random_frames(m, 5000);

@@ -72,13 +72,16 @@ inline constexpr int64_t kDefaultWarmIntervalUs = 1000;
 
 enum class Policy { kLossless, kLive };
 enum class FaultPolicy { kFallbackToCpu, kStop };
-// Which threads do the work before the sinks. kAuto: run to completion when the backend is
-// synchronous (Reconstructor::synchronous(), the CPU) and the source is paced at ≥ 500 frames/s:
-// the frame period then dwarfs the compute and two queue hops are saved; pipelined otherwise
-// (slow rates: the idle reconstructor keeps H warm between frames; unpaced: reading and
-// reconstructing overlap on two cores and the live input queue counts drops). In spin mode on
-// the H200 hosts neither layout won everywhere at 1 kHz (docs/benchmarks.md, "Cache warming for
-// H that fits"), so auto does not look at the latency mode.
+// Which threads do the work before the sinks. kAuto: run to completion when the backend's single
+// frames are fast (Reconstructor::fast_single_frames(): the CPU, CUDA) and the source is paced
+// at ≥ 500 frames/s (a backend that is not synchronous, CUDA: up to 5,000 frames/s, beyond which
+// batching the frames that queue up keeps up with bursts better): the frame period then dwarfs
+// the compute and two queue hops are saved; pipelined otherwise (slow rates: the idle
+// reconstructor keeps H warm between frames; unpaced: reading and reconstructing overlap on two
+// cores and the live input queue counts drops). For the CPU in spin mode on the H200 hosts
+// neither layout won everywhere at 1 kHz (docs/benchmarks.md, "Cache warming for H that fits"),
+// so auto does not look at the latency mode; for CUDA run to completion won every pair there
+// ("Run to completion with the CUDA backend").
 enum class StageLayout { kAuto, kPipelined, kRunToCompletion };
 std::string_view layout_name(StageLayout layout) noexcept;  // "auto", "pipelined", …
 std::optional<StageLayout> layout_from_name(std::string_view name) noexcept;  // its inverse

@@ -71,6 +71,10 @@ class Reconstructor {
   // True when submit() does all the work on the calling thread (complete() only hands the batch
   // back): the pipeline may then read, reconstruct and publish on one thread (StageLayout).
   virtual bool synchronous() const noexcept { return false; }
+  // True when submitting one frame and waiting for it on the calling thread is this backend's
+  // fastest path for a paced stream (the CPU; the CUDA backend, whose single frames take a few
+  // µs): StageLayout::kAuto then runs to completion at paced rates (pipeline.hpp).
+  virtual bool fast_single_frames() const noexcept { return synchronous(); }
 
   // Called by an idle stage now and then (PipelineOptions::warm_interval_us): a backend whose
   // per-frame cost depends on caches touches what the next frame needs (the CPU backend reads H
