@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,18 @@ TEST_CASE(
   CHECK(r.output.find("sink 0 →") == std::string::npos);  // no sink thread
   CHECK(r.output.find("sink zmq inline") != std::string::npos);
   CHECK(r.output.find("sink zmq: sent 100, dropped 0") != std::string::npos);
+
+  // A --monitor publisher keeps its own lane: --zmq-send is the main publisher's.
+  const auto monitor_file = cli_temp_path("eit_run_cpus", "inline-monitor.ipc");
+  const auto with_monitor =
+      run_eitstream(fmt::format("run --zmq-send inline --frames 20 --fps 200 --endpoint {} "
+                                "--monitor ipc://{}",
+                                ipc, monitor_file.string()));
+  std::filesystem::remove(socket_file);
+  std::filesystem::remove(monitor_file);
+  INFO(with_monitor.output);
+  CHECK(with_monitor.code == 0);
+  CHECK(std::regex_search(with_monitor.output, std::regex(R"(sink zmq inline, sink zmq \d+/)")));
 
   const auto lossless = run_eitstream("run --zmq-send inline --policy lossless --frames 1");
   CHECK(lossless.code != 0);

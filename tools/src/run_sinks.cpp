@@ -95,6 +95,7 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
     mo.pattern = sinks::ZmqPattern::kPub;
     mo.lossless = false;
     mo.publish_batch = 1;  // viewers: one image per message, whatever the main socket batches
+    mo.send_inline = false;  // its own lane: --zmq-send is the main publisher's
     mo.io_cpu = io_cpu_of_sink(1);
     s.monitor = std::make_unique<sinks::ZmqPublisher>(model, mo);
     check_publisher_exposure(security, mo, s.monitor->endpoint(), "--monitor");
