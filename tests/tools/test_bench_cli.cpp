@@ -613,6 +613,31 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE("the source yields while it polls only where a stage thread shares its CPU") {
+  cpu_set_t allowed;
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (!CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) {
+    MESSAGE("SKIPPED: this process may not use CPUs 0 and 1");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("eit_bench_yield_{}", ::getpid());
+  fs::create_directories(dir);
+  // Run to completion on CPUs 0,1: ipc has source, subscriber and the sink thread (back on the
+  // source's CPU 0); shm's sink is inline, so the source has CPU 0 alone.
+  const auto report = bench_json(dir,
+                                 "--rate 1000 --size 64x208 --transport ipc,shm --frames 200 "
+                                 "--warmup 20 --latency-mode spin --cpus 0,1 --stages "
+                                 "run-to-completion --zmq-reference off");
+  REQUIRE(report["runs"].size() == 2);
+  CHECK(report["runs"][0]["config"]["transport"] == "ipc");
+  CHECK(report["runs"][0]["config"]["cpus"]["source_yields"] == true);
+  CHECK(report["runs"][1]["config"]["transport"] == "shm");
+  CHECK(report["runs"][1]["config"]["cpus"]["source_yields"] == false);
+  for (const auto& r : report["runs"])
+    CHECK(r["counters"]["subscriber_received"].get<uint64_t>() >= 200);
+  fs::remove_all(dir);
+}
+
 TEST_CASE(
     "--zmq-io-wake preempt,defer runs ipc twice with the reference placed alike, inproc once, "
     "and defer is refused where nothing is placed") {

@@ -2,6 +2,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "eit/acquisition/synthetic_phantom.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -47,11 +49,14 @@ bool sleep_until(int64_t deadline, const std::atomic<bool>& stopped) {
 // Sleeps until spin_ns before the deadline, then polls the clock; false when stopped first.
 // spin_ns at least the time left (kSpinWholeWait): no sleep at all. Never computes
 // deadline − spin_ns unless it is later than now, so a huge spin_ns cannot overflow.
-bool wait_until(int64_t deadline, int64_t spin_ns, const std::atomic<bool>& stopped) {
+// yield: offer the CPU between clock reads (PhantomOptions::yield_polls).
+bool wait_until(int64_t deadline, int64_t spin_ns, bool yield, const std::atomic<bool>& stopped) {
   if (deadline - pipeline::now_ns() > spin_ns && !sleep_until(deadline - spin_ns, stopped))
     return false;
-  while (pipeline::now_ns() < deadline)
+  while (pipeline::now_ns() < deadline) {
     if (stopped.load(std::memory_order_relaxed)) return false;
+    if (yield) sched_yield();
+  }
   return true;
 }
 
@@ -111,8 +116,9 @@ pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
     scheduled = t0_ns_ + static_cast<int64_t>(next_seq_) * period_ns_;
     const int64_t limit = pipeline::now_ns() + timeout.count() * 1'000'000;
     if (scheduled > limit) {  // waits like a frame's wait (spinning the same share of it)
-      return wait_until(limit, options_.spin_ns, stopped_) ? pipeline::ReadStatus::kTimeout
-                                                           : pipeline::ReadStatus::kStopped;
+      return wait_until(limit, options_.spin_ns, options_.yield_polls, stopped_)
+                 ? pipeline::ReadStatus::kTimeout
+                 : pipeline::ReadStatus::kStopped;
     }
   }
   // Interpolate straight into the slot (float), adding noise in double first. Two contiguous
@@ -132,7 +138,7 @@ pipeline::ReadStatus SyntheticPhantomSource::read(pipeline::FrameSlot& slot,
   } else {
     for (Eigen::Index i = 0; i < n; ++i) out[i] = static_cast<float>(w0 * r0[i] + w1 * r1[i]);
   }
-  if (period_ns_ > 0 && !wait_until(scheduled, options_.spin_ns, stopped_))
+  if (period_ns_ > 0 && !wait_until(scheduled, options_.spin_ns, options_.yield_polls, stopped_))
     return pipeline::ReadStatus::kStopped;
   slot.seq = next_seq_++;
   const int64_t t = pipeline::now_ns();

@@ -116,6 +116,13 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
       options.cpus.push_back(cpu >= 0 ? cpu : source_cpu);  // absent threads: never used
     }
   }
+  // A stage thread on the source's CPU runs only when the source's clock polls let it.
+  const int source_cpu = cpu_of(config.cpus, "source");
+  config.source_yields =
+      source_cpu >= 0 && std::ranges::any_of(config.cpus, [&](const ThreadCpu& t) {
+        return t.thread != "source" && t.thread != "subscriber" && t.cpu == source_cpu;
+      });
+  source.set_yield_polls(config.source_yields);
   pub_options.io_cpu = io_cpu;
   pub_options.send_inline = zmq_inline;
   pub_options.io_wake =

@@ -37,7 +37,9 @@ json interval_json(const IntervalResult& iv) {
 
 json run_json(const RunResult& r) {
   const RunConfig& c = r.config;
-  json cpus{{"asked", c.cpu_request.text()}, {"threads", thread_cpus_json(c.cpus)}};
+  json cpus{{"asked", c.cpu_request.text()},
+            {"threads", thread_cpus_json(c.cpus)},
+            {"source_yields", c.source_yields}};
   json config{{"label", c.label()},
               {"backend", c.backend},
               {"model", c.model},

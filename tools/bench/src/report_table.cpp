@@ -57,8 +57,10 @@ std::string format_table(const BenchReport& report) {
           "  publish batch {}: {} of the subscriber's messages were batches (\"imgs\"); {} images "
           "in all\n",
           r.config.publish_batch, c.subscriber_batches, c.subscriber_received);
-    out +=
-        fmt::format("  CPUs: {}\n", describe_cpus(r.config.cpus, "threads not pinned (no --cpus)"));
+    out += fmt::format(
+        "  CPUs: {}{}\n", describe_cpus(r.config.cpus, "threads not pinned (no --cpus)"),
+        r.config.source_yields ? " (the source yields while it polls: a stage shares its CPU)"
+                               : "");
     if (!c.queue_high_water.empty()) {
       out += "  queue high-water (whole run):";
       for (const auto& [name, hw] : c.queue_high_water)

@@ -43,6 +43,10 @@ struct PhantomOptions {
   // for the whole wait (a dedicated host: a timer wake-up delayed by another runnable thread on
   // the CPU would otherwise land in the latency).
   int64_t spin_ns = 0;
+  // While polling the clock, offer the CPU to other runnable threads (sched_yield): for a source
+  // whose CPU other stages share (bench --cpus with fewer CPUs than threads), which would
+  // otherwise run only when the scheduler takes the CPU from the polling source.
+  bool yield_polls = false;
   // What describe() calls it: "<name> (<details>, K positions, SNR …, rate)". The breathing
   // phantom sets both (breathing_source_options), so `run` labels the source it really plays.
   std::string name = "synthetic phantom";
@@ -97,6 +101,9 @@ class SyntheticPhantomSource final : public pipeline::Source {
 
   const PhantomTable& table() const noexcept { return table_; }
   const PhantomOptions& options() const noexcept { return options_; }
+  // PhantomOptions::yield_polls, for callers that learn where the source runs after making it.
+  // Set-up only: before the first read().
+  void set_yield_polls(bool yield) noexcept { options_.yield_polls = yield; }
   // The noiseless values of frame `seq` (what read() delivers before noise), for checks.
   void noiseless(uint64_t seq, double* out) const noexcept;
   double noise_sigma() const noexcept { return sigma_; }

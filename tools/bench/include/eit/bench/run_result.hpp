@@ -69,6 +69,9 @@ struct RunConfig {
   // "inline": the ZeroMQ publisher sends on the thread that finished the frame, with no sink
   // thread (ZmqPublisherOptions::send_inline; live, publish batch 1); "lane": its own thread.
   std::string zmq_send = "lane";
+  // Whether the source's clock polls yield: another stage thread shares its CPU (--cpus with
+  // fewer CPUs than threads), which would otherwise wait for the scheduler's time slice.
+  bool source_yields = false;
   bool cuda_l2 = true;     // CUDA: keep H in persisting L2 where it fits (CudaOptions::l2_persist)
   // PipelineOptions::warm_interval_us: the idle reconstructor's warm-ups.
   size_t warm_us = pipeline::kDefaultWarmIntervalUs;
