@@ -23,8 +23,6 @@ bool valid_token(std::string_view t) noexcept {
   return true;
 }
 
-constexpr double kMaxSinceSeconds = 9.2e9;  // INT64_MAX ns is 9.22e9 s
-
 Since since_value(std::string_view uri, std::string_view v) {
   if (v == "all") return {Since::Kind::kAll};
   if (v == "new") return {Since::Kind::kNew};

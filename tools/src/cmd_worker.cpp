@@ -53,8 +53,8 @@ int64_t parse_worker_since(const std::string& v) {
   try {
     size_t used = 0;
     const double s = std::stod(v, &used);
-    // Nanoseconds in an int64 end in 2262 (9.2e9 s): a larger value is likely milliseconds.
-    if (used == v.size() && s > 0 && s <= 9.2e9) return static_cast<int64_t>(s * 1e9);
+    if (used == v.size() && s > 0 && s <= nats::kMaxSinceSeconds)
+      return static_cast<int64_t>(s * 1e9);
   } catch (const std::exception&) {
   }
   throw CommandError(

@@ -49,6 +49,9 @@ struct Since {
   int64_t epoch_ns = 0;  // kTime
 };
 Since parse_since(std::string_view uri);
+// The latest since= time in seconds: nanoseconds in an int64 end in 2262 (9.22e9 s), and a larger
+// value is most likely milliseconds. The worker's --since takes the same bound.
+inline constexpr double kMaxSinceSeconds = 9.2e9;
 
 // True for "nats://…" and "tls://…" URIs (how `run --source` and `--publish` tell them apart).
 bool is_nats_uri(std::string_view uri) noexcept;
