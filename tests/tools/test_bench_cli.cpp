@@ -602,7 +602,7 @@ TEST_CASE(
   const fs::path out = dir / "refused.txt";
   auto [s1, m1] = bench_status(out, "--frames 10 --zmq-send inline --policy lossless");
   CHECK(s1 != 0);
-  CHECK(m1.find("--zmq-send inline: sends on the producing thread never wait, so it takes "
+  CHECK(m1.find("--zmq-send inline: a send on the producing thread never waits, so it takes "
                 "--policy live (lossless given)") != std::string::npos);
   auto [s2, m2] = bench_status(out, "--frames 10 --zmq-send inline --publish-batch 1,8");
   CHECK(s2 != 0);

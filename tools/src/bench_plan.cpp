@@ -18,6 +18,7 @@
 #include "eit/recon/default_model.hpp"
 #include "eit/recon/model_file.hpp"
 #include "eit/sinks/image_batch.hpp"
+#include "run_config.hpp"
 
 namespace eit::cli {
 namespace {
@@ -166,17 +167,11 @@ Axes parse_axes(const BenchArgs& a) {
   x.cuda_l2 = checked_list(a.cuda_l2, "--cuda-l2", {"on", "off"});
   x.zmq_io_wakes = checked_list(a.zmq_io_wakes, "--zmq-io-wake", {"preempt", "defer"});
   x.zmq_sends = checked_list(a.zmq_sends, "--zmq-send", {"lane", "inline"});
-  if (std::ranges::find(x.zmq_sends, "inline") != x.zmq_sends.end()) {
-    if (a.policy == "lossless")
-      throw CommandError(
-          "--zmq-send inline: sends on the producing thread never wait, so it "
-          "takes --policy live (lossless given)");
+  if (std::ranges::find(x.zmq_sends, "inline") != x.zmq_sends.end())
     for (size_t pb : x.publish_batches)
-      if (pb != 1)
-        throw CommandError(fmt::format(
-            "--zmq-send inline: sends each image as it comes; expected --publish-batch 1, got {}",
-            pb));
-  }
+      if (std::string why = eit::cli::zmq_send_inline_refusal(a.policy == "lossless", pb);
+          !why.empty())
+        throw CommandError(std::move(why));
   x.cpus = parse_cpu_request(a.cpus);
   if (a.zmq_io_cpu != "sink" && a.zmq_io_cpu != "own" && a.zmq_io_cpu != "own-idle" &&
       a.zmq_io_cpu != "any")

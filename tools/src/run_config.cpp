@@ -25,6 +25,17 @@ std::optional<bool> parse_zmq_io_defer(const std::string& value) noexcept {
   return std::nullopt;
 }
 
+std::string zmq_send_inline_refusal(bool lossless, size_t publish_batch) {
+  if (lossless)
+    return "--zmq-send inline: a send on the producing thread never waits, so it takes --policy "
+           "live (lossless given)";
+  if (publish_batch != 1)
+    return fmt::format(
+        "--zmq-send inline: sends each image as it comes; expected --publish-batch 1, got {}",
+        publish_batch);
+  return {};
+}
+
 namespace {
 
 // The one table of run options: config key, command-line option, field. It drives reading the

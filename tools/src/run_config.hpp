@@ -68,6 +68,10 @@ inline constexpr const char* kZmqIoCpuChoices = "sink, any or a CPU number";
 // --zmq-io-wake: preempt or defer → true for defer, anything else → nullopt.
 std::optional<bool> parse_zmq_io_defer(const std::string& value) noexcept;
 
+// --zmq-send inline with this policy and publish batch (run and bench): why it is refused, or ""
+// (a send on the producing thread never waits and goes out at once).
+std::string zmq_send_inline_refusal(bool lossless, size_t publish_batch);
+
 // Keys a config file may hold (those of RunConfig).
 const std::vector<std::string>& run_config_keys();
 

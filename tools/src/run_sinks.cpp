@@ -32,14 +32,9 @@ RunSinks open_run_sinks(const RunConfig& c, const RunIndices& indices, const Run
   if (c.zmq_send != "lane" && c.zmq_send != "inline")
     throw CommandError(fmt::format("--zmq-send '{}': expected lane or inline", c.zmq_send));
   zo.send_inline = c.zmq_send == "inline";
-  if (zo.send_inline && zo.lossless)
-    throw CommandError(
-        "--zmq-send inline: a send on the producing thread never waits, so it takes --policy "
-        "live (lossless given)");
-  if (zo.send_inline && c.publish_batch != 1)
-    throw CommandError(fmt::format(
-        "--zmq-send inline: sends each image as it comes; expected --publish-batch 1, got {}",
-        c.publish_batch));
+  if (zo.send_inline)
+    if (std::string why = zmq_send_inline_refusal(zo.lossless, c.publish_batch); !why.empty())
+      throw CommandError(std::move(why));
   const std::optional<int> io_choice = parse_zmq_io_cpu(c.zmq_io_cpu);
   if (!io_choice)
     throw CommandError(
