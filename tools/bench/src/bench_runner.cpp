@@ -109,15 +109,14 @@ RunOutput run_benchmark(const recon::Model& model, const acquisition::PhantomTab
   const int io_cpu = place_io ? cpu_of(config.cpus, own_io ? "zmq io" : sender) : -1;
   // The placeholder gives way to the I/O threads' own entries, reported below.
   std::erase_if(config.cpus, [](const ThreadCpu& t) { return t.thread == "zmq io"; });
+  const int source_cpu = cpu_of(config.cpus, "source");  // -1: nothing pinned
   if (!config.cpus.empty()) {
-    const int source_cpu = cpu_of(config.cpus, "source");
     for (const char* t : {"source", "reconstructor", "sink 0"}) {
       const int cpu = cpu_of(config.cpus, t);
       options.cpus.push_back(cpu >= 0 ? cpu : source_cpu);  // absent threads: never used
     }
   }
   // A stage thread on the source's CPU runs only when the source's clock polls let it.
-  const int source_cpu = cpu_of(config.cpus, "source");
   config.source_yields =
       source_cpu >= 0 && std::ranges::any_of(config.cpus, [&](const ThreadCpu& t) {
         return t.thread != "source" && t.thread != "subscriber" && t.cpu == source_cpu;
